@@ -1,0 +1,45 @@
+# Cairn's two entry points: `make run` and `make test`. Both build .venv from
+# pyproject.toml first, and rebuild it when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+export QT_QPA_PLATFORM ?= offscreen
+
+.PHONY: run test lint typecheck unit bench clean
+
+run: $(VENV)/.installed-run
+	QT_QPA_PLATFORM= $(BIN)/cairn
+
+test: $(VENV)/.installed-dev lint typecheck unit
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy
+
+unit: $(VENV)/.installed-dev
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/journal_append.py
+
+$(VENV)/.created:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Cairn needs Python 3.11 or newer; set PYTHON=python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	touch $@
+
+$(VENV)/.installed-run: $(VENV)/.created pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.created pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed-run
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

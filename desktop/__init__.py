@@ -1,0 +1,1 @@
+"""Cairn's application brain, without Qt: settings, routes, catalogs, the chat runtime."""

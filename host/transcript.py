@@ -1,0 +1,264 @@
+"""The transcript: every row of a session, appended and never rewritten.
+
+Rows are user messages, assistant messages, tool results and hidden system rows. A system
+row carries versioned ``model_system`` metadata ``{v, section, content}``; ``content: null``
+is a tombstone. Metadata of a version this Cairn does not know is kept byte for byte and
+ignored, so an older Cairn can still read a newer journal.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+
+from host.canonical import canonical_json_bytes
+from host.errors import JournalWriteError
+from host.ids import is_uuid7, new_id
+from host.journal import Journal, utc_now
+
+__all__ = ["MODEL_SYSTEM_VERSION", "Role", "SectionUpdate", "TranscriptRow", "TranscriptWriter"]
+
+Role = Literal["user", "assistant", "tool", "system"]
+
+MODEL_SYSTEM_VERSION = 1
+
+
+class SectionUpdate(BaseModel):
+    """Version 1 of ``model_system``: one section's new content, or ``None`` if it is gone."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    v: Literal[1] = 1
+    section: str
+    content: JsonValue
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.content is None
+
+
+class TranscriptRow(BaseModel):
+    """One committed row, exactly as stored."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    session_id: str
+    seq: int
+    role: Role
+    hidden: bool
+    content: JsonValue
+    model_system: JsonValue = None
+    anchor: str | None = None
+    created_at: str
+
+    def section_update(self) -> SectionUpdate | None:
+        """The row's section update, or ``None`` if it has none or one of an unknown version."""
+        if self.role != "system" or not isinstance(self.model_system, dict):
+            return None
+        if self.model_system.get("v") != MODEL_SYSTEM_VERSION:
+            return None
+        try:
+            return SectionUpdate.model_validate(self.model_system)
+        except ValidationError:
+            return None
+
+
+_COLUMNS = "id, session_id, seq, role, hidden, content, model_system, anchor, created_at"
+
+
+class TranscriptWriter:
+    """Appends rows to sessions, and reads them back in the orders that matter.
+
+    Every append returns only after its commit. Writing an id again with identical content
+    is a no-op that returns the stored row, so a retry can reuse its id; writing it with
+    different content is a ``JournalWriteError``. Every failure is a ``JournalWriteError``.
+    """
+
+    def __init__(self, journal: Journal) -> None:
+        self._journal = journal
+
+    # -- appending -----------------------------------------------------------------------
+
+    def append_user(self, session_id: str, content: JsonValue, *, row_id: str | None = None) -> TranscriptRow:
+        return self.append(session_id, "user", content, row_id=row_id)
+
+    def append_assistant(
+        self, session_id: str, content: JsonValue, *, row_id: str | None = None
+    ) -> TranscriptRow:
+        return self.append(session_id, "assistant", content, row_id=row_id)
+
+    def append_tool_result(
+        self, session_id: str, content: JsonValue, *, row_id: str | None = None
+    ) -> TranscriptRow:
+        return self.append(session_id, "tool", content, row_id=row_id)
+
+    def append_system(
+        self,
+        session_id: str,
+        section: str,
+        content: JsonValue,
+        *,
+        anchor: str | None = None,
+        row_id: str | None = None,
+    ) -> TranscriptRow:
+        """Append a hidden system row replacing ``section`` (``content=None``: a tombstone).
+
+        With ``anchor`` (a user row id) the row is placed just before that user row in
+        model order, for updates computed after the user row was already committed.
+        """
+        if not section or not section.isprintable():
+            raise JournalWriteError(
+                f"Section name {section!r} must be non-empty printable text.", self._journal.path
+            )
+        update = SectionUpdate(section=section, content=content)
+        return self.append(
+            session_id,
+            "system",
+            None,
+            hidden=True,
+            model_system=update.model_dump(mode="json"),
+            anchor=anchor,
+            row_id=row_id,
+        )
+
+    def append(
+        self,
+        session_id: str,
+        role: Role,
+        content: JsonValue,
+        *,
+        hidden: bool = False,
+        model_system: JsonValue = None,
+        anchor: str | None = None,
+        row_id: str | None = None,
+    ) -> TranscriptRow:
+        """Append one row and return it once committed (see the class docstring)."""
+        path = self._journal.path
+        row_id = row_id or new_id()
+        if not is_uuid7(row_id):
+            raise JournalWriteError(f"Row id {row_id!r} is not a UUIDv7; let Cairn choose row ids.", path)
+        if anchor is not None and role != "system":
+            raise JournalWriteError("Only system rows can be anchored to a user row.", path)
+        try:
+            content_text = canonical_json_bytes(content).decode("utf-8")
+            system_text = None if model_system is None else canonical_json_bytes(model_system).decode("utf-8")
+        except (TypeError, ValueError) as exc:
+            raise JournalWriteError(f"A {role} row cannot be saved as JSON: {exc}", path) from exc
+
+        with self._journal.write(f"a {role} row") as conn:
+            existing = conn.execute(
+                f"SELECT {_COLUMNS} FROM transcript_rows WHERE id = ?", (row_id,)
+            ).fetchone()
+            if existing is not None:
+                stored = _row(existing)
+                if (stored.session_id, stored.role, stored.hidden, stored.anchor) == (
+                    session_id,
+                    role,
+                    hidden,
+                    anchor,
+                ) and (existing[5], existing[6]) == (content_text, system_text):
+                    return stored
+                raise JournalWriteError(
+                    f"Row {row_id} is already saved with different content; a retry must resend "
+                    "exactly what was written, or use a new id.",
+                    path,
+                )
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+                raise JournalWriteError(
+                    f"Session {session_id} is not in the journal; it may have been deleted.", path
+                )
+            if anchor is not None:
+                target = conn.execute(
+                    "SELECT role FROM transcript_rows WHERE id = ? AND session_id = ?", (anchor, session_id)
+                ).fetchone()
+                if target is None or target[0] != "user":
+                    raise JournalWriteError(
+                        f"Anchor {anchor} is not a user row of session {session_id}.", path
+                    )
+            seq = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM transcript_rows WHERE session_id = ?", (session_id,)
+            ).fetchone()[0]
+            now = utc_now()
+            conn.execute(
+                f"INSERT INTO transcript_rows ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (row_id, session_id, seq, role, int(hidden), content_text, system_text, anchor, now),
+            )
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+        return TranscriptRow(
+            id=row_id,
+            session_id=session_id,
+            seq=seq,
+            role=role,
+            hidden=hidden,
+            content=json.loads(content_text),
+            model_system=None if system_text is None else json.loads(system_text),
+            anchor=anchor,
+            created_at=now,
+        )
+
+    # -- reading -------------------------------------------------------------------------
+
+    def rows(self, session_id: str) -> list[TranscriptRow]:
+        """Every row of the session in storage order (by ``seq``)."""
+        with self._journal.read() as conn:
+            found = conn.execute(
+                f"SELECT {_COLUMNS} FROM transcript_rows WHERE session_id = ? ORDER BY seq", (session_id,)
+            ).fetchall()
+        return [_row(r) for r in found]
+
+    def model_order(self, session_id: str) -> list[TranscriptRow]:
+        """The rows in the order the model sees them.
+
+        Storage order, except that each anchored row is placed just before its user row;
+        rows anchored to the same user row keep their storage order.
+        """
+        return order_for_model(self.rows(session_id))
+
+    def effective_state(self, session_id: str) -> dict[str, Any]:
+        """Section name to content, folded from the system rows in model order."""
+        return fold_sections(self.model_order(session_id))
+
+
+def order_for_model(rows: list[TranscriptRow]) -> list[TranscriptRow]:
+    """Place every anchored row just before its anchor; see ``TranscriptWriter.model_order``."""
+    anchored: dict[str, list[TranscriptRow]] = {}
+    for row in rows:
+        if row.anchor is not None:
+            anchored.setdefault(row.anchor, []).append(row)
+    ordered: list[TranscriptRow] = []
+    for row in rows:
+        if row.anchor is None:
+            ordered.extend(anchored.get(row.id, ()))
+            ordered.append(row)
+    return ordered
+
+
+def fold_sections(rows_in_model_order: list[TranscriptRow]) -> dict[str, Any]:
+    """Fold section updates in order; tombstones remove; unknown versions are ignored."""
+    state: dict[str, Any] = {}
+    for row in rows_in_model_order:
+        update = row.section_update()
+        if update is None:
+            continue
+        if update.is_tombstone:
+            state.pop(update.section, None)
+        else:
+            state[update.section] = update.content
+    return state
+
+
+def _row(r: tuple[Any, ...]) -> TranscriptRow:
+    return TranscriptRow(
+        id=r[0],
+        session_id=r[1],
+        seq=r[2],
+        role=r[3],
+        hidden=bool(r[4]),
+        content=json.loads(r[5]),
+        model_system=None if r[6] is None else json.loads(r[6]),
+        anchor=r[7],
+        created_at=r[8],
+    )

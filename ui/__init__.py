@@ -1,0 +1,1 @@
+"""Cairn's PySide6 window. The only package that imports Qt."""
