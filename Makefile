@@ -4,12 +4,11 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-export QT_QPA_PLATFORM ?= offscreen
 
 .PHONY: run test lint typecheck unit bench clean
 
 run: $(VENV)/.installed-run
-	QT_QPA_PLATFORM= $(BIN)/cairn
+	$(BIN)/cairn
 
 test: $(VENV)/.installed-dev lint typecheck unit
 
