@@ -192,9 +192,7 @@ class Journal:
         """Create a session and return it once committed."""
         session_id = session_id or new_id()
         if not is_uuid7(session_id):
-            raise JournalWriteError(
-                f"Session id {session_id!r} is not a UUIDv7; let Cairn choose the id.", self.path
-            )
+            raise JournalWriteError(f"Session id {session_id!r} is not a UUIDv7; let Cairn choose the id.", self.path)
         now = utc_now()
         with self.write("a new session") as conn:
             conn.execute(
@@ -232,9 +230,7 @@ class Journal:
                 for statement in migration.statements:
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {int(migration.version)}")
-            log.info(
-                "journal %s migrated to version %d (%s)", self.path, migration.version, migration.description
-            )
+            log.info("journal %s migrated to version %d (%s)", self.path, migration.version, migration.description)
 
     def _backup(self, version: int) -> Path:
         folder = self.path.parent / "backups"

@@ -57,6 +57,33 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX sessions_updated ON sessions(updated_at)",
         ),
     ),
+    Migration(
+        version=2,
+        description="usage of each request",
+        statements=(
+            """
+            CREATE TABLE request_usage (
+                id               TEXT PRIMARY KEY,
+                session_id       TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                row_id           TEXT REFERENCES transcript_rows(id),
+                account_id       TEXT NOT NULL,
+                provider         TEXT NOT NULL,
+                model            TEXT NOT NULL,
+                api              TEXT NOT NULL,
+                base_url         TEXT NOT NULL,
+                prompt_tokens    INTEGER NOT NULL CHECK (prompt_tokens >= 0),
+                cached_tokens    INTEGER NOT NULL CHECK (cached_tokens >= 0),
+                uncached_tokens  INTEGER NOT NULL CHECK (uncached_tokens >= 0),
+                output_tokens    INTEGER NOT NULL CHECK (output_tokens >= 0),
+                reasoning_tokens INTEGER NOT NULL CHECK (reasoning_tokens >= 0),
+                cost_usd         REAL,
+                body_sha256      TEXT NOT NULL,
+                created_at       TEXT NOT NULL
+            ) STRICT
+            """,
+            "CREATE INDEX request_usage_session ON request_usage(session_id, created_at)",
+        ),
+    ),
 )
 
 

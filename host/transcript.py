@@ -85,14 +85,10 @@ class TranscriptWriter:
     def append_user(self, session_id: str, content: JsonValue, *, row_id: str | None = None) -> TranscriptRow:
         return self.append(session_id, "user", content, row_id=row_id)
 
-    def append_assistant(
-        self, session_id: str, content: JsonValue, *, row_id: str | None = None
-    ) -> TranscriptRow:
+    def append_assistant(self, session_id: str, content: JsonValue, *, row_id: str | None = None) -> TranscriptRow:
         return self.append(session_id, "assistant", content, row_id=row_id)
 
-    def append_tool_result(
-        self, session_id: str, content: JsonValue, *, row_id: str | None = None
-    ) -> TranscriptRow:
+    def append_tool_result(self, session_id: str, content: JsonValue, *, row_id: str | None = None) -> TranscriptRow:
         return self.append(session_id, "tool", content, row_id=row_id)
 
     def append_system(
@@ -110,9 +106,7 @@ class TranscriptWriter:
         model order, for updates computed after the user row was already committed.
         """
         if not section or not section.isprintable():
-            raise JournalWriteError(
-                f"Section name {section!r} must be non-empty printable text.", self._journal.path
-            )
+            raise JournalWriteError(f"Section name {section!r} must be non-empty printable text.", self._journal.path)
         update = SectionUpdate(section=section, content=content)
         return self.append(
             session_id,
@@ -149,9 +143,7 @@ class TranscriptWriter:
             raise JournalWriteError(f"A {role} row cannot be saved as JSON: {exc}", path) from exc
 
         with self._journal.write(f"a {role} row") as conn:
-            existing = conn.execute(
-                f"SELECT {_COLUMNS} FROM transcript_rows WHERE id = ?", (row_id,)
-            ).fetchone()
+            existing = conn.execute(f"SELECT {_COLUMNS} FROM transcript_rows WHERE id = ?", (row_id,)).fetchone()
             if existing is not None:
                 stored = _row(existing)
                 if (stored.session_id, stored.role, stored.hidden, stored.anchor) == (
@@ -167,17 +159,13 @@ class TranscriptWriter:
                     path,
                 )
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
-                raise JournalWriteError(
-                    f"Session {session_id} is not in the journal; it may have been deleted.", path
-                )
+                raise JournalWriteError(f"Session {session_id} is not in the journal; it may have been deleted.", path)
             if anchor is not None:
                 target = conn.execute(
                     "SELECT role FROM transcript_rows WHERE id = ? AND session_id = ?", (anchor, session_id)
                 ).fetchone()
                 if target is None or target[0] != "user":
-                    raise JournalWriteError(
-                        f"Anchor {anchor} is not a user row of session {session_id}.", path
-                    )
+                    raise JournalWriteError(f"Anchor {anchor} is not a user row of session {session_id}.", path)
             seq = conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM transcript_rows WHERE session_id = ?", (session_id,)
             ).fetchone()[0]

@@ -8,9 +8,7 @@ from host.canonical import canonical_json_bytes, canonical_sorted, sha256_hex
 
 
 def test_keys_are_sorted_and_separators_compact() -> None:
-    assert (
-        canonical_json_bytes({"b": 1, "a": {"d": [1, 2], "c": None}}) == b'{"a":{"c":null,"d":[1,2]},"b":1}'
-    )
+    assert canonical_json_bytes({"b": 1, "a": {"d": [1, 2], "c": None}}) == b'{"a":{"c":null,"d":[1,2]},"b":1}'
 
 
 def test_text_is_utf8_not_escaped() -> None:

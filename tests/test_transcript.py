@@ -39,9 +39,7 @@ def test_a_supplied_id_is_used_and_a_retry_with_identical_content_is_a_no_op(
     assert len(writer.rows(session.id)) == 1
 
 
-def test_writing_an_id_again_with_different_content_is_an_error(
-    journal: Journal, writer: TranscriptWriter
-) -> None:
+def test_writing_an_id_again_with_different_content_is_an_error(journal: Journal, writer: TranscriptWriter) -> None:
     session = journal.create_session()
     row = writer.append_user(session.id, "original")
     with pytest.raises(JournalWriteError, match="already saved with different content"):
@@ -58,9 +56,7 @@ def test_ids_that_are_not_uuid7_are_refused(journal: Journal, writer: Transcript
         writer.append_user(session.id, "x", row_id=row_id)
 
 
-def test_failed_writes_raise_the_one_typed_error_and_save_nothing(
-    journal: Journal, writer: TranscriptWriter
-) -> None:
+def test_failed_writes_raise_the_one_typed_error_and_save_nothing(journal: Journal, writer: TranscriptWriter) -> None:
     session = journal.create_session()
     writer.append_user(session.id, "saved")
     with pytest.raises(JournalWriteError, match="cannot be saved as JSON"):

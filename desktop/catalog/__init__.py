@@ -1,0 +1,1 @@
+"""Model catalogs: Cairn's transport catalog and the models.dev snapshot."""

@@ -1,0 +1,124 @@
+"""Cairn's transport catalog: exact published bindings and their transcript transport flags.
+
+One JSON file (``assets/catalog/transport.json``) lists provider presets and bindings of
+(provider, model, API kind, endpoint) to the five flags. A flag is only ever granted from
+here, and only when a route's actual identity equals a binding exactly; corrections belong
+in that file and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from assets import ASSETS_DIR
+
+__all__ = [
+    "ApiKind",
+    "CatalogError",
+    "ProviderPreset",
+    "TransportBinding",
+    "TransportCatalog",
+    "TransportFlags",
+    "load_transport_catalog",
+    "normalize_base_url",
+]
+
+ApiKind = Literal["openai-completions"]
+ANY_MODEL = "*"
+TRANSPORT_CATALOG_PATH = ASSETS_DIR / "catalog" / "transport.json"
+
+
+class CatalogError(Exception):
+    """A catalog file is missing or malformed; the message names the file."""
+
+
+class TransportFlags(BaseModel):
+    """The five transcript transport flags (DESIGN.md section 2). All false is the fallback."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mid_conversation_system: bool = False
+    tool_addition: bool = False
+    tool_change: bool = False
+    developer_role: bool = False
+    reasoning_replay: bool = False
+
+
+class ProviderPreset(BaseModel):
+    """A provider a person can pick when adding an account."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    base_url: str
+    api: ApiKind = "openai-completions"
+    key_required: bool = True
+    key_env: list[str] = Field(default_factory=list)
+    models_dev: str | None = None
+    default_model: str | None = None
+    local: bool = False
+
+
+class TransportBinding(BaseModel):
+    """One exact published binding. ``model == "*"`` covers any model at a local endpoint."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: str
+    model: str
+    api: ApiKind = "openai-completions"
+    base_url: str
+    flags: TransportFlags = TransportFlags()
+    function_limit: int | None = None
+    fixed_declarations_verified: bool = False
+    note: str = ""
+
+
+class TransportCatalog(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: Literal[1]
+    providers: list[ProviderPreset]
+    bindings: list[TransportBinding]
+
+    def preset(self, provider_id: str) -> ProviderPreset | None:
+        return next((p for p in self.providers if p.id == provider_id), None)
+
+    def binding(self, model: str, api: str, base_url: str) -> TransportBinding | None:
+        """The binding for exactly this model, API and endpoint, else the endpoint's generic one."""
+        endpoint = normalize_base_url(base_url)
+        candidates = [b for b in self.bindings if b.api == api and normalize_base_url(b.base_url) == endpoint]
+        exact = next((b for b in candidates if b.model == model), None)
+        return exact or next((b for b in candidates if b.model == ANY_MODEL), None)
+
+
+def normalize_base_url(url: str) -> str:
+    """An endpoint in one spelling: lower-case scheme and host, no default port, no trailing slash.
+
+    Raises ``ValueError`` with a person-readable message for anything that is not an
+    http(s) URL.
+    """
+    text = url.strip()
+    try:
+        parsed = httpx.URL(text)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise ValueError(f"{url!r} is not a URL: {exc}") from exc
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"{url!r} is not an http:// or https:// URL; a base URL looks like https://api.example.com/v1")
+    default_port = {"http": 80, "https": 443}[parsed.scheme]
+    port = "" if parsed.port in (None, default_port) else f":{parsed.port}"
+    host = parsed.host if ":" not in parsed.host else f"[{parsed.host}]"
+    return f"{parsed.scheme}://{host.lower()}{port}{parsed.path.rstrip('/')}"
+
+
+def load_transport_catalog(path: Path = TRANSPORT_CATALOG_PATH) -> TransportCatalog:
+    try:
+        return TransportCatalog.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, ValidationError) as exc:
+        raise CatalogError(f"Cairn's transport catalog {path} cannot be read: {exc}. Reinstall Cairn.") from exc

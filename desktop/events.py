@@ -1,0 +1,78 @@
+"""The chat runtime's events: what a UI or a CLI follows while a turn runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from desktop.provider.stream import ReasoningDelta, Retrying, TextDelta, ToolCallDelta
+from desktop.provider.usage import Usage
+from host.transcript import TranscriptRow
+
+__all__ = [
+    "AssistantCommitted",
+    "ReasoningDelta",
+    "RequestStarted",
+    "Retrying",
+    "RuntimeEvent",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolResultCommitted",
+    "TurnCancelled",
+    "TurnFailed",
+    "UserCommitted",
+]
+
+
+@dataclass(frozen=True)
+class UserCommitted:
+    row: TranscriptRow
+
+
+@dataclass(frozen=True)
+class RequestStarted:
+    session_id: str
+    route_key: str
+    body_bytes: bytes
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AssistantCommitted:
+    row: TranscriptRow
+    usage: Usage | None
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class ToolResultCommitted:
+    row: TranscriptRow
+
+
+@dataclass(frozen=True)
+class TurnFailed:
+    """The turn stopped; ``error_row`` is the hidden row the person can retry from."""
+
+    message: str
+    kind: str
+    retryable: bool
+    error_row: TranscriptRow | None
+    partial_row: TranscriptRow | None
+
+
+@dataclass(frozen=True)
+class TurnCancelled:
+    partial_row: TranscriptRow | None
+
+
+RuntimeEvent = (
+    UserCommitted
+    | RequestStarted
+    | TextDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | Retrying
+    | AssistantCommitted
+    | ToolResultCommitted
+    | TurnFailed
+    | TurnCancelled
+)

@@ -1,0 +1,191 @@
+"""Projection: the provider-neutral context turned into one request body for one route.
+
+Where the route lacks a transport flag the projection adapts: a system update becomes a
+tagged block folded into the next user message, reasoning is dropped or sent as text, a
+tool call left without a result gets a synthetic error result, an image goes only to a
+model that takes images. A fold exists only in the request; the journal never sees it.
+The body is canonical JSON, so the same context gives the same bytes in any process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from desktop.context import (
+    Context,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    SystemUpdatePart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from desktop.routes import ResolvedRoute
+from host.canonical import canonical_json_bytes
+
+__all__ = ["MISSING_RESULT", "ProjectedRequest", "project", "render_section", "render_update"]
+
+MISSING_RESULT = "This tool call was interrupted before it returned a result."
+
+
+@dataclass(frozen=True)
+class ProjectedRequest:
+    body: dict[str, Any]
+    body_bytes: bytes
+    notes: list[str] = field(default_factory=list)
+
+
+def render_section(content: JsonValue) -> str:
+    """A section's content as the model reads it: text as is, anything else as canonical JSON."""
+    return content if isinstance(content, str) else canonical_json_bytes(content).decode("utf-8")
+
+
+def render_update(update: SystemUpdatePart) -> str:
+    """A later change of one section, as one tagged block."""
+    if update.content is None:
+        return f'<system-update section="{update.section}" removed="true"/>'
+    return f'<system-update section="{update.section}">\n{render_section(update.content)}\n</system-update>'
+
+
+def project(context: Context, route: ResolvedRoute, *, stream: bool = True) -> ProjectedRequest:
+    """One request body for ``route``; see the module docstring for what adapts."""
+    projector = _Projector(route)
+    messages = projector.messages(context.messages)
+    body: dict[str, Any] = {"model": route.actual.model, "messages": messages, "stream": stream}
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    if context.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
+            for t in sorted(context.tools, key=lambda t: t.name)
+        ]
+    return ProjectedRequest(body=body, body_bytes=canonical_json_bytes(body), notes=projector.notes)
+
+
+class _Projector:
+    def __init__(self, route: ResolvedRoute) -> None:
+        self.route = route
+        self.system_role = "developer" if route.flags.developer_role else "system"
+        self.notes: list[str] = []
+        self.out: list[dict[str, Any]] = []
+        self.folded: list[str] = []  # updates waiting for the next user message
+        self.deferred: list[str] = []  # in-place updates waiting for tool results to be placed
+        self.open_calls: list[str] = []  # tool calls of the last assistant message without a result yet
+
+    def messages(self, messages: list[Message]) -> list[dict[str, Any]]:
+        leading = 0
+        while leading < len(messages) and messages[leading].role == "system":
+            leading += 1
+        head = [p for m in messages[:leading] for p in m.parts if isinstance(p, SystemUpdatePart)]
+        head_text = "\n\n".join(render_section(p.content) for p in head if p.content is not None)
+        if head_text:
+            self.out.append({"role": self.system_role, "content": head_text})
+
+        for message in messages[leading:]:
+            if message.role == "system":
+                for part in message.parts:
+                    if isinstance(part, SystemUpdatePart):
+                        self._update(render_update(part))
+                continue
+            if message.role == "tool":
+                self._tool_results(message)
+                continue
+            self._close_calls()
+            if message.role == "user":
+                self.out.append(self._user(message))
+            else:
+                self._flush_folded_alone()
+                self.out.append(self._assistant(message))
+        self._close_calls()
+        self._flush_folded_alone()
+        return self.out
+
+    # -- system updates ------------------------------------------------------------------
+
+    def _update(self, block: str) -> None:
+        if not self.route.flags.mid_conversation_system:
+            self.folded.append(block)
+        elif self.open_calls:
+            self.deferred.append(block)  # tool results must follow their call directly
+        else:
+            self.out.append({"role": self.system_role, "content": block})
+
+    def _flush_folded_alone(self) -> None:
+        """Updates with no user message right after them travel as their own user message."""
+        if self.folded:
+            self.out.append({"role": "user", "content": "\n\n".join(self.folded)})
+            self.folded = []
+
+    # -- tool calls and results ----------------------------------------------------------
+
+    def _tool_results(self, message: Message) -> None:
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                self.out.append({"role": "tool", "tool_call_id": part.call_id, "content": part.content})
+                if part.call_id in self.open_calls:
+                    self.open_calls.remove(part.call_id)
+
+    def _close_calls(self) -> None:
+        for call_id in self.open_calls:
+            self.out.append({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT})
+        self.open_calls = []
+        for block in self.deferred:
+            self.out.append({"role": self.system_role, "content": block})
+        self.deferred = []
+
+    # -- user and assistant messages -----------------------------------------------------
+
+    def _user(self, message: Message) -> dict[str, Any]:
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": b} for b in self.folded]
+        self.folded = []
+        accepts_images = self.route.model_info is None or self.route.model_info.accepts_images
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                blocks.append({"type": "text", "text": part.text})
+            elif isinstance(part, ImagePart) and accepts_images:
+                url = f"data:{part.media_type};base64,{part.data}"
+                blocks.append({"type": "image_url", "image_url": {"url": url}})
+            elif isinstance(part, ImagePart):
+                model = self.route.actual.model
+                note = f"[An image was attached here; {model} does not accept images, so it was left out.]"
+                blocks.append({"type": "text", "text": note})
+                self.notes.append(f"An image was left out: {self.route.actual.model} does not accept images.")
+        if all(b["type"] == "text" for b in blocks):
+            return {"role": "user", "content": "\n\n".join(b["text"] for b in blocks)}
+        return {"role": "user", "content": blocks}
+
+    def _assistant(self, message: Message) -> dict[str, Any]:
+        text: list[str] = []
+        reasoning: list[str] = []
+        calls: list[ToolCallPart] = []
+        for part in message.parts:
+            if isinstance(part, ReasoningPart):
+                if part.model != self.route.key:
+                    text.append(f"<reasoning>\n{part.text}\n</reasoning>")
+                elif self.route.flags.reasoning_replay:
+                    reasoning.append(part.text)
+            elif isinstance(part, TextPart):
+                text.append(part.text)
+            elif isinstance(part, ToolCallPart):
+                calls.append(part)
+        out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(text) if text or not calls else None}
+        if reasoning:
+            out["reasoning_content"] = "".join(reasoning)
+        if calls:
+            out["tool_calls"] = [
+                {
+                    "id": c.call_id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": canonical_json_bytes(c.arguments).decode("utf-8")},
+                }
+                for c in calls
+            ]
+            self.open_calls = [c.call_id for c in calls]
+        return out

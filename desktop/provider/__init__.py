@@ -1,0 +1,1 @@
+"""Talking to model providers: the OpenAI-compatible adapter, its errors, usage and events."""

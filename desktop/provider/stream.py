@@ -1,0 +1,135 @@
+"""Stream events, and assembling a streamed reply from its chunks.
+
+The adapter yields small typed deltas as they arrive and one ``Finished`` at the end; the
+``ReplyAssembler`` keeps everything that arrived so a cancelled or failed stream can still
+be saved as far as it got.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.context import Part, ReasoningPart, TextPart, ToolCallPart
+from desktop.provider.errors import MalformedResponse
+from desktop.provider.usage import Usage
+
+__all__ = [
+    "FINISH_REASONS",
+    "Finished",
+    "ReasoningDelta",
+    "ReplyAssembler",
+    "Retrying",
+    "StreamEvent",
+    "TextDelta",
+    "ToolCallDelta",
+]
+
+# finish_reason values the OpenAI-compatible providers Cairn supports are known to send.
+FINISH_REASONS = frozenset(
+    {"stop", "length", "tool_calls", "function_call", "content_filter", "insufficient_system_resource"}
+)
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    index: int
+    call_id: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Retrying:
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    finish_reason: str
+    usage: Usage | None
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Finished
+
+
+@dataclass
+class _PendingCall:
+    call_id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class ReplyAssembler:
+    """Accumulates deltas; tool-call fragments are joined by their ``index``."""
+
+    def __init__(self, model_key: str) -> None:
+        self.model_key = model_key
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: dict[int, _PendingCall] = {}
+
+    def add(self, event: StreamEvent) -> None:
+        if isinstance(event, TextDelta):
+            self._text.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            self._reasoning.append(event.text)
+        elif isinstance(event, ToolCallDelta):
+            call = self._calls.setdefault(event.index, _PendingCall())
+            call.call_id = call.call_id or (event.call_id or "")
+            call.name = call.name or (event.name or "")
+            call.arguments.append(event.arguments)
+
+    @property
+    def has_content(self) -> bool:
+        return bool(self._text or self._reasoning or self._calls)
+
+    def parts(self, *, complete: bool) -> list[Part]:
+        """The reply as message parts.
+
+        With ``complete`` every tool call must be whole, or ``MalformedResponse`` is raised;
+        without it (a cut-off stream) unfinished tool calls are left out.
+        """
+        parts: list[Part] = []
+        if self._reasoning:
+            parts.append(ReasoningPart(text="".join(self._reasoning), model=self.model_key))
+        if self._text:
+            parts.append(TextPart(text="".join(self._text)))
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            try:
+                arguments = _arguments(call)
+            except MalformedResponse:
+                if complete:
+                    raise
+                continue
+            parts.append(ToolCallPart(call_id=call.call_id, name=call.name, arguments=arguments))
+        return parts
+
+
+def _arguments(call: _PendingCall) -> dict[str, Any]:
+    text = "".join(call.arguments).strip() or "{}"
+    if not call.call_id or not call.name:
+        raise MalformedResponse("The model sent a tool call without an id or a name.")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedResponse(
+            f"The model called {call.name} with arguments that are not valid JSON ({exc.msg}). Retry the reply."
+        ) from exc
+    if not isinstance(value, dict):
+        raise MalformedResponse(f"The model called {call.name} with arguments that are not a JSON object.")
+    return value

@@ -1,0 +1,227 @@
+"""The chat runtime: one session's turn loop over the journal.
+
+A turn commits the user row, builds the context in model order, projects it for the route
+and streams the reply; the assistant row is committed when the reply completes. A cancelled
+reply is kept, marked interrupted, and stays part of the conversation. A failed one is kept
+hidden (marked interrupted) next to a hidden error row, and ``retry`` asks again from the
+same point. Every row is committed before the request that needs it is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import JsonValue
+
+from desktop.context import Part, TextPart, ToolCallPart, context_from_rows, message_from_row
+from desktop.events import (
+    AssistantCommitted,
+    RequestStarted,
+    RuntimeEvent,
+    ToolResultCommitted,
+    TurnCancelled,
+    TurnFailed,
+    UserCommitted,
+)
+from desktop.projection import project
+from desktop.provider.errors import MalformedResponse, ProviderError
+from desktop.provider.openai_compat import OpenAICompatClient
+from desktop.provider.stream import Finished, ReplyAssembler, Retrying
+from desktop.provider.usage import Usage
+from desktop.routes import ResolvedRoute
+from desktop.tool_calls import NoTools, ToolExecutor
+from host.errors import JournalWriteError
+from host.journal import Journal
+from host.tools import ToolSpec
+from host.transcript import TranscriptRow, TranscriptWriter
+from host.usage import UsageLedger
+
+__all__ = ["ChatRuntime", "NothingToRetry", "TurnOutcome"]
+
+MAX_TOOL_STEPS = 8
+
+
+class NothingToRetry(Exception):
+    """The conversation does not end where a reply is owed."""
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    ok: bool
+    assistant_rows: tuple[TranscriptRow, ...]
+    usage: Usage
+    cost_usd: float | None
+    error: str | None = None
+
+
+class ChatRuntime:
+    """Runs turns for the sessions of one journal on the current route."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        route: ResolvedRoute,
+        client: OpenAICompatClient,
+        *,
+        tools: list[ToolSpec] | None = None,
+        executor: ToolExecutor | None = None,
+        on_event: Callable[[RuntimeEvent], None] | None = None,
+    ) -> None:
+        self.journal = journal
+        self.writer = TranscriptWriter(journal)
+        self.ledger = UsageLedger(journal)
+        self.route = route
+        self.client = client
+        self.tools = tools or []
+        self.executor = executor or NoTools()
+        self._emit = on_event or (lambda _event: None)
+
+    def switch_route(self, route: ResolvedRoute, client: OpenAICompatClient) -> None:
+        """Send the next request to ``route``; the conversation carries over as it is."""
+        self.route, self.client = route, client
+
+    async def send(self, session_id: str, text: str, *, row_id: str | None = None) -> TurnOutcome:
+        """Commit the user's message, then run the turn. ``JournalWriteError`` if it cannot be saved."""
+        row = self.writer.append_user(
+            session_id, {"parts": [TextPart(text=text).model_dump(mode="json")]}, row_id=row_id
+        )
+        self._emit(UserCommitted(row))
+        return await self._run(session_id)
+
+    async def retry(self, session_id: str) -> TurnOutcome:
+        """Ask again where the last turn failed, from the same committed rows."""
+        visible = [r for r in self.writer.model_order(session_id) if not r.hidden]
+        if not visible or visible[-1].role not in ("user", "tool"):
+            raise NothingToRetry("The conversation already ends with a reply; there is nothing to retry.")
+        return await self._run(session_id)
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def _run(self, session_id: str) -> TurnOutcome:
+        committed: list[TranscriptRow] = []
+        total, cost = Usage(), 0.0
+        cost_known = True
+        for _ in range(MAX_TOOL_STEPS):
+            step = await self._step(session_id)
+            if step.failed is not None:
+                return TurnOutcome(False, tuple(committed), total, cost if cost_known else None, step.failed)
+            assert step.row is not None
+            committed.append(step.row)
+            if step.usage is not None:
+                total = total + step.usage
+            if step.cost is None:
+                cost_known = False
+            else:
+                cost += step.cost
+            calls = [p for p in _parts(step.row) if isinstance(p, ToolCallPart)]
+            if not calls:
+                return TurnOutcome(True, tuple(committed), total, cost if cost_known else None)
+            for call in calls:
+                result = await self.executor.execute(call)
+                row = self.writer.append_tool_result(session_id, {"parts": [result.model_dump(mode="json")]})
+                self._emit(ToolResultCommitted(row))
+        message = f"The model kept calling tools; Cairn stopped after {MAX_TOOL_STEPS} steps. Retry to continue."
+        self._fail(session_id, MalformedResponse(message), None)
+        return TurnOutcome(False, tuple(committed), total, cost if cost_known else None, message)
+
+    async def _step(self, session_id: str) -> _Step:
+        route, client = self.route, self.client
+        context = context_from_rows(self.writer.model_order(session_id), self.tools)
+        request = project(context, route)
+        self._emit(RequestStarted(session_id, route.key, request.body_bytes, tuple(request.notes)))
+        assembler = ReplyAssembler(route.key)
+        finished: Finished | None = None
+        try:
+            async for event in client.stream(request.body_bytes):
+                if isinstance(event, Finished):
+                    finished = event
+                    continue
+                if not isinstance(event, Retrying):
+                    assembler.add(event)
+                self._emit(event)
+            assert finished is not None
+            if finished.finish_reason == "insufficient_system_resource":
+                raise MalformedResponse("The provider ran out of capacity mid-reply; what arrived is kept. Retry.")
+            parts = assembler.parts(complete=True)
+        except asyncio.CancelledError:
+            partial = self._save_partial(session_id, assembler, route, hidden=False) if assembler.has_content else None
+            self._emit(TurnCancelled(partial))
+            raise
+        except ProviderError as exc:
+            partial = self._save_partial(session_id, assembler, route, hidden=True) if assembler.has_content else None
+            self._fail(session_id, exc, partial)
+            return _Step(failed=str(exc))
+
+        content: JsonValue = {
+            "parts": [p.model_dump(mode="json") for p in parts],
+            "model": route.key,
+            "status": "complete",
+            "finish_reason": finished.finish_reason,
+        }
+        row = self.writer.append_assistant(session_id, content)
+        usage = finished.usage
+        cost = usage.cost(route.model_info.cost if route.model_info else None) if usage else None
+        if usage is not None:
+            self.ledger.record(
+                session_id=session_id,
+                row_id=row.id,
+                account_id=route.account_id,
+                provider=route.actual.provider,
+                model=route.actual.model,
+                api=route.actual.api,
+                base_url=route.actual.base_url,
+                prompt_tokens=usage.prompt_tokens,
+                cached_tokens=usage.cached_tokens,
+                uncached_tokens=usage.uncached_tokens,
+                output_tokens=usage.output_tokens,
+                reasoning_tokens=usage.reasoning_tokens,
+                cost_usd=cost,
+                body_sha256=hashlib.sha256(request.body_bytes).hexdigest(),
+            )
+        self._emit(AssistantCommitted(row, usage, cost))
+        return _Step(row=row, usage=usage, cost=cost)
+
+    def _save_partial(
+        self, session_id: str, assembler: ReplyAssembler, route: ResolvedRoute, *, hidden: bool
+    ) -> TranscriptRow | None:
+        """Keep what arrived, marked interrupted. Visible (kept in the conversation) when the
+        person stopped it; hidden when it failed, so a retry asks afresh."""
+        parts = assembler.parts(complete=False)
+        if not parts:
+            return None
+        content: JsonValue = {
+            "parts": [p.model_dump(mode="json") for p in parts],
+            "model": route.key,
+            "status": "interrupted",
+        }
+        try:
+            return self.writer.append(session_id, "assistant", content, hidden=hidden)
+        except JournalWriteError:
+            return None
+
+    def _fail(self, session_id: str, error: ProviderError, partial: TranscriptRow | None) -> None:
+        content: JsonValue = {
+            "status": "error",
+            "error": {"kind": error.kind, "message": str(error), "retryable": error.retryable},
+        }
+        try:
+            error_row: TranscriptRow | None = self.writer.append(session_id, "assistant", content, hidden=True)
+        except JournalWriteError:
+            error_row = None
+        self._emit(TurnFailed(str(error), error.kind, error.retryable, error_row, partial))
+
+
+@dataclass(frozen=True)
+class _Step:
+    row: TranscriptRow | None = None
+    usage: Usage | None = None
+    cost: float | None = None
+    failed: str | None = None
+
+
+def _parts(row: TranscriptRow) -> list[Part]:
+    message = message_from_row(row)
+    return [] if message is None else list(message.parts)

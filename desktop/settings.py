@@ -1,0 +1,140 @@
+"""Cairn's settings: one versioned JSON file in the config folder. Never a secret in it.
+
+Every option is declared once here, with its type and default. A file that cannot be read
+is reported and left alone (it is never replaced by defaults behind a person's back).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from desktop.catalog.transport import normalize_base_url
+from host.files import atomic_write_text
+from host.ids import new_id
+
+__all__ = ["Account", "Settings", "SettingsError", "SettingsStore"]
+
+SETTINGS_VERSION: Literal[1] = 1
+# Header names that carry credentials belong in the keychain, as the account's API key.
+_SECRET_HEADER = re.compile(r"(authorization|api[-_]?key|token|secret|cookie)", re.IGNORECASE)
+
+
+class SettingsError(Exception):
+    """The settings file or a setting is not usable; the message says what to do."""
+
+
+class Account(BaseModel):
+    """Provider credentials and overrides. The API key itself lives in the OS keychain."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(default_factory=new_id)
+    name: str = Field(min_length=1, max_length=80)
+    provider: str = Field(description="A preset id from the transport catalog, or 'custom'.")
+    base_url: str | None = Field(default=None, description="Overrides the preset's endpoint.")
+    default_model: str = Field(min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return None if value is None else normalize_base_url(value)
+
+    @field_validator("headers")
+    @classmethod
+    def _no_secret_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z0-9-]+", name):
+                raise ValueError(f"{name!r} is not a valid HTTP header name")
+            if _SECRET_HEADER.search(name):
+                raise ValueError(
+                    f"header {name!r} looks like a credential; put the key in the account's API key "
+                    "field, which is kept in the system keychain"
+                )
+        return value
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = SETTINGS_VERSION
+    accounts: list[Account] = Field(default_factory=list)
+    default_account: str | None = None
+    custom_instructions: str = ""
+
+    def account(self, key: str) -> Account | None:
+        """An account by id or by name (case-insensitive)."""
+        return next((a for a in self.accounts if a.id == key or a.name.casefold() == key.casefold()), None)
+
+
+class SettingsStore:
+    """Loads and saves ``settings.json``; every change is written atomically."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> Settings:
+        if not self.path.exists():
+            return Settings()
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SettingsError(
+                f"Cairn's settings file {self.path} cannot be read ({exc}). It was left as it is: "
+                "fix it or move it aside to start with default settings."
+            ) from exc
+        version = raw.get("schema_version") if isinstance(raw, dict) else None
+        if isinstance(version, int) and version > SETTINGS_VERSION:
+            raise SettingsError(
+                f"Cairn's settings file {self.path} was written by a newer Cairn (version {version}). "
+                "Update Cairn to use it."
+            )
+        try:
+            return Settings.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise SettingsError(
+                f"Cairn's settings file {self.path} has a bad value at {where}: {first['msg']}. "
+                "It was left as it is: fix it or move it aside."
+            ) from exc
+
+    def save(self, settings: Settings) -> None:
+        try:
+            atomic_write_text(self.path, settings.model_dump_json(indent=2) + "\n")
+        except OSError as exc:
+            raise SettingsError(f"Cairn could not save its settings to {self.path}: {exc.strerror}.") from exc
+
+    def add_account(self, account: Account) -> Settings:
+        settings = self.load()
+        if settings.account(account.name) is not None:
+            raise SettingsError(f"An account named {account.name!r} already exists; pick another name.")
+        settings.accounts.append(account)
+        settings.default_account = settings.default_account or account.id
+        self.save(settings)
+        return settings
+
+    def replace_account(self, account: Account) -> Settings:
+        settings = self.load()
+        index = next((i for i, a in enumerate(settings.accounts) if a.id == account.id), None)
+        if index is None:
+            raise SettingsError(f"There is no account {account.id}; it may have been removed.")
+        clash = settings.account(account.name)
+        if clash is not None and clash.id != account.id:
+            raise SettingsError(f"An account named {account.name!r} already exists; pick another name.")
+        settings.accounts[index] = account
+        self.save(settings)
+        return settings
+
+    def remove_account(self, account_id: str) -> Settings:
+        settings = self.load()
+        settings.accounts = [a for a in settings.accounts if a.id != account_id]
+        if settings.default_account == account_id:
+            settings.default_account = settings.accounts[0].id if settings.accounts else None
+        self.save(settings)
+        return settings
