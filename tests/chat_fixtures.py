@@ -37,9 +37,11 @@ class Chat:
     events: list[RuntimeEvent] = field(default_factory=list)
 
     def client_for(self, route: ResolvedRoute, api_key: str | None) -> OpenAICompatClient:
-        return OpenAICompatClient(
-            self.http, route.actual.base_url, api_key=api_key, headers=route.headers, retry=FAST_RETRY
-        )
+        return make_client(self.http, route, api_key)
+
+
+def make_client(http: httpx.AsyncClient, route: ResolvedRoute, api_key: str | None) -> OpenAICompatClient:
+    return OpenAICompatClient(http, route.actual.base_url, api_key=api_key, headers=route.headers, retry=FAST_RETRY)
 
 
 @asynccontextmanager
@@ -48,6 +50,5 @@ async def chat_runtime(
 ) -> AsyncIterator[Chat]:
     async with httpx.AsyncClient(timeout=timeout) as http:
         events: list[RuntimeEvent] = []
-        client = OpenAICompatClient(http, route.actual.base_url, api_key=api_key, headers=route.headers, retry=FAST_RETRY)
-        runtime = ChatRuntime(journal, route, client, on_event=events.append)
+        runtime = ChatRuntime(journal, route, make_client(http, route, api_key), on_event=events.append)
         yield Chat(runtime, http, events)

@@ -1,0 +1,247 @@
+"""Every injected fault and every bad input: a clear error event, a hidden error row the person
+can retry, and nothing already committed lost."""
+
+import asyncio
+
+import pytest
+
+from desktop.events import TurnFailed
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.transcript import TranscriptWriter
+from tests.chat_fixtures import FAST_RETRY, chat_runtime, loopback_account, route_for
+from tests.loopback import Fault, LoopbackProvider, Reply
+
+KEY = "sk-loopback-faults"
+
+
+@pytest.fixture
+def provider():
+    with LoopbackProvider(api_key=KEY) as running:
+        yield running
+
+
+def fail_then_retry(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, *replies: Reply
+) -> tuple[TurnFailed, list]:
+    """Send one message that meets ``replies``; expect a failure, then retry to success."""
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    provider.script(*replies)
+    failures: list[TurnFailed] = []
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY) as chat:
+            first = await chat.runtime.send(session.id, "Tell me about stones.")
+            assert not first.ok
+            failures.extend(e for e in chat.events if isinstance(e, TurnFailed))
+            provider.script(Reply(text="Recovered answer."))
+            second = await chat.runtime.retry(session.id)
+            assert second.ok, second.error
+
+    asyncio.run(run())
+    assert len(failures) == 1
+    failure = failures[0]
+    rows = TranscriptWriter(journal).rows(session.id)
+    visible = [r for r in rows if not r.hidden]
+    assert [r.role for r in visible] == ["user", "assistant"]
+    assert visible[0].content["parts"][0]["text"] == "Tell me about stones."
+    assert visible[1].content["parts"][0]["text"] == "Recovered answer."
+    assert failure.error_row is not None
+    assert failure.error_row.hidden
+    assert failure.error_row.content["error"]["message"] == failure.message
+    # The retry sent exactly what the failed attempt sent: hidden rows never reach the model.
+    bodies = [r.body_bytes for r in provider.requests if r.status == 200]
+    assert bodies[-1] == provider.requests[0].body_bytes
+    return failure, rows
+
+
+def test_rate_limit_is_retried_honouring_retry_after(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    provider.script(Reply(fault=Fault("rate_limit", retry_after=0.1)), Reply(text="after the wait"))
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY) as chat:
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            outcome = await chat.runtime.send(session.id, "hi")
+            assert outcome.ok
+            assert loop.time() - start >= 0.1
+
+    asyncio.run(run())
+    assert [r.status for r in provider.requests] == [429, 200]
+
+
+def test_server_errors_are_retried_then_reported(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    failing = [Reply(fault=Fault("server_error", status=503))] * FAST_RETRY.attempts
+    failure, _ = fail_then_retry(journal, cairn_paths, provider, *failing)
+    assert failure.kind == "ProviderStatusError"
+    assert "server error (503" in failure.message
+    assert failure.retryable
+    assert [r.status for r in provider.requests][: FAST_RETRY.attempts] == [503] * FAST_RETRY.attempts
+
+
+def test_one_server_error_is_retried_silently(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    provider.script(Reply(fault=Fault("server_error")), Reply(text="fine"))
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY) as chat:
+            assert (await chat.runtime.send(session.id, "hi")).ok
+
+    asyncio.run(run())
+
+
+def test_a_disconnect_mid_stream_keeps_the_partial_hidden(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    failure, _ = fail_then_retry(
+        journal,
+        cairn_paths,
+        provider,
+        Reply(text="The first words and then", fault=Fault("disconnect", after_chunks=3)),
+    )
+    assert failure.kind == "MalformedResponse"
+    assert "broke off" in failure.message or "ended before" in failure.message
+    assert failure.partial_row is not None
+    assert failure.partial_row.hidden
+    assert failure.partial_row.content["status"] == "interrupted"
+    # Cut after the role chunk and two 6-character text chunks.
+    assert failure.partial_row.content["parts"][0]["text"] == "The first wo"
+    # Exactly one request: no retry once the reply had started.
+    assert len(provider.requests) == 2
+
+
+def test_a_malformed_chunk(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:
+    failure, _ = fail_then_retry(journal, cairn_paths, provider, Reply(text="abc", fault=Fault("malformed_chunk")))
+    assert "not valid JSON" in failure.message
+
+
+def test_a_slow_first_byte_within_the_timeout_is_waited_for(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    provider.script(Reply(text="patience", fault=Fault("slow_first_byte", seconds=0.3)))
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY) as chat:
+            assert (await chat.runtime.send(session.id, "hi")).ok
+
+    asyncio.run(run())
+    assert len(provider.requests) == 1
+
+
+def test_a_first_byte_slower_than_the_timeout_is_a_timeout(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    provider.script(*[Reply(fault=Fault("slow_first_byte", seconds=0.6))] * FAST_RETRY.attempts)
+    failures: list[TurnFailed] = []
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY, timeout=0.2) as chat:
+            assert not (await chat.runtime.send(session.id, "hi")).ok
+            failures.extend(e for e in chat.events if isinstance(e, TurnFailed))
+
+    asyncio.run(run())
+    assert failures[0].kind == "ProviderTimeout"
+    assert "did not answer in time" in failures[0].message
+
+
+def test_html_instead_of_a_stream(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:
+    failure, _ = fail_then_retry(journal, cairn_paths, provider, Reply(fault=Fault("html")))
+    assert "HTML page" in failure.message
+    assert "base URL" in failure.message
+
+
+def test_truncated_json(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:
+    failure, _ = fail_then_retry(journal, cairn_paths, provider, Reply(text="abcdef", fault=Fault("truncated_json")))
+    assert "not valid JSON" in failure.message
+
+
+def test_an_unknown_finish_reason(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:
+    failure, _ = fail_then_retry(journal, cairn_paths, provider, Reply(text="odd", fault=Fault("unknown_finish")))
+    assert "unknown finish reason 'banana_split'" in failure.message
+    assert failure.partial_row is not None
+    assert failure.partial_row.content["parts"][0]["text"] == "odd"
+
+
+def test_tool_arguments_that_are_not_json(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    bad = Reply(tool_calls=(("call_9", "lookup", '{"q": "stones"'),))
+    failure, _ = fail_then_retry(journal, cairn_paths, provider, bad)
+    assert "lookup with arguments that are not valid JSON" in failure.message
+
+
+def test_a_200_with_an_error_body(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:
+    failure, _ = fail_then_retry(journal, cairn_paths, provider, Reply(fault=Fault("error_body")))
+    assert "The upstream provider failed." in failure.message
+
+
+def test_an_unreachable_host(journal: Journal, cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider() as gone:
+        account = loopback_account(gone)
+    route = route_for(account, cairn_paths)  # the server has stopped: its port refuses connections
+    session = journal.create_session()
+    failures: list[TurnFailed] = []
+
+    async def run() -> None:
+        async with chat_runtime(journal, route) as chat:
+            assert not (await chat.runtime.send(session.id, "anyone?")).ok
+            failures.extend(e for e in chat.events if isinstance(e, TurnFailed))
+
+    asyncio.run(run())
+    assert failures[0].kind == "ProviderConnectionError"
+    assert "Could not reach 127.0.0.1" in failures[0].message
+    assert failures[0].retryable
+    rows = TranscriptWriter(journal).rows(session.id)
+    assert [(r.role, r.hidden) for r in rows] == [("user", False), ("assistant", True)]
+
+
+def test_an_invalid_api_key(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    failures: list[TurnFailed] = []
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, "sk-wrong") as chat:
+            assert not (await chat.runtime.send(session.id, "hi")).ok
+            failures.extend(e for e in chat.events if isinstance(e, TurnFailed))
+            # The person fixes the key; retry goes through.
+            chat.runtime.switch_route(route, chat.client_for(route, KEY))
+            assert (await chat.runtime.retry(session.id)).ok
+
+    asyncio.run(run())
+    assert failures[0].kind == "AuthenticationFailed"
+    assert "refused the API key (401" in failures[0].message
+    assert "Settings" in failures[0].message
+    assert not failures[0].retryable
+    assert [r.status for r in provider.requests] == [401, 200]
+    assert "sk-wrong" not in failures[0].message
+
+
+def test_context_overflow_is_recognized(journal: Journal, cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider(context_window=20) as small:
+        route = route_for(loopback_account(small), cairn_paths)
+        session = journal.create_session()
+        failures: list[TurnFailed] = []
+
+        async def run() -> None:
+            async with chat_runtime(journal, route) as chat:
+                assert not (await chat.runtime.send(session.id, "a long message " * 20)).ok
+                failures.extend(e for e in chat.events if isinstance(e, TurnFailed))
+
+        asyncio.run(run())
+    assert failures[0].kind == "ContextOverflow"
+    assert "longer than the model's context" in failures[0].message
