@@ -101,31 +101,23 @@ class ChatRuntime:
     # -- the loop ------------------------------------------------------------------------
 
     async def _run(self, session_id: str) -> TurnOutcome:
-        committed: list[TranscriptRow] = []
-        total, cost = Usage(), 0.0
-        cost_known = True
+        steps: list[_Step] = []
         for _ in range(MAX_TOOL_STEPS):
             step = await self._step(session_id)
+            steps.append(step)
             if step.failed is not None:
-                return TurnOutcome(False, tuple(committed), total, cost if cost_known else None, step.failed)
+                return _outcome(steps, step.failed)
             assert step.row is not None
-            committed.append(step.row)
-            if step.usage is not None:
-                total = total + step.usage
-            if step.cost is None:
-                cost_known = False
-            else:
-                cost += step.cost
             calls = [p for p in _parts(step.row) if isinstance(p, ToolCallPart)]
             if not calls:
-                return TurnOutcome(True, tuple(committed), total, cost if cost_known else None)
+                return _outcome(steps)
             for call in calls:
                 result = await self.executor.execute(call)
                 row = self.writer.append_tool_result(session_id, {"parts": [result.model_dump(mode="json")]})
                 self._emit(ToolResultCommitted(row))
         message = f"The model kept calling tools; Cairn stopped after {MAX_TOOL_STEPS} steps. Retry to continue."
         self._fail(session_id, MalformedResponse(message), None)
-        return TurnOutcome(False, tuple(committed), total, cost if cost_known else None, message)
+        return _outcome(steps, message)
 
     async def _step(self, session_id: str) -> _Step:
         route, client = self.route, self.client
@@ -220,6 +212,16 @@ class _Step:
     usage: Usage | None = None
     cost: float | None = None
     failed: str | None = None
+
+
+def _outcome(steps: list[_Step], error: str | None = None) -> TurnOutcome:
+    """Sum the steps of a turn; the cost is known only if every answered step's cost is."""
+    rows = tuple(s.row for s in steps if s.row is not None)
+    usage = sum((s.usage for s in steps if s.usage is not None), Usage())
+    answered = [s for s in steps if s.row is not None]
+    costs = [s.cost for s in answered]
+    cost = sum(c for c in costs if c is not None) if answered and None not in costs else None
+    return TurnOutcome(error is None, rows, usage, cost, error)
 
 
 def _parts(row: TranscriptRow) -> list[Part]:

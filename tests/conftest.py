@@ -23,6 +23,9 @@ atexit.register(shutil.rmtree, _SANDBOX, ignore_errors=True)
 for _name in ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "APPDATA"):
     os.environ[_name] = str(_SANDBOX / _name.lower())
 os.environ.pop("CAIRN_HOME", None)
+os.environ.pop("CAIRN_API_KEY", None)
+# No test, nor any process a test starts, may reach the person's real keychain.
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 from host.journal import Journal  # noqa: E402 - after the environment is fenced in
 from host.paths import CairnPaths  # noqa: E402

@@ -1,0 +1,97 @@
+"""`cairn chat`, `cairn accounts` and `cairn catalog refresh`, run as a person would, against
+the loopback provider. None of them loads Qt."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.transcript import TranscriptWriter
+from tests.loopback import Fault, LoopbackProvider, Reply
+
+REPO = Path(__file__).resolve().parents[1]
+KEY = "sk-cli-test"
+
+
+def cairn(*args: str, stdin: str = "", key: str | None = KEY) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ}
+    if key:
+        env["CAIRN_API_KEY"] = key
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args],
+        cwd=REPO, env=env, input=stdin, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_chat_streams_the_answer_and_continues_a_session(cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider(api_key=KEY) as provider:
+        assert (
+            cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat").returncode
+            == 0
+        )
+        provider.script(Reply(text="Cairns are stacked stones."), Reply(text="They guide walkers."))
+        first = cairn("chat", "What", "is", "a", "cairn?")
+        assert first.returncode == 0, first.stderr
+        assert first.stdout.strip() == "Cairns are stacked stones."
+        assert "prompt tokens" in first.stderr
+        session_id = first.stderr.split("session ")[1].split()[0]
+        second = cairn("chat", "--session", session_id, stdin="What are they for?\n")
+        assert second.returncode == 0, second.stderr
+        assert second.stdout.strip() == "They guide walkers."
+        assert len(provider.requests[1].body["messages"]) == 3
+    with Journal.open(cairn_paths.journal) as journal:
+        rows = TranscriptWriter(journal).rows(session_id)
+        assert [r.role for r in rows] == ["user", "assistant", "user", "assistant"]
+        assert journal.session(session_id).title == "What is a cairn?"
+    listed = cairn("sessions")
+    assert session_id in listed.stdout
+
+
+def test_a_failed_chat_can_be_retried(cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider(api_key=KEY) as provider:
+        cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
+        provider.script(Reply(fault=Fault("html")))
+        failed = cairn("chat", "hello")
+        assert failed.returncode == 1
+        assert "HTML page" in failed.stderr
+        assert "--retry" in failed.stderr
+        session_id = failed.stderr.split("--session ")[1].split()[0]
+        provider.script(Reply(text="Here now."))
+        retried = cairn("chat", "--session", session_id, "--retry")
+        assert retried.returncode == 0, retried.stderr
+        assert retried.stdout.strip() == "Here now."
+        again = cairn("chat", "--session", session_id, "--retry")
+        assert again.returncode == 2
+        assert "nothing to retry" in again.stderr
+
+
+def test_accounts_list_edit_remove_and_bad_input(cairn_paths: CairnPaths) -> None:
+    assert "No accounts yet" in cairn("accounts", "list").stdout
+    bad = cairn("accounts", "add", "X", "--base-url", "not a url", "--model", "m")
+    assert bad.returncode == 2
+    assert "is not an http:// or https:// URL" in bad.stderr
+    unknown = cairn("accounts", "add", "X", "--provider", "nowhere")
+    assert "Unknown provider 'nowhere'" in unknown.stderr
+    assert cairn("accounts", "add", "Deep", "--provider", "deepseek", stdin="\n").returncode == 0
+    assert cairn("accounts", "edit", "Deep", "--model", "deepseek-reasoner", "--rename", "DS").returncode == 0
+    listed = cairn("accounts", "list").stdout
+    assert "DS (default): deepseek, deepseek-reasoner at https://api.deepseek.com" in listed
+    assert cairn("accounts", "remove", "DS").returncode == 0
+    assert "No accounts yet" in cairn("accounts", "list").stdout
+
+
+def test_chat_without_an_account_says_how_to_add_one() -> None:
+    done = cairn("chat", "hi")
+    assert done.returncode == 2
+    assert "cairn accounts add" in done.stderr
+
+
+def test_catalog_refresh_offline_keeps_the_bundled_copy(cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider() as gone:
+        url = gone.base_url.replace("/v1", "/api.json")
+    done = cairn("catalog", "refresh", "--url", url)
+    assert done.returncode == 1
+    assert "kept the previous catalog" in done.stderr
+    assert not (cairn_paths.cache_dir / "models.dev.json").exists()
