@@ -24,7 +24,9 @@ unit: $(VENV)/.installed-dev
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-dev
-	$(BIN)/python benchmarks/journal_append.py
+	$(BIN)/python -m benchmarks.journal_append
+	$(BIN)/python -m benchmarks.adapter_throughput
+	$(BIN)/python -m benchmarks.context_overhead
 
 $(VENV)/.created:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Cairn needs Python 3.11 or newer; set PYTHON=python3.11")'
