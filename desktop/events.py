@@ -14,6 +14,7 @@ __all__ = [
     "RequestStarted",
     "Retrying",
     "RuntimeEvent",
+    "SectionsAppended",
     "TextDelta",
     "ToolCallDelta",
     "ToolResultCommitted",
@@ -26,6 +27,13 @@ __all__ = [
 @dataclass(frozen=True)
 class UserCommitted:
     row: TranscriptRow
+
+
+@dataclass(frozen=True)
+class SectionsAppended:
+    """System rows the context engine committed before a request."""
+
+    rows: tuple[TranscriptRow, ...]
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,7 @@ class TurnCancelled:
 
 RuntimeEvent = (
     UserCommitted
+    | SectionsAppended
     | RequestStarted
     | TextDelta
     | ReasoningDelta

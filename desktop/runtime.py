@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pydantic import JsonValue
 
 from desktop.context import Part, TextPart, ToolCallPart, context_from_rows, message_from_row
+from desktop.context_engine import ContextEngine
 from desktop.events import (
     AssistantCommitted,
     RequestStarted,
     RuntimeEvent,
+    SectionsAppended,
     ToolResultCommitted,
     TurnCancelled,
     TurnFailed,
@@ -66,6 +68,7 @@ class ChatRuntime:
         route: ResolvedRoute,
         client: OpenAICompatClient,
         *,
+        engine: ContextEngine | None = None,
         tools: list[ToolSpec] | None = None,
         executor: ToolExecutor | None = None,
         on_event: Callable[[RuntimeEvent], None] | None = None,
@@ -75,35 +78,50 @@ class ChatRuntime:
         self.ledger = UsageLedger(journal)
         self.route = route
         self.client = client
+        self.engine = engine
         self.tools = tools or []
-        self.executor = executor or NoTools()
+        self.executor = executor or (engine.executor if engine else NoTools())
         self._emit = on_event or (lambda _event: None)
 
     def switch_route(self, route: ResolvedRoute, client: OpenAICompatClient) -> None:
         """Send the next request to ``route``; the conversation carries over as it is."""
         self.route, self.client = route, client
 
-    async def send(self, session_id: str, text: str, *, row_id: str | None = None) -> TurnOutcome:
-        """Commit the user's message, then run the turn. ``JournalWriteError`` if it cannot be saved."""
+    async def send(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        row_id: str | None = None,
+        overrides: Mapping[str, JsonValue] | None = None,
+    ) -> TurnOutcome:
+        """Commit the user's message, then run the turn. ``JournalWriteError`` if it cannot be saved.
+
+        ``overrides`` replaces sections for this turn only (a one-off persona as
+        ``{"instructions": ...}``, say); the next turn without them appends the restoration.
+        """
         row = self.writer.append_user(
             session_id, {"parts": [TextPart(text=text).model_dump(mode="json")]}, row_id=row_id
         )
         self._emit(UserCommitted(row))
-        return await self._run(session_id)
+        return await self._run(session_id, row.id, overrides)
 
     async def retry(self, session_id: str) -> TurnOutcome:
         """Ask again where the last turn failed, from the same committed rows."""
         visible = [r for r in self.writer.model_order(session_id) if not r.hidden]
         if not visible or visible[-1].role not in ("user", "tool"):
             raise NothingToRetry("The conversation already ends with a reply; there is nothing to retry.")
-        return await self._run(session_id)
+        anchor = visible[-1].id if visible[-1].role == "user" else None
+        return await self._run(session_id, anchor, None)
 
     # -- the loop ------------------------------------------------------------------------
 
-    async def _run(self, session_id: str) -> TurnOutcome:
+    async def _run(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> TurnOutcome:
         steps: list[_Step] = []
-        for _ in range(MAX_TOOL_STEPS):
-            step = await self._step(session_id)
+        for index in range(MAX_TOOL_STEPS):
+            # Only the first request of a turn follows a freshly committed user row; updates
+            # between tool calls go after the latest tool result, unanchored.
+            step = await self._step(session_id, anchor if index == 0 else None, overrides)
             steps.append(step)
             if step.failed is not None:
                 return _outcome(steps, step.failed)
@@ -119,9 +137,20 @@ class ChatRuntime:
         self._fail(session_id, MalformedResponse(message), None)
         return _outcome(steps, message)
 
-    async def _step(self, session_id: str) -> _Step:
+    async def _step(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> _Step:
         route, client = self.route, self.client
-        context = context_from_rows(self.writer.model_order(session_id), self.tools)
+        tools = list(self.tools)
+        if self.engine is not None:
+            try:
+                prepared = self.engine.prepare(self.writer, session_id, anchor=anchor, overrides=overrides)
+            except JournalWriteError as exc:
+                # A local preparation failure: nothing is sent; a retry prepares again.
+                self._emit(TurnFailed(str(exc), "JournalWriteError", True, None, None))
+                return _Step(failed=str(exc))
+            if prepared.rows:
+                self._emit(SectionsAppended(prepared.rows))
+            tools.extend(prepared.tools)
+        context = context_from_rows(self.writer.model_order(session_id), tools)
         request = project(context, route)
         self._emit(RequestStarted(session_id, route.key, request.body_bytes, tuple(request.notes)))
         assembler = ReplyAssembler(route.key)

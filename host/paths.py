@@ -32,6 +32,11 @@ class CairnPaths:
     def journal(self) -> Path:
         return self.data_dir / "journal.sqlite3"
 
+    @property
+    def skills_dir(self) -> Path:
+        """The user's own skills, one folder each (Agent Skills format)."""
+        return self.data_dir / "skills"
+
     @classmethod
     def under(cls, home: Path) -> CairnPaths:
         home = home.expanduser().absolute()

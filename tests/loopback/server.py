@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import threading
 import time
@@ -143,11 +144,26 @@ class LoopbackProvider:
             if self._state.replies:
                 return self._state.counter, self._state.replies.popleft()
             n = self._state.counter
-        return n, Reply(text=f"Loopback reply {n}: {_last_user_text(body)[:60]}")
+        return n, _default_reply(n, body)
 
     def _record(self, request: RecordedRequest) -> None:
         with self._state.lock:
             self._state.requests.append(request)
+
+
+_CALL = re.compile(r"\[\[call (\w+) (\{.*?\})\]\]")
+
+
+def _default_reply(n: int, body: dict[str, Any]) -> Reply:
+    """An echo of the last paragraph the person wrote; a ``[[call NAME {json}]]`` in the latest
+    user message (when it is the last message) becomes a call of that tool instead."""
+    messages = body.get("messages") or [{}]
+    text = _last_user_text(body)
+    call = _CALL.search(text) if messages[-1].get("role") == "user" else None
+    if call is not None:
+        return Reply(tool_calls=((f"call_{n}", call.group(1), call.group(2)),))
+    last_paragraph = text.rsplit("\n\n", 1)[-1]
+    return Reply(text=f"Loopback reply {n}: {last_paragraph[:60]}")
 
 
 def _last_user_text(body: dict[str, Any]) -> str:

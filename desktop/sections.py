@@ -1,0 +1,68 @@
+"""Sections: the named, replaceable pieces of Cairn's system content, and how they change.
+
+The state is a mapping of section name to content. A change between two states is a list
+of (section, content) updates in the fixed rendering order, with ``None`` for a section
+that is gone. The ``skill:`` prefix belongs to the skill catalog alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import JsonValue
+
+__all__ = [
+    "GUIDANCE_PREFIX",
+    "INSTRUCTIONS",
+    "SKILLS",
+    "SKILL_PREFIX",
+    "TOOL_ACTIVATION",
+    "SectionNameError",
+    "check_caller_section",
+    "diff_sections",
+    "section_order",
+]
+
+INSTRUCTIONS = "instructions"
+SKILLS = "skills"
+SKILL_PREFIX = "skill:"
+GUIDANCE_PREFIX = "guidance:"
+TOOL_ACTIVATION = "tool_activation"
+
+
+class SectionNameError(ValueError):
+    """A section name that a caller may not use."""
+
+
+def section_order(name: str) -> tuple[int, str]:
+    """The fixed rendering order: instructions, guidance by name, the skills header, skill
+    entries by id, tool activation last; anything else after, by name."""
+    if name == INSTRUCTIONS:
+        return (0, "")
+    if name.startswith(GUIDANCE_PREFIX):
+        return (1, name)
+    if name == SKILLS:
+        return (2, "")
+    if name.startswith(SKILL_PREFIX):
+        return (3, name)
+    if name == TOOL_ACTIVATION:
+        return (4, "")
+    return (5, name)
+
+
+def check_caller_section(name: str) -> None:
+    """Refuse a section a caller (an override, say) may not set: the skill catalog's own."""
+    if name == SKILLS or name.startswith(SKILL_PREFIX):
+        raise SectionNameError(f"Section {name!r} belongs to the skill catalog; it cannot be set directly.")
+    if not name or not name.isprintable():
+        raise SectionNameError(f"Section name {name!r} must be non-empty printable text.")
+
+
+def diff_sections(current: Mapping[str, JsonValue], desired: Mapping[str, JsonValue]) -> list[tuple[str, JsonValue]]:
+    """The updates that turn ``current`` into ``desired``, in rendering order."""
+    changed = [(name, content) for name, content in desired.items() if current.get(name, _ABSENT) != content]
+    removed = [(name, None) for name in current if name not in desired]
+    return sorted([*changed, *removed], key=lambda update: section_order(update[0]))
+
+
+_ABSENT = object()

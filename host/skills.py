@@ -1,0 +1,182 @@
+"""The skill store: discovering skills in the Agent Skills format, and the body-loading bridge.
+
+A skill is a folder holding ``SKILL.md``, whose YAML front matter gives ``name`` (1 to 64
+characters of a-z, 0-9 and '-', equal to the folder's name) and ``description`` (at most
+1,024 characters). Skills are looked for in the user's skills folder and in a workspace's
+``.agents/skills``. An invalid skill is reported with its reason and left out; nothing is
+ever read from outside a skills folder.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+__all__ = ["InvalidSkill", "Skill", "SkillCatalog", "SkillError", "SkillStore"]
+
+MAX_SKILL_BYTES = 1_000_000
+MAX_DESCRIPTION = 1024
+SKILL_FILE = "SKILL.md"
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+Source = Literal["user", "workspace"]
+
+
+class SkillError(Exception):
+    """A skill body cannot be loaded; the message says why (it goes back to the model)."""
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    folder: Path
+    source: Source
+
+
+@dataclass(frozen=True)
+class InvalidSkill:
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True)
+class SkillCatalog:
+    """The valid skills by name, and what was left out with why."""
+
+    skills: tuple[Skill, ...] = ()
+    invalid: tuple[InvalidSkill, ...] = ()
+
+    def get(self, name: str) -> Skill | None:
+        return next((s for s in self.skills if s.name == name), None)
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    stamp: tuple[int, int]
+    front: dict[str, object] | None
+    body: str
+    problem: str | None
+
+
+class SkillStore:
+    """Scans skill folders on demand. Parsing is cached by file size and mtime, so a scan
+    before every request costs a few ``stat`` calls when nothing changed."""
+
+    def __init__(self, roots: list[tuple[Source, Path]]) -> None:
+        self.roots = roots
+        self._parsed: dict[Path, _Parsed] = {}
+
+    @staticmethod
+    def workspace_root(workspace: Path) -> Path:
+        return workspace / ".agents" / "skills"
+
+    def scan(self) -> SkillCatalog:
+        skills: dict[str, Skill] = {}
+        invalid: list[InvalidSkill] = []
+        for source, root in self.roots:
+            if not root.is_dir():
+                continue
+            for folder in sorted(root.iterdir()):
+                if not folder.is_dir() and not folder.is_symlink():
+                    continue
+                skill, problem = self._check(source, root, folder)
+                if problem is not None:
+                    invalid.append(InvalidSkill(folder, problem))
+                elif skill is not None and skill.name in skills:
+                    first = skills[skill.name].folder
+                    invalid.append(InvalidSkill(folder, f"another skill is already named {skill.name!r} ({first})"))
+                elif skill is not None:
+                    skills[skill.name] = skill
+        return SkillCatalog(tuple(sorted(skills.values(), key=lambda s: s.name)), tuple(invalid))
+
+    def load_body(self, name: str, catalog: SkillCatalog) -> str:
+        """The bridge: the body of skill ``name``, if it is in ``catalog`` and safely readable."""
+        skill = catalog.get(name)
+        if skill is None:
+            known = ", ".join(s.name for s in catalog.skills) or "none"
+            raise SkillError(f"There is no skill named {name!r}. Available skills: {known}.")
+        root = next((r for s, r in self.roots if s == skill.source), None)
+        if root is None:
+            raise SkillError(f"The skill {name!r} is no longer available.")
+        _, problem = self._check(skill.source, root, skill.folder)
+        if problem is not None:
+            raise SkillError(f"The skill {name!r} cannot be loaded: {problem}.")
+        return self._parsed[(skill.folder / SKILL_FILE).resolve()].body
+
+    # -- checking one folder ---------------------------------------------------------------
+
+    def _check(self, source: Source, root: Path, folder: Path) -> tuple[Skill | None, str | None]:
+        folder_name = folder.name
+        if not _NAME.fullmatch(folder_name) or len(folder_name) > 64:
+            return None, (
+                f"the folder name {folder_name!r} is not a valid skill name (1 to 64 characters of a-z, 0-9 and '-')"
+            )
+        real_root = root.resolve()
+        skill_file = folder / SKILL_FILE
+        try:
+            real_file = skill_file.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return None, f"there is no readable {SKILL_FILE}"
+        if not real_file.is_relative_to(real_root) or not folder.resolve().is_relative_to(real_root):
+            return None, "it links outside the skills folder, so it is refused"
+        parsed = self._parse(real_file)
+        if parsed.problem is not None:
+            return None, parsed.problem
+        front = parsed.front or {}
+        name, description = front.get("name"), front.get("description")
+        if not isinstance(name, str) or not isinstance(description, str) or not description.strip():
+            return None, "the front matter needs a text 'name' and a non-empty 'description'"
+        if name != folder_name:
+            return None, f"its name {name!r} differs from its folder name {folder_name!r}"
+        if len(description) > MAX_DESCRIPTION:
+            return None, f"its description has {len(description)} characters; at most {MAX_DESCRIPTION} are allowed"
+        return Skill(name, " ".join(description.split()), folder, source), None
+
+    def _parse(self, path: Path) -> _Parsed:
+        try:
+            info = path.stat()
+        except OSError as exc:
+            return _Parsed((0, 0), None, "", f"{SKILL_FILE} cannot be read ({exc.strerror})")
+        stamp = (info.st_size, info.st_mtime_ns)
+        cached = self._parsed.get(path)
+        if cached is not None and cached.stamp == stamp:
+            return cached
+        parsed = _parse_file(path, stamp)
+        self._parsed[path] = parsed
+        return parsed
+
+
+def _parse_file(path: Path, stamp: tuple[int, int]) -> _Parsed:
+    size = stamp[0]
+    if size > MAX_SKILL_BYTES:
+        return _Parsed(
+            stamp, None, "", f"{SKILL_FILE} is {size / 1e6:.1f} MB; the limit is {MAX_SKILL_BYTES // 1_000_000} MB"
+        )
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        return _Parsed(stamp, None, "", f"{SKILL_FILE} cannot be read ({exc.strerror})")
+    except UnicodeDecodeError:
+        return _Parsed(stamp, None, "", f"{SKILL_FILE} is not UTF-8 text")
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        return _Parsed(stamp, None, "", f"{SKILL_FILE} does not start with YAML front matter between '---' lines")
+    end = text.find("\n---", 3)
+    if end < 0:
+        return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is never closed with '---'")
+    try:
+        front = yaml.safe_load(text[4:end])
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 2}" if where is not None else ""
+        return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is not valid YAML{line}")
+    if not isinstance(front, dict):
+        return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is not a mapping of fields")
+    after = text[end + 4 :]
+    body = after.split("\n", 1)[1] if "\n" in after else ""
+    return _Parsed(stamp, {str(k): v for k, v in front.items()}, body, None)

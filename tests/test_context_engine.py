@@ -1,0 +1,247 @@
+"""The context engine through the runtime, against the loopback provider: baselines, idle
+refresh, temporary replacement, legacy shapes, and load_skill through the Host bridge."""
+
+import asyncio
+
+import pytest
+
+from desktop.context_engine import ContextEngine
+from desktop.events import SectionsAppended
+from desktop.runtime import ChatRuntime
+from desktop.runtime_pool import RuntimePool
+from desktop.sections import SectionNameError
+from desktop.system_state import BUILTIN_INSTRUCTIONS, SKILLS_HEADER, SystemState
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.skills import SkillStore
+from host.tools import ToolSpec
+from host.transcript import TranscriptWriter
+from tests.cache_scenario import remove_skill, write_skill
+from tests.chat_fixtures import chat_runtime, loopback_account, route_for
+from tests.loopback import LoopbackProvider
+
+
+@pytest.fixture
+def provider():
+    with LoopbackProvider() as running:
+        yield running
+
+
+@pytest.fixture
+def state(cairn_paths: CairnPaths) -> SystemState:
+    write_skill(cairn_paths.skills_dir, "notes", "Keep notes.", body="# Notes\n\nWrite it down.")
+    return SystemState(SkillStore([("user", cairn_paths.skills_dir)]))
+
+
+def sections_of(rows) -> list[tuple[str, object]]:
+    return [(r.model_system["section"], r.model_system["content"]) for r in rows if r.role == "system"]
+
+
+def converse(journal, cairn_paths, provider, state, session_id, *turns):
+    """Run ``turns`` (text, or (text, overrides), or a callable to run before the next turn)
+    on one runtime that stays alive throughout, as an idle runtime in the app does."""
+    route = route_for(loopback_account(provider), cairn_paths)
+    appended: list[list] = []
+
+    async def run() -> None:
+        async with chat_runtime(journal, route) as chat:
+            chat.runtime.engine = engine = ContextEngine(state)
+            chat.runtime.executor = engine.executor
+            for turn in turns:
+                if callable(turn):
+                    turn()
+                    continue
+                text, overrides = turn if isinstance(turn, tuple) else (turn, None)
+                before = len(chat.events)
+                outcome = await chat.runtime.send(session_id, text, overrides=overrides)
+                assert outcome.ok, outcome.error
+                appended.append(
+                    sections_of(r for e in chat.events[before:] if isinstance(e, SectionsAppended) for r in e.rows)
+                )
+
+    asyncio.run(run())
+    return appended
+
+
+def test_the_first_request_renders_the_baseline_as_leading_system_content(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
+) -> None:
+    state.environment = "The person uses Linux with the locale en_GB."
+    session = journal.create_session()
+    appended = converse(journal, cairn_paths, provider, state, session.id, "hi", "again")
+    assert appended[0] == [
+        ("instructions", BUILTIN_INSTRUCTIONS),
+        ("guidance:environment", "The person uses Linux with the locale en_GB."),
+        ("skills", SKILLS_HEADER),
+        ("skill:notes", "notes: Keep notes."),
+    ]
+    assert appended[1] == []  # nothing changed, nothing appended
+    first = provider.requests[0].body
+    assert first["messages"][0]["role"] == "system"
+    assert first["messages"][0]["content"].startswith(BUILTIN_INSTRUCTIONS)
+    assert first["messages"][0]["content"].endswith("notes: Keep notes.")
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    assert [t["function"]["name"] for t in first["tools"]] == ["load_skill"]
+    rows = TranscriptWriter(journal).rows(session.id)
+    user = next(r for r in rows if r.role == "user")
+    assert all(r.anchor == user.id for r in rows if r.role == "system")
+
+
+def test_an_idle_runtime_picks_up_skill_changes_on_disk(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
+) -> None:
+    skills = cairn_paths.skills_dir
+    session = journal.create_session()
+    appended = converse(
+        journal, cairn_paths, provider, state, session.id,
+        "one",
+        lambda: write_skill(skills, "recipes", "Cook."),
+        "two",
+        lambda: write_skill(skills, "recipes", "Cook simple meals."),
+        "three",
+        lambda: (remove_skill(skills, "recipes"), write_skill(skills, "cooking", "Cook simple meals.")),
+        "four",
+        lambda: remove_skill(skills, "cooking"),
+        "five",
+    )  # fmt: skip
+    assert appended[1:] == [
+        [("skill:recipes", "recipes: Cook.")],
+        [("skill:recipes", "recipes: Cook simple meals.")],
+        [("skill:cooking", "cooking: Cook simple meals."), ("skill:recipes", None)],
+        [("skill:cooking", None)],
+    ]
+
+
+def test_a_temporary_replacement_is_one_change_undone_by_another(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
+) -> None:
+    session = journal.create_session()
+    writer = TranscriptWriter(journal)
+    writer.append_system(session.id, "tool_activation", {"active": ["search"], "identity": "abc123"})
+    persona = {"instructions": "Answer as a pirate, just this once."}
+    appended = converse(journal, cairn_paths, provider, state, session.id, "one", ("two", persona), "three")
+    assert appended[1] == [("instructions", "Answer as a pirate, just this once.")]
+    assert appended[2] == [("instructions", BUILTIN_INSTRUCTIONS)]
+    state_after = writer.effective_state(session.id)
+    assert state_after["tool_activation"] == {"active": ["search"], "identity": "abc123"}
+    assert state_after["skill:notes"] == "notes: Keep notes."
+    tool_rows = [
+        r for r in writer.rows(session.id) if r.model_system and r.model_system["section"] == "tool_activation"
+    ]
+    assert len(tool_rows) == 1
+
+
+@pytest.mark.parametrize("section", ["skills", "skill:notes", "skill:anything"])
+def test_the_skill_sections_cannot_be_overridden(state: SystemState, section: str) -> None:
+    with pytest.raises(SectionNameError, match="belongs to the skill catalog"):
+        ContextEngine(state).desired(state.catalog(), {section: "x"})
+
+
+def test_a_session_without_metadata_gets_its_first_baseline_at_continuation(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
+) -> None:
+    session = journal.create_session("imported")
+    writer = TranscriptWriter(journal)
+    writer.append_user(session.id, {"parts": [{"kind": "text", "text": "old question"}]})
+    writer.append_assistant(session.id, {"parts": [{"kind": "text", "text": "old answer"}], "status": "complete"})
+    appended = converse(journal, cairn_paths, provider, state, session.id, "new question")
+    assert [s for s, _ in appended[0]] == ["instructions", "skills", "skill:notes"]
+    messages = provider.requests[0].body["messages"]
+    # Nothing is invented before the old rows: the baseline sits where it was made.
+    assert messages[0] == {"role": "user", "content": "old question"}
+    assert messages[1]["role"] == "assistant"
+    assert all(m["role"] != "system" for m in messages)  # this route folds updates
+    assert messages[2]["content"].startswith('<system-update section="instructions">')
+    assert messages[2]["content"].endswith("new question")
+
+
+def test_a_legacy_aggregate_skills_section_is_replaced_once(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
+) -> None:
+    write_skill(cairn_paths.skills_dir, "recipes", "Cook.")
+    session = journal.create_session("legacy")
+    writer = TranscriptWriter(journal)
+    # The older shape: one `skills` section holding every entry in one body.
+    first_user = writer.append_user(session.id, {"parts": [{"kind": "text", "text": "hello"}]})
+    writer.append_system(session.id, "instructions", BUILTIN_INSTRUCTIONS, anchor=first_user.id)
+    aggregate = "Available skills:\n- notes: Keep notes.\n- recipes: Cook."
+    writer.append_system(session.id, "skills", aggregate, anchor=first_user.id)
+    writer.append_assistant(session.id, {"parts": [{"kind": "text", "text": "hi"}], "status": "complete"})
+    appended = converse(journal, cairn_paths, provider, state, session.id, "next", "and next", "once more")
+    assert appended[0] == [
+        ("skills", SKILLS_HEADER),
+        ("skill:notes", "notes: Keep notes."),
+        ("skill:recipes", "recipes: Cook."),
+    ]
+    assert appended[1] == []
+    assert appended[2] == []
+    assert "skills" in writer.effective_state(session.id)
+
+
+def test_the_model_loads_a_skill_through_the_bridge(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
+) -> None:
+    session = journal.create_session()
+    converse(
+        journal, cairn_paths, provider, state, session.id,
+        'Use it. [[call load_skill {"name": "notes"}]]',
+        'And this? [[call load_skill {"name": "../../etc/passwd"}]]',
+    )  # fmt: skip
+    results = [r.content["parts"][0] for r in TranscriptWriter(journal).rows(session.id) if r.role == "tool"]
+    assert results[0]["content"] == "# Notes\n\nWrite it down.\n"
+    assert not results[0]["is_error"]
+    assert results[1]["is_error"]
+    assert "There is no skill named '../../etc/passwd'" in results[1]["content"]
+
+
+def test_a_tool_schema_change_does_not_reuse_the_idle_runtime(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    made: list[ChatRuntime] = []
+
+    def factory(r, tools):
+        made.append(ChatRuntime(journal, r, client=None, tools=tools))  # type: ignore[arg-type]
+        return made[-1]
+
+    pool = RuntimePool(factory)
+    v1 = ToolSpec(name="search", description="Search.", parameters={"type": "object", "properties": {}})
+    v2 = ToolSpec(name="search", description="Search.", parameters={"type": "object", "properties": {"q": {}}})
+    first = pool.get("s", route, [v1])
+    assert pool.get("s", route, [v1.model_copy(deep=True)]) is first
+    assert pool.get("s", route, [v2]) is not first  # same name, new schema: a new runtime
+    assert len(made) == 2
+    other = route.model_copy(update={"actual": route.actual.model_copy(update={"model": "loopback-reasoner"})})
+    assert pool.get("s", other, [v2]) is not made[1]
+
+
+def test_a_failed_section_write_sends_nothing(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
+) -> None:
+    session = journal.create_session()
+    route = route_for(loopback_account(provider), cairn_paths)
+
+    async def run() -> None:
+        async with chat_runtime(journal, route) as chat:
+            chat.runtime.engine = ContextEngine(state)
+            with journal.write("a trigger that makes system rows fail") as conn:
+                conn.execute(
+                    "CREATE TRIGGER no_system BEFORE INSERT ON transcript_rows WHEN NEW.role = 'system' "
+                    "BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+                )
+            outcome = await chat.runtime.send(session.id, "hi")
+            assert not outcome.ok
+            assert "could not save a system row" in (outcome.error or "")
+
+    asyncio.run(run())
+    assert provider.requests == []
+    rows = TranscriptWriter(journal).rows(session.id)
+    assert [r.role for r in rows] == ["user"]
+
+
+def test_overrides_validate_names(state: SystemState) -> None:
+    engine = ContextEngine(state)
+    assert engine.desired(state.catalog(), {"guidance:mood": "calm"})["guidance:mood"] == "calm"
+    assert "instructions" not in engine.desired(state.catalog(), {"instructions": None})
+    with pytest.raises(SectionNameError):
+        engine.desired(state.catalog(), {"": "x"})
