@@ -27,6 +27,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.journal_append
 	$(BIN)/python -m benchmarks.adapter_throughput
 	$(BIN)/python -m benchmarks.context_overhead
+	$(BIN)/python -m benchmarks.cache_strategies
 
 $(VENV)/.created:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Cairn needs Python 3.11 or newer; set PYTHON=python3.11")'

@@ -11,6 +11,7 @@ import contextlib
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -104,7 +105,7 @@ class LoopbackProvider:
         class Handler(_Handler):
             owner = provider
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-provider", daemon=True)
         self._thread.start()
@@ -174,6 +175,15 @@ def _last_user_text(body: dict[str, Any]) -> str:
                 return " ".join(b.get("text", "") for b in content if isinstance(b, dict))
             return str(content or "")
     return ""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up on a kept-alive connection is normal; anything else is shown."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _error(message: str, kind: str, code: str | None = None, param: str | None = None) -> bytes:
