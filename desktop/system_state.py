@@ -15,7 +15,8 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from desktop.sections import GUIDANCE_PREFIX, INSTRUCTIONS, SKILL_PREFIX, SKILLS
-from host.skills import SkillCatalog, SkillStore
+from host.paths import CairnPaths
+from host.skills import SkillCatalog, SkillStore, Source
 from host.tools import ToolSpec
 
 __all__ = ["BUILTIN_INSTRUCTIONS", "LOAD_SKILL", "SKILLS_HEADER", "SystemState", "environment_guidance"]
@@ -59,6 +60,15 @@ class SystemState:
     custom_instructions: str = ""
     workspace: Path | None = None
     environment: str = ""
+
+    @classmethod
+    def for_app(cls, paths: CairnPaths, custom_instructions: str, workspace: Path | None) -> SystemState:
+        """The state Cairn runs with: the user's skills folder, the workspace's, this machine."""
+        roots: list[tuple[Source, Path]] = [("user", paths.skills_dir)]
+        if workspace is not None:
+            workspace = workspace.expanduser().absolute()
+            roots.append(("workspace", SkillStore.workspace_root(workspace)))
+        return cls(SkillStore(roots), custom_instructions, workspace, environment_guidance())
 
     def catalog(self) -> SkillCatalog:
         return self.skills.scan()

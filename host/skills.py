@@ -16,7 +16,7 @@ from typing import Literal
 
 import yaml
 
-__all__ = ["InvalidSkill", "Skill", "SkillCatalog", "SkillError", "SkillStore"]
+__all__ = ["InvalidSkill", "Skill", "SkillCatalog", "SkillError", "SkillStore", "Source"]
 
 MAX_SKILL_BYTES = 1_000_000
 MAX_DESCRIPTION = 1024

@@ -40,9 +40,10 @@ def test_chat_streams_the_answer_and_continues_a_session(cairn_paths: CairnPaths
         second = cairn("chat", "--session", session_id, stdin="What are they for?\n")
         assert second.returncode == 0, second.stderr
         assert second.stdout.strip() == "They guide walkers."
-        assert len(provider.requests[1].body["messages"]) == 3
+        roles = [m["role"] for m in provider.requests[1].body["messages"]]
+        assert roles == ["system", "user", "assistant", "user"]
     with Journal.open(cairn_paths.journal) as journal:
-        rows = TranscriptWriter(journal).rows(session_id)
+        rows = [r for r in TranscriptWriter(journal).rows(session_id) if r.role != "system"]
         assert [r.role for r in rows] == ["user", "assistant", "user", "assistant"]
         assert journal.session(session_id).title == "What is a cairn?"
     listed = cairn("sessions")
@@ -95,3 +96,28 @@ def test_catalog_refresh_offline_keeps_the_bundled_copy(cairn_paths: CairnPaths)
     assert done.returncode == 1
     assert "kept the previous catalog" in done.stderr
     assert not (cairn_paths.cache_dir / "models.dev.json").exists()
+
+
+def test_chat_uses_the_context_engine_and_reports_invalid_skills(cairn_paths: CairnPaths, tmp_path) -> None:
+    from tests.cache_scenario import write_skill
+
+    write_skill(cairn_paths.skills_dir, "notes", "Keep notes.")
+    write_skill(cairn_paths.skills_dir, "Bad-Name", "Nope.")
+    workspace = tmp_path / "project"
+    write_skill(workspace / ".agents" / "skills", "house-style", "Write in the house style.")
+    listed = cairn("skills", "--workspace", str(workspace))
+    assert "notes (user): Keep notes." in listed.stdout
+    assert "house-style (workspace): Write in the house style." in listed.stdout
+    assert "Bad-Name" in listed.stderr
+    assert "not a valid skill name" in listed.stderr
+    with LoopbackProvider(api_key=KEY) as provider:
+        cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
+        done = cairn("chat", "--workspace", str(workspace), "hello")
+        assert done.returncode == 0, done.stderr
+        assert "Bad-Name" in done.stderr
+        system = provider.requests[0].body["messages"][0]
+    assert system["role"] == "system"
+    assert "notes: Keep notes." in system["content"]
+    assert "house-style: Write in the house style." in system["content"]
+    assert f"The workspace folder is {workspace}." in system["content"]
+    assert [t["function"]["name"] for t in provider.requests[0].body["tools"]] == ["load_skill"]

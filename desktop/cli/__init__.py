@@ -1,0 +1,127 @@
+"""Cairn's headless commands: `chat`, `sessions`, `accounts`, `skills`, `catalog refresh`.
+
+None of them loads Qt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+import httpx
+from pydantic import ValidationError
+
+from desktop.catalog.modelsdev import MODELS_DEV_URL, refresh_models_dev
+from desktop.catalog.transport import CatalogError
+from desktop.cli.accounts import run_accounts
+from desktop.cli.chat import run_chat
+from desktop.cli.common import CommandError
+from desktop.routes import RouteError
+from desktop.secrets import SecretStore
+from desktop.settings import SettingsError, SettingsStore
+from desktop.system_state import SystemState
+from host.errors import JournalError
+from host.journal import Journal
+from host.paths import CairnPaths
+
+__all__ = ["add_commands", "run_command"]
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    commands.add_parser("sessions", help="list the journal's sessions, newest first")
+
+    chat = commands.add_parser("chat", help="send a message and stream the answer")
+    chat.add_argument("message", nargs="*", help="the message; read from stdin when omitted")
+    chat.add_argument("--account", help="account name or id (default: the default account)")
+    chat.add_argument("--model", help="model id (default: the account's default model)")
+    chat.add_argument("--session", help="continue this session id (default: a new session)")
+    chat.add_argument("--retry", action="store_true", help="ask again where the session's last turn failed")
+    chat.add_argument("--workspace", type=Path, help="a workspace folder: its .agents/skills are offered too")
+
+    skills = commands.add_parser("skills", help="list the skills found, and the ones left out with why")
+    skills.add_argument("--workspace", type=Path, help="also look in this workspace's .agents/skills")
+
+    accounts = commands.add_parser("accounts", help="list, add, edit or remove accounts")
+    verbs = accounts.add_subparsers(dest="verb", metavar="VERB", required=True)
+    verbs.add_parser("list", help="list accounts")
+    for verb in ("add", "edit"):
+        p = verbs.add_parser(verb, help=f"{verb} an account")
+        p.add_argument("name")
+        p.add_argument("--provider", help="a preset (deepseek, openai, openrouter, ollama, ...) or 'custom'")
+        p.add_argument("--base-url", help="a custom OpenAI-compatible endpoint, such as https://host/v1")
+        p.add_argument("--model", help="the default model")
+        p.add_argument("--header", action="append", default=[], metavar="NAME=VALUE", help="an extra header")
+        if verb == "edit":
+            p.add_argument("--rename", help="a new name")
+        p.add_argument("--set-key", action="store_true", help="ask for the API key and keep it in the keychain")
+    remove = verbs.add_parser("remove", help="remove an account and its key")
+    remove.add_argument("name")
+
+    catalog = commands.add_parser("catalog", help="the models.dev catalog")
+    catalog_verbs = catalog.add_subparsers(dest="verb", metavar="VERB", required=True)
+    refresh = catalog_verbs.add_parser("refresh", help="download a fresh models.dev catalog")
+    refresh.add_argument("--url", default=MODELS_DEV_URL, help=argparse.SUPPRESS)
+
+
+def run_command(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore | None = None) -> int:
+    secrets = secrets or SecretStore()
+    try:
+        if args.command == "sessions":
+            return _sessions(paths)
+        if args.command == "chat":
+            return run_chat(args, paths, secrets)
+        if args.command == "accounts":
+            return run_accounts(args, paths, secrets)
+        if args.command == "skills":
+            return _skills(args, paths)
+        if args.command == "catalog":
+            return _refresh(args, paths)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
+        print(f"cairn: {problems}", file=sys.stderr)
+        return 2
+    except (CommandError, JournalError, SettingsError, CatalogError, RouteError, ValueError) as exc:
+        print(f"cairn: {exc}", file=sys.stderr)
+        return 2
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+# -- sessions --------------------------------------------------------------------------------
+
+
+def _sessions(paths: CairnPaths) -> int:
+    with Journal.open(paths.journal) as journal:
+        sessions = journal.sessions()
+    if not sessions:
+        print("No sessions yet.")
+    for record in sessions:
+        print(f"{record.id}  {record.updated_at[:19].replace('T', ' ')}  {record.title or '(untitled)'}")
+    return 0
+
+
+def _skills(args: argparse.Namespace, paths: CairnPaths) -> int:
+    settings = SettingsStore(paths.config_dir / "settings.json").load()
+    catalog = SystemState.for_app(paths, settings.custom_instructions, args.workspace).catalog()
+    if not catalog.skills and not catalog.invalid:
+        print(f"No skills yet. Put skill folders in {paths.skills_dir}.")
+    for skill in catalog.skills:
+        print(f"{skill.name} ({skill.source}): {skill.description}")
+    for invalid in catalog.invalid:
+        print(f"left out {invalid.path}: {invalid.reason}", file=sys.stderr)
+    return 0
+
+
+# -- catalog ---------------------------------------------------------------------------------
+
+
+def _refresh(args: argparse.Namespace, paths: CairnPaths) -> int:
+    async def fetch() -> tuple[bool, str]:
+        async with httpx.AsyncClient(follow_redirects=True) as http:
+            outcome = await refresh_models_dev(http, paths.cache_dir, args.url)
+            return outcome.ok, outcome.message
+
+    ok, message = asyncio.run(fetch())
+    print(message, file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1

@@ -1,0 +1,110 @@
+"""`cairn accounts`: list, add, edit and remove accounts; keys go only to the keychain."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from desktop.catalog.transport import load_transport_catalog
+from desktop.cli.common import KEY_ENV, CommandError
+from desktop.secrets import KeychainUnavailable, SecretStore
+from desktop.settings import Account, SettingsStore
+from host.paths import CairnPaths
+
+__all__ = ["run_accounts"]
+
+
+def run_accounts(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore) -> int:
+    store = SettingsStore(paths.config_dir / "settings.json")
+    verbs = {"list": _accounts_list, "add": _accounts_add, "edit": _accounts_edit, "remove": _accounts_remove}
+    return verbs[args.verb](args, store, secrets)
+
+
+def _accounts_list(_args: argparse.Namespace, store: SettingsStore, secrets: SecretStore) -> int:
+    settings, transport = store.load(), load_transport_catalog()
+    if not settings.accounts:
+        print("No accounts yet; add one with `cairn accounts add NAME --provider PRESET`.")
+    for a in settings.accounts:
+        default = " (default)" if a.id == settings.default_account else ""
+        where = a.base_url or (p.base_url if (p := transport.preset(a.provider)) else "")
+        has_key = "key in keychain" if secrets.get(a.id) else "no key saved"
+        print(f"{a.name}{default}: {a.provider}, {a.default_model} at {where}; {has_key}")
+    return 0
+
+
+def _accounts_remove(args: argparse.Namespace, store: SettingsStore, secrets: SecretStore) -> int:
+    account = store.load().account(args.name)
+    if account is None:
+        raise CommandError(f"There is no account {args.name!r}.")
+    store.remove_account(account.id)
+    secrets.delete(account.id)
+    print(f"Removed {account.name}.")
+    return 0
+
+
+def _accounts_add(args: argparse.Namespace, store: SettingsStore, secrets: SecretStore) -> int:
+    transport = load_transport_catalog()
+    provider = args.provider or ("custom" if args.base_url else None)
+    if provider is None:
+        raise CommandError("Say which provider with --provider (a preset) or --base-url (a custom endpoint).")
+    preset = transport.preset(provider)
+    if preset is None and provider != "custom":
+        names = ", ".join(p.id for p in transport.providers)
+        raise CommandError(f"Unknown provider {provider!r}; pick one of {names}, or custom with --base-url.")
+    model = args.model or (preset.default_model if preset else None)
+    if not model:
+        raise CommandError("Say which model to use by default with --model.")
+    headers = dict(_header(h) for h in args.header)
+    account = Account(name=args.name, provider=provider, base_url=args.base_url, default_model=model, headers=headers)
+    store.add_account(account)
+    print(f"Saved account {account.name}.")
+    if args.set_key or (preset.key_required if preset else True):
+        _store_key(account, secrets)
+    return 0
+
+
+def _accounts_edit(args: argparse.Namespace, store: SettingsStore, secrets: SecretStore) -> int:
+    found = store.load().account(args.name)
+    if found is None:
+        raise CommandError(f"There is no account {args.name!r}.")
+    changes: dict[str, object] = {}
+    if args.rename:
+        changes["name"] = args.rename
+    if args.provider:
+        changes["provider"] = args.provider
+    if args.base_url is not None:
+        changes["base_url"] = args.base_url or None
+    if args.model:
+        changes["default_model"] = args.model
+    if args.header:
+        changes["headers"] = dict(_header(h) for h in args.header)
+    account = Account.model_validate({**found.model_dump(), **changes})
+    store.replace_account(account)
+    print(f"Saved account {account.name}.")
+    if args.set_key:
+        _store_key(account, secrets)
+    return 0
+
+
+def _store_key(account: Account, secrets: SecretStore) -> None:
+    key = getpass.getpass(f"API key for {account.name}: ") if sys.stdin.isatty() else sys.stdin.readline()
+    key = key.strip()
+    if not key:
+        print("No key given; none was saved.", file=sys.stderr)
+        return
+    try:
+        secrets.set(account.id, key)
+        print("The key is in the system keychain.")
+    except KeychainUnavailable as exc:
+        print(
+            f"{exc} It was not saved: `cairn chat` will ask for it each run, or read it from {KEY_ENV}.",
+            file=sys.stderr,
+        )
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise CommandError(f"Header {text!r} should look like NAME=VALUE.")
+    return name.strip(), value.strip()
