@@ -9,7 +9,6 @@ journal another Cairn holds is reported and left exactly as it was.
 from __future__ import annotations
 
 import logging
-import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -23,13 +22,12 @@ from pydantic import BaseModel, ConfigDict
 from host.errors import (
     JournalLockedError,
     JournalOpenError,
-    JournalTooNewError,
     JournalWriteError,
-    NotAJournalError,
 )
 from host.ids import is_uuid7, new_id
 from host.lock import LockHeldError, ProcessLock
-from host.schema import APPLICATION_ID, MIGRATIONS, Migration, latest_version
+from host.opening import configure, inspect_schema, migrate, refuse_foreign_file
+from host.schema import MIGRATIONS, Migration
 
 __all__ = ["Journal", "SessionRecord", "utc_now"]
 
@@ -86,7 +84,7 @@ class Journal:
                 "Check the folder's permissions or set CAIRN_HOME to a writable folder.",
                 path,
             ) from exc
-        _refuse_foreign_file(path)
+        refuse_foreign_file(path)
 
         lock = ProcessLock(path.with_name(path.name + ".lock"))
         try:
@@ -109,10 +107,10 @@ class Journal:
         connection: sqlite3.Connection | None = None
         try:
             connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            version = _inspect(connection, path, migrations)
-            _configure(connection, path)
+            version = inspect_schema(connection, path, migrations)
+            configure(connection, path)
             journal = cls(path, connection, lock)
-            journal._migrate(version, migrations)
+            migrate(journal, version, migrations)
             return journal
         except BaseException:
             if connection is not None:
@@ -202,123 +200,75 @@ class Journal:
         return SessionRecord(id=session_id, title=title, created_at=now, updated_at=now)
 
     def sessions(self) -> list[SessionRecord]:
-        """Every session, the most recently active first."""
+        """Every session not deleted, the most recently active first."""
         with self.read() as conn:
             rows = conn.execute(
-                "SELECT id, title, created_at, updated_at FROM sessions ORDER BY updated_at DESC, id DESC"
+                "SELECT id, title, created_at, updated_at FROM sessions WHERE deleted_at IS NULL "
+                "ORDER BY updated_at DESC, id DESC"
             ).fetchall()
         return [SessionRecord(id=r[0], title=r[1], created_at=r[2], updated_at=r[3]) for r in rows]
 
     def session(self, session_id: str) -> SessionRecord | None:
         with self.read() as conn:
             r = conn.execute(
-                "SELECT id, title, created_at, updated_at FROM sessions WHERE id = ?", (session_id,)
+                "SELECT id, title, created_at, updated_at FROM sessions WHERE id = ? AND deleted_at IS NULL",
+                (session_id,),
             ).fetchone()
         return None if r is None else SessionRecord(id=r[0], title=r[1], created_at=r[2], updated_at=r[3])
 
-    # -- migrations ----------------------------------------------------------------------
+    def rename_session(self, session_id: str, title: str) -> None:
+        with self.write("the session's new title") as conn:
+            changed = conn.execute(
+                "UPDATE sessions SET title = ? WHERE id = ? AND deleted_at IS NULL", (title.strip(), session_id)
+            ).rowcount
+        if not changed:
+            raise JournalWriteError(f"Session {session_id} is not in the journal; it may have been deleted.", self.path)
 
-    def _migrate(self, current: int, migrations: tuple[Migration, ...]) -> None:
-        pending = [m for m in migrations if m.version > current]
-        if not pending:
-            return
-        if current > 0:
-            backup = self._backup(current)
-            log.info("journal %s backed up to %s before migrating", self.path, backup)
-        for migration in pending:
-            with self.write(f"the schema migration to version {migration.version}") as conn:
-                for statement in migration.statements:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {int(migration.version)}")
-            log.info("journal %s migrated to version %d (%s)", self.path, migration.version, migration.description)
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session so that ``restore_session`` can still bring it back; ``purge_deleted``
+        removes it for good."""
+        with self.write("the session's deletion") as conn:
+            conn.execute(
+                "UPDATE sessions SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL", (utc_now(), session_id)
+            )
 
-    def _backup(self, version: int) -> Path:
-        folder = self.path.parent / "backups"
-        folder.mkdir(exist_ok=True)
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        target = folder / f"{self.path.stem}-v{version}-{stamp}.sqlite3"
-        n = 1
-        while target.exists():
-            n += 1
-            target = folder / f"{self.path.stem}-v{version}-{stamp}-{n}.sqlite3"
-        partial = target.with_name(target.name + ".partial")
+    def restore_session(self, session_id: str) -> None:
+        with self.write("the session's restoration") as conn:
+            conn.execute("UPDATE sessions SET deleted_at = NULL WHERE id = ?", (session_id,))
+
+    def purge_deleted(self) -> int:
+        """Remove deleted sessions, with their rows and usage, for good; return how many."""
+        with self.write("the removal of deleted sessions") as conn:
+            doomed = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE deleted_at IS NOT NULL")]
+            for session_id in doomed:
+                conn.execute("DELETE FROM request_usage WHERE session_id = ?", (session_id,))
+                # Anchored rows first: an anchor refers to a row of the same session.
+                conn.execute("DELETE FROM transcript_rows WHERE session_id = ? AND anchor IS NOT NULL", (session_id,))
+                conn.execute("DELETE FROM transcript_rows WHERE session_id = ?", (session_id,))
+                conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        return len(doomed)
+
+    def search_sessions(self, query: str, limit: int = 50) -> list[tuple[SessionRecord, str]]:
+        """Sessions whose title or message text holds every word of ``query`` (as a prefix),
+        the most recently active first, each with a snippet of where the text matched."""
+        words = query.split()
+        if not words:
+            return [(s, "") for s in self.sessions()]
+        match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+        title_test = " AND ".join("s.title LIKE ? ESCAPE '!'" for _ in words)
+        likes = ["%" + w.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%" for w in words]
         with self.read() as conn:
-            copy = sqlite3.connect(partial)
-            try:
-                conn.backup(copy)
-            finally:
-                copy.close()
-        shutil.move(partial, target)
-        return target
-
-
-def _refuse_foreign_file(path: Path) -> None:
-    if not path.exists():
-        return
-    if not path.is_file():
-        raise NotAJournalError(
-            f"{path} is not a file, so Cairn cannot use it as its journal. "
-            "Move it aside or set CAIRN_HOME to another folder.",
-            path,
-        )
-    with path.open("rb") as handle:
-        header = handle.read(len(SQLITE_HEADER))
-    if header and header != SQLITE_HEADER:
-        raise NotAJournalError(
-            f"{path} is not a SQLite database, so Cairn will not open it as its journal. "
-            "It was left untouched: move it aside (Cairn then starts a new journal) "
-            "or set CAIRN_HOME to another folder.",
-            path,
-        )
-
-
-def _inspect(conn: sqlite3.Connection, path: Path, migrations: tuple[Migration, ...]) -> int:
-    """Read the schema version without writing anything; refuse what Cairn must not touch."""
-    try:
-        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        tables = int(conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0])
-    except sqlite3.DatabaseError as exc:
-        raise NotAJournalError(
-            f"{path} cannot be read as a SQLite database ({exc}), so Cairn will not use it "
-            "as its journal. It was left untouched: move it aside or set CAIRN_HOME to "
-            "another folder.",
-            path,
-        ) from exc
-    if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables > 0):
-        raise NotAJournalError(
-            f"{path} is a SQLite database but not a Cairn journal. It was left untouched: "
-            "move it aside or set CAIRN_HOME to another folder.",
-            path,
-        )
-    supported = latest_version(migrations)
-    if version > supported:
-        raise JournalTooNewError(
-            f"The journal {path} was written by a newer Cairn (schema version {version}; "
-            f"this Cairn knows up to {supported}). It was left untouched: update Cairn to "
-            "open it.",
-            path,
-            version,
-            supported,
-        )
-    return version
-
-
-def _configure(conn: sqlite3.Connection, path: Path) -> None:
-    try:
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        conn.execute("PRAGMA synchronous = FULL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA busy_timeout = 5000")
-    except sqlite3.Error as exc:
-        raise JournalOpenError(
-            f"Cairn cannot set up its journal {path}: {exc}. Check the file's permissions "
-            "or set CAIRN_HOME to another folder.",
-            path,
-        ) from exc
-    if str(mode).lower() != "wal":
-        raise JournalOpenError(
-            f"The journal {path} cannot use write-ahead logging (got {mode!r}); "
-            "keep it on a local disk rather than a network share.",
-            path,
-        )
+            found = conn.execute(
+                f"""
+                SELECT s.id, s.title, s.created_at, s.updated_at,
+                       (SELECT snippet(transcript_search, 0, '[', ']', '…', 12) FROM transcript_search
+                        WHERE transcript_search MATCH ? AND session_id = s.id LIMIT 1)
+                FROM sessions AS s
+                WHERE s.deleted_at IS NULL AND (
+                    ({title_test}) OR
+                    s.id IN (SELECT session_id FROM transcript_search WHERE transcript_search MATCH ?))
+                ORDER BY s.updated_at DESC, s.id DESC LIMIT ?
+                """,
+                (match, *likes, match, limit),
+            ).fetchall()
+        return [(SessionRecord(id=r[0], title=r[1], created_at=r[2], updated_at=r[3]), r[4] or "") for r in found]

@@ -25,6 +25,10 @@ class Migration:
     statements: tuple[str, ...]
 
 
+_TEXT_OF = "(SELECT COALESCE(group_concat(value, ' '), '') FROM json_tree({0}) WHERE key = 'text' AND type = 'text')"
+_TEXT_OF_NEW = _TEXT_OF.format("NEW.content")
+_TEXT_OF_ROW = _TEXT_OF.format("r.content")
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         version=1,
@@ -82,6 +86,34 @@ MIGRATIONS: tuple[Migration, ...] = (
             ) STRICT
             """,
             "CREATE INDEX request_usage_session ON request_usage(session_id, created_at)",
+        ),
+    ),
+    Migration(
+        version=3,
+        description="search index and deletion with undo",
+        statements=(
+            "ALTER TABLE sessions ADD COLUMN deleted_at TEXT",
+            # Every "text" field of a visible row's content is searchable; hidden rows are not.
+            "CREATE VIRTUAL TABLE transcript_search USING fts5(body, session_id UNINDEXED, row_id UNINDEXED)",
+            f"""
+            CREATE TRIGGER transcript_search_insert AFTER INSERT ON transcript_rows
+            WHEN NEW.hidden = 0 AND NEW.role IN ('user', 'assistant')
+            BEGIN
+                INSERT INTO transcript_search (body, session_id, row_id)
+                SELECT {_TEXT_OF_NEW}, NEW.session_id, NEW.id;
+            END
+            """,
+            """
+            CREATE TRIGGER transcript_search_delete AFTER DELETE ON transcript_rows
+            BEGIN
+                DELETE FROM transcript_search WHERE row_id = OLD.id;
+            END
+            """,
+            f"""
+            INSERT INTO transcript_search (body, session_id, row_id)
+            SELECT {_TEXT_OF_ROW}, r.session_id, r.id FROM transcript_rows AS r
+            WHERE r.hidden = 0 AND r.role IN ('user', 'assistant')
+            """,
         ),
     ),
 )

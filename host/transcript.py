@@ -158,7 +158,10 @@ class TranscriptWriter:
                     "exactly what was written, or use a new id.",
                     path,
                 )
-            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            if (
+                conn.execute("SELECT 1 FROM sessions WHERE id = ? AND deleted_at IS NULL", (session_id,)).fetchone()
+                is None
+            ):
                 raise JournalWriteError(f"Session {session_id} is not in the journal; it may have been deleted.", path)
             if anchor is not None:
                 target = conn.execute(
@@ -196,6 +199,17 @@ class TranscriptWriter:
                 f"SELECT {_COLUMNS} FROM transcript_rows WHERE session_id = ? ORDER BY seq", (session_id,)
             ).fetchall()
         return [_row(r) for r in found]
+
+    def display_page(self, session_id: str, *, before_seq: int | None = None, limit: int = 200) -> list[TranscriptRow]:
+        """Up to ``limit`` rows a person sees (every role but system), the newest ones before
+        ``before_seq``, in storage order. Its cost does not grow with the session's length."""
+        with self._journal.read() as conn:
+            found = conn.execute(
+                f"SELECT {_COLUMNS} FROM transcript_rows WHERE session_id = ? AND role != 'system' AND seq < ? "
+                "ORDER BY seq DESC LIMIT ?",
+                (session_id, before_seq if before_seq is not None else 2**62, limit),
+            ).fetchall()
+        return [_row(r) for r in reversed(found)]
 
     def model_order(self, session_id: str) -> list[TranscriptRow]:
         """The rows in the order the model sees them.

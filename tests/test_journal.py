@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from host.errors import JournalLockedError, JournalTooNewError, NotAJournalError
+from host.errors import JournalLockedError, JournalTooNewError, JournalWriteError, NotAJournalError
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.schema import MIGRATIONS, Migration, latest_version
@@ -171,3 +171,57 @@ def test_a_failed_migration_leaves_the_old_schema(cairn_paths: CairnPaths) -> No
     with Journal.open(cairn_paths.journal) as journal:
         assert journal.schema_version == latest_version()
         assert [s.title for s in journal.sessions()] == ["survivor"]
+
+
+def test_sessions_are_renamed_deleted_restored_and_purged(journal: Journal) -> None:
+    writer = TranscriptWriter(journal)
+    keep, doomed = journal.create_session("keep"), journal.create_session("doomed")
+    user = writer.append_user(doomed.id, {"parts": [{"kind": "text", "text": "bye"}]})
+    writer.append_system(doomed.id, "instructions", "x", anchor=user.id)
+    journal.rename_session(keep.id, "  kept  ")
+    assert journal.session(keep.id).title == "kept"
+    journal.delete_session(doomed.id)
+    assert [s.title for s in journal.sessions()] == ["kept"]
+    assert journal.session(doomed.id) is None
+    with pytest.raises(JournalWriteError, match="may have been deleted"):
+        writer.append_user(doomed.id, "still there?")
+    with pytest.raises(JournalWriteError, match="may have been deleted"):
+        journal.rename_session(doomed.id, "new")
+    journal.restore_session(doomed.id)
+    assert {s.title for s in journal.sessions()} == {"kept", "doomed"}
+    journal.delete_session(doomed.id)
+    assert journal.purge_deleted() == 1
+    journal.restore_session(doomed.id)  # nothing left to restore
+    assert [s.title for s in journal.sessions()] == ["kept"]
+    assert writer.rows(doomed.id) == []
+
+
+def test_search_finds_titles_and_message_text_but_not_hidden_rows(journal: Journal) -> None:
+    writer = TranscriptWriter(journal)
+    trip = journal.create_session("Trip to the coast")
+    food = journal.create_session("Dinner")
+    writer.append_user(food.id, {"parts": [{"kind": "text", "text": "How do I cook lentils with cumin?"}]})
+    writer.append_system(food.id, "instructions", "secret coastal instructions")
+    writer.append(food.id, "assistant", {"error": {"message": "zebra failure"}}, hidden=True)
+    assert [s.title for s, _ in journal.search_sessions("coast")] == ["Trip to the coast"]
+    found = journal.search_sessions("lentil cum")
+    assert [s.id for s, _ in found] == [food.id]
+    assert "[lentils]" in found[0][1]
+    assert journal.search_sessions("zebra") == []
+    assert journal.search_sessions('100% "quoted" (weird) AND OR -') == []
+    assert {s.id for s, _ in journal.search_sessions("  ")} == {trip.id, food.id}
+    journal.delete_session(food.id)
+    assert journal.search_sessions("lentils") == []
+
+
+def test_display_pages_skip_system_rows_and_cost_the_same_however_long(journal: Journal) -> None:
+    writer = TranscriptWriter(journal)
+    session = journal.create_session()
+    for n in range(30):
+        u = writer.append_user(session.id, {"parts": [{"kind": "text", "text": f"q{n}"}]})
+        writer.append_system(session.id, "instructions", f"v{n}", anchor=u.id)
+        writer.append_assistant(session.id, {"parts": [{"kind": "text", "text": f"a{n}"}]})
+    last = writer.display_page(session.id, limit=4)
+    assert [r.content["parts"][0]["text"] for r in last] == ["q28", "a28", "q29", "a29"]
+    older = writer.display_page(session.id, before_seq=last[0].seq, limit=3)
+    assert [r.content["parts"][0]["text"] for r in older] == ["a26", "q27", "a27"]
