@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
 from host.tools import ToolSpec
-from host.transcript import TranscriptRow
+from host.transcript import TranscriptRow, superseded
 
 __all__ = [
     "Context",
@@ -125,5 +125,7 @@ def message_from_row(row: TranscriptRow) -> Message | None:
 
 
 def context_from_rows(rows_in_model_order: list[TranscriptRow], tools: list[ToolSpec] | None = None) -> Context:
-    messages = [m for m in (message_from_row(r) for r in rows_in_model_order) if m is not None]
+    """The context of a session's rows in model order, leaving out superseded rows."""
+    gone = superseded(rows_in_model_order)
+    messages = [m for r in rows_in_model_order if r.id not in gone and (m := message_from_row(r)) is not None]
     return Context(messages=messages, tools=tools or [])

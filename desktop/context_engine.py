@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from desktop.context import ToolCallPart, ToolResultPart
-from desktop.sections import GUIDANCE_PREFIX, INSTRUCTIONS, SKILL_PREFIX, SKILLS, check_caller_section, diff_sections
+from desktop.sections import (
+    GUIDANCE_PREFIX,
+    INSTRUCTIONS,
+    SKILL_PREFIX,
+    SKILLS,
+    check_caller_section,
+    diff_sections,
+    section_order,
+)
 from desktop.system_state import LOAD_SKILL, SystemState
 from desktop.tool_calls import NoTools, ToolExecutor
 from host.skills import SkillCatalog, SkillError, SkillStore
@@ -37,6 +45,7 @@ class Prepared:
     rows: tuple[TranscriptRow, ...]
     catalog: SkillCatalog
     tools: tuple[ToolSpec, ...]
+    sections: tuple[str, ...] = ()
 
 
 class SkillTools:
@@ -97,4 +106,4 @@ class ContextEngine:
             for name, content in diff_sections(current, desired)
         )
         self.executor.catalog = catalog
-        return Prepared(rows, catalog, tuple(self.state.tools(catalog)))
+        return Prepared(rows, catalog, tuple(self.state.tools(catalog)), tuple(sorted(desired, key=section_order)))

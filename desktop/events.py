@@ -38,10 +38,19 @@ class SectionsAppended:
 
 @dataclass(frozen=True)
 class RequestStarted:
+    """A request is going out: its exact bytes and what the inspector shows about it."""
+
     session_id: str
     route_key: str
     body_bytes: bytes
     notes: tuple[str, ...]
+    sections: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    flags_reason: str = ""
+    published: str = ""
+    actual: str = ""
+    prefix_sha256: str = ""
+    tool_schema_sha256: str = ""
 
 
 @dataclass(frozen=True)

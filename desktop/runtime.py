@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import takewhile
 
 from pydantic import JsonValue
 
@@ -28,7 +29,7 @@ from desktop.events import (
     TurnFailed,
     UserCommitted,
 )
-from desktop.projection import project
+from desktop.projection import ProjectedRequest, project
 from desktop.provider.errors import MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import Finished, ReplyAssembler, Retrying
@@ -36,9 +37,10 @@ from desktop.provider.usage import Usage
 from desktop.routes import ResolvedRoute
 from desktop.tool_calls import NoTools, ToolExecutor
 from host.errors import JournalWriteError
+from host.identity import prefix_sha256, tool_schema_sha256
 from host.journal import Journal
 from host.tools import ToolSpec
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.transcript import TranscriptRow, TranscriptWriter, superseded
 from host.usage import UsageLedger
 
 __all__ = ["ChatRuntime", "NothingToRetry", "TurnOutcome"]
@@ -106,9 +108,35 @@ class ChatRuntime:
         self._emit(UserCommitted(row))
         return await self._run(session_id, row.id, overrides)
 
+    async def regenerate(self, session_id: str) -> TurnOutcome:
+        """Answer the last user message afresh; the earlier answer is superseded, not erased."""
+        visible = self._visible(session_id)
+        last_user = max((i for i, r in enumerate(visible) if r.role == "user"), default=None)
+        if last_user is None:
+            raise NothingToRetry("There is no message to answer yet.")
+        after = [r.id for r in visible[last_user + 1 :]]
+        if after:
+            self.writer.append_supersede(session_id, after)
+        # Updates now go after the superseded answer: the user row was sent before as it is.
+        return await self._run(session_id, None, None)
+
+    async def edit_last(self, session_id: str, text: str) -> TurnOutcome:
+        """Replace the last user message (and what answered it) with ``text``, and answer that."""
+        visible = self._visible(session_id)
+        last_user = max((i for i, r in enumerate(visible) if r.role == "user"), default=None)
+        if last_user is None:
+            raise NothingToRetry("There is no message to edit yet.")
+        self.writer.append_supersede(session_id, [r.id for r in visible[last_user:]])
+        return await self.send(session_id, text)
+
+    def _visible(self, session_id: str) -> list[TranscriptRow]:
+        rows = self.writer.model_order(session_id)
+        gone = superseded(rows)
+        return [r for r in rows if not r.hidden and r.id not in gone]
+
     async def retry(self, session_id: str) -> TurnOutcome:
         """Ask again where the last turn failed, from the same committed rows."""
-        visible = [r for r in self.writer.model_order(session_id) if not r.hidden]
+        visible = self._visible(session_id)
         if not visible or visible[-1].role not in ("user", "tool"):
             raise NothingToRetry("The conversation already ends with a reply; there is nothing to retry.")
         anchor = visible[-1].id if visible[-1].role == "user" else None
@@ -140,6 +168,7 @@ class ChatRuntime:
     async def _step(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> _Step:
         route, client = self.route, self.client
         tools = list(self.tools)
+        sections: tuple[str, ...] = ()
         if self.engine is not None:
             try:
                 prepared = self.engine.prepare(self.writer, session_id, anchor=anchor, overrides=overrides)
@@ -150,9 +179,10 @@ class ChatRuntime:
             if prepared.rows:
                 self._emit(SectionsAppended(prepared.rows))
             tools.extend(prepared.tools)
+            sections = prepared.sections
         context = context_from_rows(self.writer.model_order(session_id), tools)
         request = project(context, route)
-        self._emit(RequestStarted(session_id, route.key, request.body_bytes, tuple(request.notes)))
+        self._emit(_request_started(session_id, route, request, tools, sections))
         assembler = ReplyAssembler(route.key)
         finished: Finished | None = None
         try:
@@ -241,6 +271,29 @@ class _Step:
     usage: Usage | None = None
     cost: float | None = None
     failed: str | None = None
+
+
+def _request_started(
+    session_id: str, route: ResolvedRoute, request: ProjectedRequest, tools: list[ToolSpec], sections: tuple[str, ...]
+) -> RequestStarted:
+    """What the inspector shows of a request. The prefix identity covers the leading system
+    content and the declared tools: what must stay byte-stable for the cache to hold."""
+    messages = request.body["messages"]
+    leading = list(takewhile(lambda m: m["role"] in ("system", "developer"), messages))
+    published, actual = route.published, route.actual
+    return RequestStarted(
+        session_id,
+        route.key,
+        request.body_bytes,
+        tuple(request.notes),
+        sections=sections,
+        flags=tuple(name for name, on in route.flags.model_dump().items() if on),
+        flags_reason=route.flags_reason,
+        published=f"{published.provider} · {published.model} · {published.api} · {published.base_url}",
+        actual=f"{actual.provider} · {actual.model} · {actual.api} · {actual.base_url}",
+        prefix_sha256=prefix_sha256(leading, tools),
+        tool_schema_sha256=tool_schema_sha256(tools),
+    )
 
 
 def _outcome(steps: list[_Step], error: str | None = None) -> TurnOutcome:

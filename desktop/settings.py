@@ -66,6 +66,8 @@ class Settings(BaseModel):
     accounts: list[Account] = Field(default_factory=list)
     default_account: str | None = None
     custom_instructions: str = ""
+    theme: Literal["system", "light", "dark"] = "system"
+    workspace: str | None = None
 
     def account(self, key: str) -> Account | None:
         """An account by id or by name (case-insensitive)."""

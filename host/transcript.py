@@ -18,11 +18,21 @@ from host.errors import JournalWriteError
 from host.ids import is_uuid7, new_id
 from host.journal import Journal, utc_now
 
-__all__ = ["MODEL_SYSTEM_VERSION", "Role", "SectionUpdate", "TranscriptRow", "TranscriptWriter"]
+__all__ = [
+    "MODEL_SYSTEM_VERSION",
+    "Role",
+    "SectionUpdate",
+    "TranscriptRow",
+    "TranscriptWriter",
+    "fold_sections",
+    "order_for_model",
+    "superseded",
+]
 
 Role = Literal["user", "assistant", "tool", "system"]
 
 MODEL_SYSTEM_VERSION = 1
+SUPERSEDES = "supersedes"
 
 
 class SectionUpdate(BaseModel):
@@ -190,6 +200,14 @@ class TranscriptWriter:
             created_at=now,
         )
 
+    def append_supersede(self, session_id: str, row_ids: list[str]) -> TranscriptRow:
+        """Record that ``row_ids`` are replaced (an edited message, a regenerated answer).
+
+        Rows are never changed; this hidden marker row takes them out of what the model and
+        the person see from now on.
+        """
+        return self.append(session_id, "system", {SUPERSEDES: list(row_ids)}, hidden=True)
+
     # -- reading -------------------------------------------------------------------------
 
     def rows(self, session_id: str) -> list[TranscriptRow]:
@@ -209,7 +227,12 @@ class TranscriptWriter:
                 "ORDER BY seq DESC LIMIT ?",
                 (session_id, before_seq if before_seq is not None else 2**62, limit),
             ).fetchall()
-        return [_row(r) for r in reversed(found)]
+            markers = conn.execute(
+                "SELECT content FROM transcript_rows WHERE session_id = ? AND role = 'system' AND model_system IS NULL",
+                (session_id,),
+            ).fetchall()
+        gone = {i for (text,) in markers for i in (json.loads(text) or {}).get(SUPERSEDES, [])}
+        return [row for row in (_row(r) for r in reversed(found)) if row.id not in gone]
 
     def model_order(self, session_id: str) -> list[TranscriptRow]:
         """The rows in the order the model sees them.
@@ -236,6 +259,17 @@ def order_for_model(rows: list[TranscriptRow]) -> list[TranscriptRow]:
             ordered.extend(anchored.get(row.id, ()))
             ordered.append(row)
     return ordered
+
+
+def superseded(rows: list[TranscriptRow]) -> set[str]:
+    """The ids that supersede markers among ``rows`` have taken out."""
+    gone: set[str] = set()
+    for row in rows:
+        if row.role == "system" and row.model_system is None and isinstance(row.content, dict):
+            ids = row.content.get(SUPERSEDES)
+            if isinstance(ids, list):
+                gone.update(i for i in ids if isinstance(i, str))
+    return gone
 
 
 def fold_sections(rows_in_model_order: list[TranscriptRow]) -> dict[str, Any]:

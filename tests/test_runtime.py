@@ -185,3 +185,27 @@ def test_retrying_events_are_reported(journal: Journal, cairn_paths: CairnPaths,
             assert not any(isinstance(e, TurnFailed) for e in chat.events)
 
     asyncio.run(run())
+
+
+def test_regenerate_and_edit_supersede_without_erasing(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    provider.script(Reply(text="first answer"), Reply(text="second answer"), Reply(text="edited answer"))
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY) as chat:
+            assert (await chat.runtime.send(session.id, "original question")).ok
+            assert (await chat.runtime.regenerate(session.id)).ok
+            assert (await chat.runtime.edit_last(session.id, "better question")).ok
+
+    asyncio.run(run())
+    first, regenerated, edited = provider.requests
+    assert regenerated.body_bytes == first.body_bytes  # the same request again: all of it cached
+    assert [m["content"] for m in edited.body["messages"]] == ["better question"]
+    writer = TranscriptWriter(journal)
+    shown = [r.content["parts"][0]["text"] for r in writer.display_page(session.id)]
+    assert shown == ["better question", "edited answer"]
+    kept = [r.content["parts"][0]["text"] for r in writer.rows(session.id) if r.role != "system"]
+    assert kept == ["original question", "first answer", "second answer", "better question", "edited answer"]

@@ -1,4 +1,4 @@
-"""The main window, offscreen: it lists sessions, and the real app opens and closes cleanly."""
+"""The real app, as a process: it opens its window and closes cleanly."""
 
 import os
 import signal
@@ -7,37 +7,10 @@ import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from pytestqt.qtbot import QtBot
-
 from host.journal import Journal
 from host.paths import CairnPaths
-from ui.main_window import MainWindow
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def test_window_lists_sessions_newest_first(qtbot: QtBot, journal: Journal) -> None:
-    older = journal.create_session("Older")
-    newer = journal.create_session()
-    window = MainWindow(journal.sessions())
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
-    items = [window.session_list.item(i) for i in range(window.session_list.count())]
-    assert [i.text() for i in items] == ["Untitled session", "Older"]
-    assert [i.data(Qt.ItemDataRole.UserRole) for i in items] == [newer.id, older.id]
-    assert not window.empty_label.isVisible()
-    assert window.session_list.accessibleName() == "Sessions"
-    assert window.close()
-
-
-def test_window_says_when_there_are_no_sessions(qtbot: QtBot) -> None:
-    window = MainWindow([])
-    qtbot.addWidget(window)
-    window.show()
-    assert window.empty_label.isVisible()
-    assert not window.session_list.isVisible()
 
 
 def test_the_app_opens_its_window_and_closes_cleanly(cairn_paths: CairnPaths) -> None:

@@ -1,42 +1,357 @@
-"""Cairn's main window. For now it lists the journal's sessions; the chat view comes later."""
+"""Cairn's main window: the sidebar, the chat, the composer, the status bar and the inspector.
+
+The window shows state and forwards intent. Every journal read, every request and every
+settings write happens on the core thread; results come back as queued callbacks.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QMainWindow, QVBoxLayout, QWidget
+import logging
+from functools import partial
+from typing import Any
 
+from PySide6.QtCore import QByteArray, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.app import CairnApp, NoRoute
+from desktop.routes import RouteError
 from host.journal import SessionRecord
+from host.transcript import TranscriptRow
+from host.usage import RequestUsage, UsageTotals
+from ui.chat_controller import ChatController
+from ui.chat_view import ChatView
+from ui.composer import Composer
+from ui.core import CoreThread
+from ui.inspector import Inspector
+from ui.sidebar import Sidebar
+from ui.start_page import StartPage
 
 __all__ = ["MainWindow"]
 
+log = logging.getLogger(__name__)
+PAGE = 200
+
 
 class MainWindow(QMainWindow):
-    """The window a person sees first: the sessions they have, newest first."""
+    """One window onto the app; several may share one core."""
 
-    def __init__(self, sessions: list[SessionRecord]) -> None:
+    settings_requested = Signal()
+    theme_requested = Signal(str)
+    new_window_requested = Signal()
+    closed = Signal()
+
+    def __init__(self, core: CoreThread, app: CairnApp) -> None:
         super().__init__()
+        self.core, self.app = core, app
+        self.session_id: str | None = None
         self.setWindowTitle("Cairn")
-        self.resize(960, 640)
+        self.resize(1100, 760)
+        self._build()
+        self.controller = ChatController(self)
+        self._loading_older = False
+        self._actions()
+        self._connect()
 
-        self.session_list = QListWidget()
-        self.session_list.setAccessibleName("Sessions")
-        self.empty_label = QLabel("No sessions yet.")
-        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_label.setAccessibleName("No sessions")
+    def _build(self) -> None:
 
-        body = QWidget()
-        layout = QVBoxLayout(body)
-        layout.addWidget(self.session_list)
-        layout.addWidget(self.empty_label)
-        self.setCentralWidget(body)
-        self.show_sessions(sessions)
+        self.sidebar = Sidebar()
+        self.chat = ChatView()
+        self.composer = Composer()
+        self.notice = QLabel()
+        self.notice.setWordWrap(True)
+        self.notice.setAccessibleName("Notice")
+        self.notice.setStyleSheet("color: #c62828; padding: 4px 10px;")
+        self.notice.hide()
+        self.accounts = QComboBox()
+        self.accounts.setAccessibleName("Account")
+        self.models = QComboBox()
+        self.models.setEditable(True)
+        self.models.setAccessibleName("Model")
+        self.models.setMinimumContentsLength(18)
+        route_bar = QHBoxLayout()
+        route_bar.setContentsMargins(10, 6, 10, 0)
+        route_bar.addWidget(QLabel("Route:"))
+        route_bar.addWidget(self.accounts)
+        route_bar.addWidget(self.models)
+        route_bar.addStretch(1)
 
-    def show_sessions(self, sessions: list[SessionRecord]) -> None:
-        self.session_list.clear()
-        for record in sessions:
-            item = QListWidgetItem(record.title or "Untitled session")
-            item.setData(Qt.ItemDataRole.UserRole, record.id)
-            item.setToolTip(f"Last active {record.updated_at[:16].replace('T', ' ')} UTC")
-            self.session_list.addItem(item)
-        self.session_list.setVisible(bool(sessions))
-        self.empty_label.setVisible(not sessions)
+        chat_panel = QWidget()
+        column = QVBoxLayout(chat_panel)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(route_bar)
+        column.addWidget(self.chat, 1)
+        column.addWidget(self.notice)
+        column.addWidget(self.composer)
+        self.start_page = StartPage()
+        self.pages = QStackedWidget()
+        self.pages.addWidget(chat_panel)
+        self.pages.addWidget(self.start_page)
+
+        splitter = QSplitter()
+        splitter.addWidget(self.sidebar)
+        splitter.addWidget(self.pages)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([260, 840])
+        self.setCentralWidget(splitter)
+
+        self.inspector = Inspector(self)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
+        self.inspector.hide()
+
+        self.route_label = QLabel()
+        self.route_label.setAccessibleName("Route")
+        self.usage_label = QLabel()
+        self.usage_label.setAccessibleName("Usage")
+        self.statusBar().addWidget(self.route_label, 1)
+        self.statusBar().addPermanentWidget(self.usage_label)
+
+    # -- wiring --------------------------------------------------------------------------
+
+    def _actions(self) -> None:
+        def add(text: str, shortcut: str, slot: Any) -> QAction:
+            action = QAction(text, self)
+            action.setShortcut(QKeySequence(shortcut))
+            action.triggered.connect(slot)
+            self.addAction(action)
+            return action
+
+        self.new_action = add("New chat", "Ctrl+N", self.new_session)
+        self.search_action = add("Search chats", "Ctrl+K", self._focus_search)
+        self.settings_action = add("Settings…", "Ctrl+,", partial(self.open_settings, None))
+        self.copy_action = add("Copy last answer", "Ctrl+Shift+C", self.controller.copy_last_answer)
+        self.inspector_action = add("Context inspector", "Ctrl+I", self.toggle_inspector)
+        self.window_action = add("New window", "Ctrl+Shift+N", self.new_window_requested)
+        menu = self.menuBar().addMenu("&Cairn")
+        for action in (self.new_action, self.window_action, self.search_action, self.settings_action):
+            menu.addAction(action)
+        view = self.menuBar().addMenu("&View")
+        view.addAction(self.inspector_action)
+        view.addAction(self.copy_action)
+
+    def _connect(self) -> None:
+        self.core.reported.connect(self.controller.on_core_event)
+        self.core.reported.connect(self.inspector.on_event)
+        self.sidebar.selected.connect(self.open_session)
+        self.sidebar.new_requested.connect(self.new_session)
+        self.sidebar.search_changed.connect(self.refresh_sessions)
+        self.sidebar.rename_requested.connect(self.rename_session)
+        self.sidebar.delete_requested.connect(self.delete_session)
+        self.sidebar.undo_requested.connect(self.restore_session)
+        self.sidebar.export_requested.connect(self.export_session)
+        self.composer.send.connect(self.controller.send)
+        self.composer.stop.connect(self.controller.stop)
+        self.chat.message_delegate.action.connect(self.controller.on_message_action)
+        self.chat.wants_older.connect(self.load_older)
+        self.accounts.activated.connect(self._account_chosen)
+        self.models.activated.connect(self._model_chosen)
+        self.start_page.add_account.connect(self.open_settings)
+        self.start_page.use_local.connect(self._use_local)
+
+    def run_on_core(self, work: Any, on_done: Any = None, on_error: Any = None) -> None:
+        self.core.submit(work, on_done, on_error or self.show_error)
+
+    def show_error(self, error: BaseException) -> None:
+        log.error("%s: %s", type(error).__name__, error)
+        self.show_notice(str(error))
+
+    def show_notice(self, text: str) -> None:
+        self.notice.setText(text)
+        self.notice.show()
+
+    def clear_notice(self) -> None:
+        self.notice.hide()
+
+    # -- start-up ------------------------------------------------------------------------
+
+    def start(self, last_session: str | None) -> None:
+        """Fill the window from the core: accounts, sessions, and the last chat."""
+        self.refresh_routes()
+        self.refresh_sessions(select=last_session)
+
+    def refresh_routes(self) -> None:
+        settings = self.app.settings
+        self.accounts.clear()
+        for account in settings.accounts:
+            self.accounts.addItem(f"{account.name}", account.id)
+        if not settings.accounts:
+            self.pages.setCurrentWidget(self.start_page)
+            self.start_page.probe(self)
+            self.route_label.setText("No account yet")
+            return
+        self.pages.setCurrentIndex(0)
+        chosen = self.app.account_id or settings.accounts[0].id
+        self.accounts.setCurrentIndex(max(self.accounts.findData(chosen), 0))
+        self._fill_models()
+
+    def _fill_models(self) -> None:
+        account = self.app.account()
+        if account is None:
+            return
+        self.models.clear()
+        models = [account.default_model, *self.app.catalog_models(account.provider)]
+        for model in dict.fromkeys(models):
+            self.models.addItem(model)
+        self.models.setCurrentText(self.app.model or account.default_model)
+        self._show_route()
+
+    def _show_route(self) -> None:
+        try:
+            route = self.app.route()
+        except (NoRoute, RouteError, ValueError) as exc:
+            self.route_label.setText(str(exc))
+            return
+        granted = [name.replace("_", " ") for name, on in route.flags.model_dump().items() if on]
+        flags = ", ".join(granted) if granted else "no transport flags"
+        self.route_label.setText(f"{route.actual.provider} · {route.actual.model} · {flags}")
+
+    def _account_chosen(self, index: int) -> None:
+        account_id = self.accounts.itemData(index)
+        self.run_on_core(lambda: self.app.choose(account_id, None), lambda _r: self._fill_models())
+
+    def _model_chosen(self, _index: int) -> None:
+        model = self.models.currentText().strip()
+        account_id = self.app.account_id
+        if account_id and model:
+            self.run_on_core(lambda: self.app.choose(account_id, model), lambda _r: self._show_route())
+
+    def _use_local(self, preset: str, base_url: str, model: str) -> None:
+        from desktop.settings import Account
+
+        known = self.app.transport.preset(preset)
+        override = None if known is not None and known.base_url == base_url else base_url
+        name = known.name if known is not None else preset
+        account = Account(name=name, provider=preset, base_url=override, default_model=model)
+        self.run_on_core(lambda: self.app.save_account(account, None), lambda _r: self.refresh_routes())
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def refresh_sessions(self, query: str | None = None, select: str | None = None) -> None:
+        text = self.sidebar.search.text() if query is None else query
+
+        def shown(found: list[tuple[SessionRecord, str]]) -> None:
+            target = select or self.session_id
+            self.sidebar.show_sessions(found, target)
+            if select and any(record.id == select for record, _ in found) and select != self.session_id:
+                self.open_session(select)
+
+        self.run_on_core(lambda: self.app.sessions(text), shown)
+
+    def new_session(self) -> None:
+        def created(record: SessionRecord) -> None:
+            self.sidebar.search.clear()
+            self.refresh_sessions(query="", select=record.id)
+            self.composer.editor.setFocus()
+
+        self.run_on_core(self.app.new_session, created)
+
+    def open_session(self, session_id: str) -> None:
+        if session_id == self.session_id:
+            return
+        self.session_id = session_id
+        self.clear_notice()
+        self.inspector.show_session(session_id)
+
+        def loaded(result: tuple[list[TranscriptRow], tuple[UsageTotals, RequestUsage | None]]) -> None:
+            rows, usage = result
+            if self.session_id != session_id:
+                return
+            self.controller.show_session(session_id, rows)
+            self.controller.show_usage(usage)
+            log.info("session opened (%d rows shown)", len(rows))
+
+        self.run_on_core(lambda: (self.app.page(session_id, limit=PAGE), self.app.usage(session_id)), loaded)
+
+    def load_older(self) -> None:
+        model = self.chat.model_rows()
+        first = next((m.seq for m in model.messages if m.seq is not None), None)
+        if self._loading_older or first is None or self.session_id is None:
+            return
+        self._loading_older = True
+        session_id = self.session_id
+
+        def loaded(rows: list[TranscriptRow]) -> None:
+            self._loading_older = False
+            if self.session_id != session_id or not rows:
+                return
+            bar = self.chat.verticalScrollBar()
+            from_bottom = bar.maximum() - bar.value()
+            model.prepend(self.controller.messages_of(rows))
+            self.chat.doItemsLayout()
+            bar.setValue(bar.maximum() - from_bottom)
+
+        self.run_on_core(lambda: self.app.page(session_id, before_seq=first, limit=PAGE), loaded)
+
+    def rename_session(self, session_id: str, title: str) -> None:
+        self.run_on_core(lambda: self.app.journal.rename_session(session_id, title), lambda _r: self.refresh_sessions())
+
+    def delete_session(self, session_id: str) -> None:
+        title = next(
+            (self.sidebar.list.item(i).text() for i in range(self.sidebar.list.count())
+             if self.sidebar.list.item(i).data(Qt.ItemDataRole.UserRole) == session_id), "",
+        )  # fmt: skip
+
+        def deleted(_result: object) -> None:
+            self.sidebar.show_undo(session_id, title)
+            if self.session_id == session_id:
+                self.session_id = None
+                self.chat.model_rows().reset([])
+            self.refresh_sessions()
+
+        self.run_on_core(lambda: self.app.journal.delete_session(session_id), deleted)
+
+    def restore_session(self, session_id: str) -> None:
+        self.run_on_core(
+            lambda: self.app.journal.restore_session(session_id), lambda _r: self.refresh_sessions(select=session_id)
+        )
+
+    def export_session(self, session_id: str, kind: str) -> None:
+        suffix = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
+        path, _ = QFileDialog.getSaveFileName(self, "Export chat", f"chat.{kind}", suffix)
+        if path:
+            from pathlib import Path
+
+            self.run_on_core(lambda: self.app.export(session_id, Path(path)))
+
+    # -- window --------------------------------------------------------------------------
+
+    def open_settings(self, preset: str | None = None) -> None:
+        """The Settings dialog, on a new account of ``preset`` when one is given."""
+        from ui.settings_dialog import SettingsDialog
+
+        dialog = SettingsDialog(self, preset=preset)
+        dialog.finished.connect(lambda _r: self.refresh_routes())
+        dialog.open()
+        self.settings_dialog = dialog
+
+    def set_theme(self, theme: str) -> None:
+        self.theme_requested.emit(theme)
+
+    def _focus_search(self) -> None:
+        self.sidebar.search.setFocus()
+        self.sidebar.search.selectAll()
+
+    def toggle_inspector(self) -> None:
+        self.inspector.setVisible(not self.inspector.isVisible())
+
+    def restore_geometry(self, encoded: str) -> None:
+        if encoded:
+            self.restoreGeometry(QByteArray.fromBase64(encoded.encode("ascii")))
+
+    def encoded_geometry(self) -> str:
+        return bytes(self.saveGeometry().toBase64().data()).decode("ascii")
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.controller.stop_all()
+        self.closed.emit()
+        super().closeEvent(event)

@@ -86,6 +86,7 @@ class LoopbackProvider:
         reject_late_system: bool = False,
         context_window: int | None = None,
         models: tuple[str, ...] = ("loopback-chat", "loopback-reasoner"),
+        models_as_html: bool = False,
     ) -> None:
         self.api_key = api_key
         self.cache = PrefixCache(cache_unit)
@@ -93,6 +94,7 @@ class LoopbackProvider:
         self.reject_late_system = reject_late_system
         self.context_window = context_window
         self.models = models
+        self.models_as_html = models_as_html  # a web server's page where the API should be
         self._state = _State()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -223,6 +225,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, _error(f"Unknown path {self.path}", "invalid_request_error"))
             return
         if not self._authorized():
+            return
+        if self.owner.models_as_html:
+            self._send(200, b"<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>", "text/html")
             return
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "loopback"} for m in self.owner.models]
         self._send(200, json.dumps({"object": "list", "data": data}).encode())

@@ -1,0 +1,60 @@
+"""Exporting a session: Markdown for people, JSON for programs. No secret is ever in either."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desktop.context import ReasoningPart, TextPart, ToolCallPart, ToolResultPart, message_from_row
+from host.journal import SessionRecord
+from host.transcript import TranscriptRow, superseded
+from host.usage import RequestUsage
+
+__all__ = ["to_json", "to_markdown"]
+
+EXPORT_VERSION = 1
+
+
+def to_markdown(session: SessionRecord, rows: list[TranscriptRow]) -> str:
+    """The conversation as a person saw it: visible, current messages in order."""
+    gone = superseded(rows)
+    lines = [
+        f"# {session.title or 'Untitled session'}",
+        "",
+        f"*Exported from Cairn; started {session.created_at}.*",
+        "",
+    ]
+    for row in rows:
+        if row.hidden or row.id in gone:
+            continue
+        message = message_from_row(row)
+        if message is None:
+            continue
+        model = row.content.get("model") if isinstance(row.content, dict) else None
+        heading = {"user": "You", "assistant": f"Assistant ({model})" if model else "Assistant", "tool": "Tool result"}
+        lines += [f"## {heading.get(row.role, row.role)}", ""]
+        if isinstance(row.content, dict) and row.content.get("status") == "interrupted":
+            lines += ["*(interrupted)*", ""]
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                lines += [part.text, ""]
+            elif isinstance(part, ReasoningPart):
+                lines += ["<details><summary>Reasoning</summary>", "", part.text, "", "</details>", ""]
+            elif isinstance(part, ToolCallPart):
+                arguments = json.dumps(part.arguments, indent=2, ensure_ascii=False)
+                lines += [f"Calls `{part.name}`:", "", "```json", arguments, "```", ""]
+            elif isinstance(part, ToolResultPart):
+                lines += ["```", part.content, "```", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def to_json(session: SessionRecord, rows: list[TranscriptRow], usage: list[RequestUsage]) -> str:
+    """Every row exactly as stored (hidden and superseded ones included, marked), and usage."""
+    gone = superseded(rows)
+    document: dict[str, Any] = {
+        "cairn_export": EXPORT_VERSION,
+        "session": session.model_dump(),
+        "rows": [{**r.model_dump(), "superseded": r.id in gone} for r in rows],
+        "usage": [u.model_dump() for u in usage],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,58 @@
+"""The real window, offscreen, on a real core thread, journal and loopback provider."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from PySide6.QtWidgets import QApplication
+
+from desktop.app import CairnApp
+from desktop.secrets import SecretStore
+from desktop.settings import Account, SettingsStore
+from host.journal import Journal
+from host.paths import CairnPaths
+from tests.fake_keyring import MemoryKeyring
+from tests.loopback import LoopbackProvider
+from ui.app import Shell
+from ui.core import CoreThread
+from ui.main_window import MainWindow
+from ui.window_state import WindowState
+
+
+@dataclass
+class Running:
+    shell: Shell
+    window: MainWindow
+    journal: Journal
+    app: CairnApp
+    keyring: MemoryKeyring
+
+
+def add_loopback_account(
+    paths: CairnPaths, provider: LoopbackProvider, name: str = "Loop", model: str = "loopback-chat"
+) -> Account:
+    account = Account(name=name, provider="custom", base_url=provider.base_url, default_model=model)
+    SettingsStore(paths.config_dir / "settings.json").add_account(account)
+    return account
+
+
+@contextmanager
+def running_cairn(paths: CairnPaths, state: WindowState | None = None) -> Iterator[Running]:
+    qt = QApplication.instance()
+    assert isinstance(qt, QApplication)
+    journal = Journal.open(paths.journal)
+    keyring = MemoryKeyring()
+    core = CoreThread()
+    app = CairnApp(paths, journal, secrets=SecretStore(keyring), on_event=core.emit_event)
+    core.start()
+    shell = Shell(qt, paths, journal, app, core)
+    window = shell.open_window(state)
+    try:
+        yield Running(shell, window, journal, app, keyring)
+    finally:
+        for open_window in list(shell.windows):
+            open_window.close()
+        shell.shut_down()
+        journal.close()

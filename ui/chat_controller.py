@@ -1,0 +1,217 @@
+"""The live chat: sending, streaming, stopping, retrying, and the core's events for it.
+
+It drives the window's chat view and composer for the session on screen, and keeps the
+streaming state of every session, so switching chats mid-reply loses nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtGui import QGuiApplication
+
+from desktop.app import SessionEvent
+from desktop.events import (
+    AssistantCommitted,
+    ReasoningDelta,
+    RequestStarted,
+    Retrying,
+    TextDelta,
+    ToolCallDelta,
+    ToolResultCommitted,
+    TurnCancelled,
+    TurnFailed,
+    UserCommitted,
+)
+from host.journal import SessionRecord
+from host.transcript import TranscriptRow
+from host.usage import RequestUsage, UsageTotals
+from ui.chat_view import MessageModel
+from ui.composer import message_problem
+from ui.messages import DisplayMessage
+from ui.status import usage_text
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
+
+__all__ = ["ChatController"]
+
+FLUSH_MS = 50
+
+
+class ChatController(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.w = window
+        self.busy: set[str] = set()
+        self.streaming: dict[str, DisplayMessage] = {}
+        self._flush = QTimer(self, singleShot=True, interval=FLUSH_MS)
+        self._flush.timeout.connect(self._flush_streams)
+        self.editing = False
+
+    @property
+    def model(self) -> MessageModel:
+        return self.w.chat.model_rows()
+
+    # -- intent --------------------------------------------------------------------------
+
+    def send(self, text: str) -> None:
+        problem, kept = message_problem(text)
+        if problem is not None:
+            self.w.composer.set_text(kept)
+            self.w.show_notice(problem)
+            return
+        if self.w.session_id is None:
+
+            def created(record: SessionRecord) -> None:
+                self.w.session_id = record.id
+                self.model.reset([])
+                self.send(text)
+
+            self.w.run_on_core(self.w.app.new_session, created)
+            return
+        self.w.clear_notice()
+        kind, self.editing = ("edit" if self.editing else "send"), False
+        self.start_turn(self.w.session_id, kind, text)
+
+    def start_turn(self, session_id: str, kind: str, text: str = "") -> None:
+        app = self.w.app
+        self.busy.add(session_id)
+        self.w.composer.set_busy(True)
+        work = {
+            "send": lambda: app.send(session_id, text),
+            "edit": lambda: app.edit_last(session_id, text),
+            "retry": lambda: app.retry(session_id),
+            "regenerate": lambda: app.regenerate(session_id),
+        }[kind]
+
+        def failed(error: BaseException) -> None:
+            self._turn_over(session_id)
+            self.w.show_error(error)
+
+        self.w.run_on_core(work, lambda _outcome: self._turn_over(session_id), failed)
+
+    def stop(self) -> None:
+        session_id = self.w.session_id
+        if session_id is not None and session_id in self.busy:
+            self.w.run_on_core(lambda: self.w.app.cancel(session_id))
+
+    def stop_all(self) -> None:
+        for session_id in list(self.busy):
+            self.w.core.submit(lambda s=session_id: self.w.app.cancel(s))
+
+    def copy_last_answer(self) -> None:
+        answer = self.model.last_of("assistant")
+        if answer is not None:
+            QGuiApplication.clipboard().setText(answer.text)
+
+    def on_message_action(self, key: str, action: str) -> None:
+        row = self.model.row_of(key)
+        session_id = self.w.session_id
+        if row is None or session_id is None:
+            return
+        message = self.model.messages[row]
+        if action == "copy":
+            QGuiApplication.clipboard().setText(message.text)
+        elif action.startswith("copy-code/"):
+            blocks = self.w.chat.message_delegate.code_blocks(message)
+            number = int(action.split("/", 1)[1])
+            if number < len(blocks):
+                QGuiApplication.clipboard().setText(blocks[number])
+        elif action == "toggle-reasoning":
+            message.reasoning_open = not message.reasoning_open
+            self.model.changed(row)
+        elif action in ("retry", "regenerate") and session_id not in self.busy:
+            self.start_turn(session_id, action)
+        elif action == "edit" and session_id not in self.busy:
+            self.w.composer.set_text(message.text)
+            self.editing = True
+            self.w.composer.editor.setFocus()
+
+    @staticmethod
+    def messages_of(rows: list[TranscriptRow]) -> list[DisplayMessage]:
+        return [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
+
+    def show_session(self, session_id: str, rows: list[TranscriptRow]) -> None:
+        messages = self.messages_of(rows)
+        if session_id in self.streaming:
+            messages.append(self.streaming[session_id])
+        self.w.chat.message_delegate.clear()
+        self.model.reset(messages)
+        self.w.chat.jump_to_bottom()
+        self.w.composer.set_busy(session_id in self.busy)
+
+    def show_usage(self, usage: tuple[UsageTotals, RequestUsage | None]) -> None:
+        self.w.usage_label.setText(usage_text(*usage))
+
+    # -- the core's events ---------------------------------------------------------------
+
+    def on_core_event(self, item: object) -> None:
+        if not isinstance(item, SessionEvent):
+            return
+        event, session_id = item.event, item.session_id
+        current = session_id == self.w.session_id
+        if isinstance(event, TextDelta | ReasoningDelta | ToolCallDelta):
+            self._on_delta(session_id, event, current)
+        elif isinstance(event, RequestStarted):
+            stream = DisplayMessage(key=f"streaming:{session_id}", kind="assistant", status="streaming")
+            self.streaming[session_id] = stream
+            if current:
+                self.model.replace(stream.key, stream)
+                self.w.chat.follow()
+        elif isinstance(event, UserCommitted) and current:
+            self.w.composer.clear()
+            self._add_row(event.row)
+        elif isinstance(event, AssistantCommitted | ToolResultCommitted):
+            self._end_stream(session_id, current, [event.row])
+        elif isinstance(event, TurnFailed):
+            self._end_stream(session_id, current, [event.partial_row, event.error_row])
+            if current and event.error_row is None:
+                self.model.append(DisplayMessage(key=f"failed:{id(event)}", kind="error", error=event.message))
+        elif isinstance(event, TurnCancelled):
+            self._end_stream(session_id, current, [event.partial_row])
+        elif isinstance(event, Retrying) and current:
+            self.w.statusBar().showMessage(f"Retrying in {event.delay:.1f} s: {event.reason}", 5000)
+
+    def _on_delta(self, session_id: str, event: TextDelta | ReasoningDelta | ToolCallDelta, current: bool) -> None:
+        stream = self.streaming.get(session_id)
+        if stream is None:
+            return
+        if isinstance(event, TextDelta):
+            stream.text += event.text
+        elif isinstance(event, ReasoningDelta):
+            stream.reasoning += event.text
+        stream.touch()
+        if current and not self._flush.isActive():
+            self._flush.start()
+
+    def _end_stream(self, session_id: str, current: bool, rows: list[TranscriptRow | None]) -> None:
+        self.streaming.pop(session_id, None)
+        if current:
+            self.model.remove(f"streaming:{session_id}")
+            for row in rows:
+                if row is not None:
+                    self._add_row(row)
+
+    def _add_row(self, row: TranscriptRow) -> None:
+        message = DisplayMessage.from_row(row)
+        if message is not None:
+            self.model.replace(message.key, message)
+            self.w.chat.follow()
+
+    def _flush_streams(self) -> None:
+        session_id = self.w.session_id
+        row = self.model.row_of(f"streaming:{session_id}") if session_id in self.streaming else None
+        if row is not None:
+            self.model.changed(row)
+            self.w.chat.follow()
+
+    def _turn_over(self, session_id: str) -> None:
+        self.busy.discard(session_id)
+        self.streaming.pop(session_id, None)
+        if session_id == self.w.session_id:
+            self.w.composer.set_busy(False)
+            self.model.remove(f"streaming:{session_id}")
+            self.w.run_on_core(lambda: self.w.app.usage(session_id), self.show_usage)
+        self.w.refresh_sessions()

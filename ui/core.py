@@ -1,0 +1,112 @@
+"""The core thread: Cairn's asyncio loop in one worker thread, and the bridge to the GUI.
+
+The GUI thread never waits on the core. It submits work (``submit``) and gets the result,
+or the error, back as a queued Qt signal on its own thread. Runtime events arrive the same
+way. If the loop thread dies, ``crashed`` says so instead of leaving a frozen window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+import traceback
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+__all__ = ["CoreThread"]
+
+log = logging.getLogger(__name__)
+
+Done = Callable[[Any], None]
+Failed = Callable[[BaseException], None]
+
+
+class CoreThread(QObject):
+    """Owns the loop thread. Create it on the GUI thread; ``stop`` it before quitting."""
+
+    reported = Signal(object)  # anything the core reports (SessionEvent, ...)
+    crashed = Signal(str)
+    _finished = Signal(object, object, object)  # future, on_done, on_error
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="cairn-core", daemon=True)
+        self._finished.connect(self._deliver)
+        self.alive = True
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        except BaseException as exc:
+            self.alive = False
+            log.exception("the core thread stopped")
+            self.crashed.emit(f"{type(exc).__name__}: {exc}".rstrip(": "))
+            return
+        self.alive = False
+
+    # -- work ------------------------------------------------------------------------------
+
+    def submit(
+        self,
+        work: Callable[[], Awaitable[Any]] | Callable[[], Any],
+        on_done: Done | None = None,
+        on_error: Failed | None = None,
+    ) -> concurrent.futures.Future[Any]:
+        """Run ``work`` on the core loop (a coroutine function or a plain function); call back on
+        the GUI thread with its result or its exception."""
+
+        if not self.alive or self.loop.is_closed():
+            stopped: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            stopped.set_exception(RuntimeError("Cairn's core has stopped."))
+            log.warning("work submitted after the core stopped was dropped")
+            return stopped
+
+        async def run() -> Any:
+            result = work()
+            if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+                return await result
+            return result
+
+        future = asyncio.run_coroutine_threadsafe(run(), self.loop)
+        future.add_done_callback(lambda f: self._finished.emit(f, on_done, on_error))
+        return future
+
+    def emit_event(self, event: object) -> None:
+        """For the core side: hand an event to the GUI thread."""
+        self.reported.emit(event)
+
+    @Slot(object, object, object)
+    def _deliver(self, future: concurrent.futures.Future[Any], on_done: Done | None, on_error: Failed | None) -> None:
+        error: BaseException | None = (
+            asyncio.CancelledError("the work was cancelled") if future.cancelled() else future.exception()
+        )
+        if error is None:
+            if on_done is not None:
+                on_done(future.result())
+        elif on_error is not None:
+            on_error(error)
+        else:
+            log.error("core work failed: %s", "".join(traceback.format_exception(error)))
+
+    def stop(self, last: Callable[[], Coroutine[Any, Any, None]] | None = None, timeout: float = 10.0) -> None:
+        """Run ``last`` on the loop (closing down), then stop the loop and join the thread."""
+        if self.alive and last is not None:
+            try:
+                asyncio.run_coroutine_threadsafe(last(), self.loop).result(timeout)
+            except Exception:
+                log.exception("closing the core failed")
+        if self.alive:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout)
+        self.alive = False
+        if not self._thread.is_alive():
+            self.loop.close()

@@ -1,0 +1,146 @@
+"""The context inspector: for developers, what each request of this chat carried."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.app import SessionEvent
+from desktop.events import AssistantCommitted, RequestStarted, SectionsAppended, TurnFailed
+
+__all__ = ["Inspector", "RequestRecord"]
+
+KEEP = 50  # requests remembered per chat, bodies included
+
+
+@dataclass
+class RequestRecord:
+    started: RequestStarted
+    at: str
+    appended: list[str] = field(default_factory=list)
+    outcome: str = "waiting for the reply"
+
+    def title(self, number: int) -> str:
+        return f"Request {number} · {self.at} · {self.outcome.splitlines()[0]}"
+
+    def details(self) -> str:
+        s = self.started
+        body = json.loads(s.body_bytes)
+        lines = [
+            f"Route: {s.route_key}",
+            f"  published: {s.published}",
+            f"  actual:    {s.actual}",
+            f"  flags granted: {', '.join(s.flags) or 'none'}",
+            f"  why: {s.flags_reason}",
+            "",
+            "Identity:",
+            f"  prefix_sha256:      {s.prefix_sha256}",
+            f"  tool_schema_sha256: {s.tool_schema_sha256}",
+            f"  body_sha256:        {hashlib.sha256(s.body_bytes).hexdigest()}",
+            "",
+            f"Sections in effect: {', '.join(s.sections) or 'none'}",
+            f"System updates appended before this request: {', '.join(self.appended) or 'none'}",
+            f"Messages: {len(body.get('messages', []))} · tools declared: {len(body.get('tools', []))}"
+            f" · body {len(s.body_bytes):,} bytes",
+        ]
+        if s.notes:
+            lines += ["Notes:", *(f"  {n}" for n in s.notes)]
+        lines += ["", f"Outcome: {self.outcome}"]
+        return "\n".join(lines)
+
+
+class Inspector(QDockWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Context inspector", parent)
+        self.setObjectName("inspector")
+        self.setAccessibleName("Context inspector")
+        self.records: dict[str, list[RequestRecord]] = {}
+        self._pending: dict[str, list[str]] = {}
+        self.session_id: str | None = None
+        self.list = QListWidget()
+        self.list.setAccessibleName("Requests")
+        self.details = QPlainTextEdit()
+        self.details.setReadOnly(True)
+        self.details.setAccessibleName("Request details")
+        self.copy_button = QPushButton("Copy request body")
+        self.copy_button.setAccessibleName("Copy request body")
+        self.copy_button.clicked.connect(self.copy_body)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.details, 2)
+        layout.addWidget(self.copy_button)
+        self.setWidget(body)
+        self.list.currentRowChanged.connect(self._show)
+
+    def show_session(self, session_id: str) -> None:
+        self.session_id = session_id
+        self._refill()
+
+    def on_event(self, item: object) -> None:
+        if not isinstance(item, SessionEvent):
+            return
+        event, session_id = item.event, item.session_id
+        records = self.records.setdefault(session_id, [])
+        if isinstance(event, SectionsAppended):
+            names = [r.model_system["section"] for r in event.rows if isinstance(r.model_system, dict)]
+            self._pending.setdefault(session_id, []).extend(str(n) for n in names)
+        elif isinstance(event, RequestStarted):
+            records.append(RequestRecord(event, time.strftime("%H:%M:%S"), self._pending.pop(session_id, [])))
+            del records[:-KEEP]
+        elif isinstance(event, AssistantCommitted) and records:
+            usage = event.usage
+            cost = "cost unknown" if event.cost_usd is None else f"${event.cost_usd:.5f}"
+            records[-1].outcome = (
+                f"{usage.prompt_tokens:,} prompt ({usage.cached_tokens:,} cached, {usage.uncached_tokens:,} uncached)"
+                f" · {usage.output_tokens:,} output · {cost}"
+                if usage
+                else "answered (no usage reported)"
+            )
+        elif isinstance(event, TurnFailed) and records:
+            records[-1].outcome = f"failed: {event.message}"
+        else:
+            return
+        if session_id == self.session_id:
+            self._refill()
+
+    def current(self) -> RequestRecord | None:
+        records = self.records.get(self.session_id or "", [])
+        row = self.list.currentRow()
+        return records[row] if 0 <= row < len(records) else None
+
+    def copy_body(self) -> None:
+        record = self.current()
+        if record is not None:
+            QGuiApplication.clipboard().setText(record.started.body_bytes.decode("utf-8"))
+
+    def _refill(self) -> None:
+        records = self.records.get(self.session_id or "", [])
+        self.list.blockSignals(True)
+        self.list.clear()
+        for number, record in enumerate(records, start=1):
+            self.list.addItem(record.title(number))
+        self.list.blockSignals(False)
+        if records:
+            self.list.setCurrentRow(len(records) - 1)
+            self._show(len(records) - 1)
+        else:
+            self.details.setPlainText("No requests in this chat since Cairn started.")
+
+    def _show(self, row: int) -> None:
+        records = self.records.get(self.session_id or "", [])
+        if 0 <= row < len(records):
+            self.details.setPlainText(records[row].details())
+            self.details.moveCursor(self.details.textCursor().MoveOperation.Start)

@@ -1,0 +1,139 @@
+"""The session sidebar: search, new, rename, delete with undo, export."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from host.journal import SessionRecord
+
+__all__ = ["Sidebar"]
+
+UNDO_SECONDS = 10
+
+
+class Sidebar(QWidget):
+    """Shows sessions; asks the window to act on them through its signals."""
+
+    selected = Signal(str)
+    new_requested = Signal()
+    search_changed = Signal(str)
+    rename_requested = Signal(str, str)
+    delete_requested = Signal(str)
+    undo_requested = Signal(str)
+    export_requested = Signal(str, str)  # session id, "md" or "json"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search chats (Ctrl+K)")
+        self.search.setAccessibleName("Search chats")
+        self.search.setClearButtonEnabled(True)
+        self._debounce = QTimer(self, singleShot=True, interval=200)
+        self._debounce.timeout.connect(lambda: self.search_changed.emit(self.search.text()))
+        self.search.textChanged.connect(lambda _t: self._debounce.start())
+
+        self.new_button = QPushButton("New chat")
+        self.new_button.setAccessibleName("New chat")
+        self.new_button.clicked.connect(self.new_requested)
+
+        self.list = QListWidget()
+        self.list.setAccessibleName("Chats")
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._menu)
+        self.list.currentItemChanged.connect(self._current_changed)
+        self.list.itemChanged.connect(self._edited)
+
+        self.undo_bar = QFrame()
+        self.undo_bar.setFrameShape(QFrame.Shape.StyledPanel)
+        self.undo_label = QLabel()
+        self.undo_label.setWordWrap(True)
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setAccessibleName("Undo delete")
+        self.undo_button.clicked.connect(self._undo)
+        bar = QHBoxLayout(self.undo_bar)
+        bar.addWidget(self.undo_label, 1)
+        bar.addWidget(self.undo_button)
+        self.undo_bar.hide()
+        self._undo_timer = QTimer(self, singleShot=True, interval=UNDO_SECONDS * 1000)
+        self._undo_timer.timeout.connect(self.undo_bar.hide)
+        self._deleted: str | None = None
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 0, 8)
+        layout.addWidget(self.new_button)
+        layout.addWidget(self.search)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.undo_bar)
+        self._filling = False
+
+    def show_sessions(self, found: list[tuple[SessionRecord, str]], current: str | None) -> None:
+        self._filling = True
+        self.list.clear()
+        for record, snippet in found:
+            item = QListWidgetItem(record.title or "Untitled chat")
+            item.setData(Qt.ItemDataRole.UserRole, record.id)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+            tip = f"Last active {record.updated_at[:16].replace('T', ' ')} UTC"
+            item.setToolTip(f"{tip}\n{snippet}" if snippet else tip)
+            self.list.addItem(item)
+            if record.id == current:
+                self.list.setCurrentItem(item)
+        self._filling = False
+
+    def current_id(self) -> str | None:
+        item = self.list.currentItem()
+        if item is None:
+            return None
+        session_id: str = item.data(Qt.ItemDataRole.UserRole)
+        return session_id
+
+    def rename(self, session_id: str) -> None:
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            if item.data(Qt.ItemDataRole.UserRole) == session_id:
+                self.list.editItem(item)
+
+    def show_undo(self, session_id: str, title: str) -> None:
+        self._deleted = session_id
+        self.undo_label.setText(f"Deleted “{title or 'Untitled chat'}”.")
+        self.undo_bar.show()
+        self._undo_timer.start()
+
+    def _undo(self) -> None:
+        if self._deleted is not None:
+            self.undo_requested.emit(self._deleted)
+        self._deleted = None
+        self.undo_bar.hide()
+
+    def _current_changed(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
+        if current is not None and not self._filling:
+            self.selected.emit(current.data(Qt.ItemDataRole.UserRole))
+
+    def _edited(self, item: QListWidgetItem) -> None:
+        if not self._filling:
+            self.rename_requested.emit(item.data(Qt.ItemDataRole.UserRole), item.text())
+
+    def _menu(self, position: QPoint) -> None:
+        item = self.list.itemAt(position)
+        if item is None:
+            return
+        session_id = item.data(Qt.ItemDataRole.UserRole)
+        menu = QMenu(self)
+        menu.addAction("Rename", lambda: self.list.editItem(item))
+        menu.addAction("Export as Markdown…", lambda: self.export_requested.emit(session_id, "md"))
+        menu.addAction("Export as JSON…", lambda: self.export_requested.emit(session_id, "json"))
+        menu.addSeparator()
+        menu.addAction("Delete", lambda: self.delete_requested.emit(session_id))
+        menu.exec(self.list.viewport().mapToGlobal(position))
