@@ -39,13 +39,15 @@ def add_loopback_account(
 
 
 @contextmanager
-def running_cairn(paths: CairnPaths, state: WindowState | None = None) -> Iterator[Running]:
+def running_cairn(
+    paths: CairnPaths, state: WindowState | None = None, secrets: SecretStore | None = None
+) -> Iterator[Running]:
     qt = QApplication.instance()
     assert isinstance(qt, QApplication)
     journal = Journal.open(paths.journal)
     keyring = MemoryKeyring()
     core = CoreThread()
-    app = CairnApp(paths, journal, secrets=SecretStore(keyring), on_event=core.emit_event)
+    app = CairnApp(paths, journal, secrets=secrets or SecretStore(keyring), on_event=core.emit_event)
     core.start()
     shell = Shell(qt, paths, journal, app, core)
     window = shell.open_window(state)

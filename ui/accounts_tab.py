@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.routes import resolve_route
+from desktop.routes import RouteError, resolve_route
 from desktop.secrets import KeychainUnavailable
 from desktop.settings import Account
 
@@ -236,7 +236,7 @@ class AccountsTab(QWidget):
         try:
             account = self.form_account()
             route = resolve_route(account, None, self.app.transport, self.app.models_dev)
-        except (ValidationError, ValueError) as exc:
+        except (ValidationError, ValueError, RouteError) as exc:
             self.flags.setText(f"<i>{problem_text(exc)}</i>")
             return
         rows = "".join(
@@ -297,16 +297,16 @@ class AccountsTab(QWidget):
         memory_only = self.memory_only.isVisible() and self.memory_only.isChecked()
 
         def saved(_result: object) -> None:
-            self.key.clear()
-            self.result.setText(f"Saved {account.name}.")
             self.refill(select=account.id)
             self.window_.refresh_routes()
+            self.result.setText(f"Saved {account.name}.")
 
         def failed(error: BaseException) -> None:
             if isinstance(error, KeychainUnavailable):
-                self.memory_only.show()
+                # The account itself was saved; only the key is waiting for a place to go.
                 self.refill(select=account.id)
                 self.window_.refresh_routes()
+                self.memory_only.show()
             self.result.setText(problem_text(error))
 
         self.window_.run_on_core(lambda: self.app.save_account(account, key, memory_only=memory_only), saved, failed)

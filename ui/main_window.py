@@ -14,6 +14,7 @@ from PySide6.QtCore import QByteArray, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
+    QDialog,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -55,6 +56,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.core, self.app = core, app
         self.session_id: str | None = None
+        self.settings_dialog: QDialog | None = None
         self.setWindowTitle("Cairn")
         self.resize(1100, 760)
         self._build()

@@ -1,0 +1,179 @@
+"""Settings and the first start, in the real window, with a fake keychain at the keyring seam."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import keyring.backends.fail
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from pytestqt.qtbot import QtBot
+
+from desktop.secrets import SecretStore
+from host.paths import CairnPaths
+from tests.loopback import LoopbackProvider
+from tests.ui_fixtures import running_cairn
+from ui.main_window import MainWindow
+from ui.settings_dialog import SettingsDialog
+
+WAIT = 10_000
+SECRET = "sk-ui-secret-5e1d"
+
+
+def open_settings(qtbot: QtBot, window: MainWindow) -> SettingsDialog:
+    window.activateWindow()  # shortcuts act on the active window
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
+    window.settings_dialog = None
+    QTest.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: getattr(window, "settings_dialog", None) is not None, timeout=WAIT)
+    return window.settings_dialog
+
+
+def fill(
+    dialog: SettingsDialog, *, provider: str, name: str, base_url: str = "", model: str = "", key: str = ""
+) -> None:
+    tab = dialog.accounts
+    tab.new_account(provider)
+    tab.name.setText(name)
+    tab.base_url.setText(base_url)
+    if model:
+        tab.model.setCurrentText(model)
+    tab.key.setText(key)
+
+
+def test_a_settings_round_trip(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider(api_key=SECRET) as provider, running_cairn(cairn_paths) as run:
+        w = run.window
+        assert w.pages.currentWidget() is w.start_page
+        dialog = open_settings(qtbot, w)
+        tab = dialog.accounts
+        fill(dialog, provider="custom", name="Loopback", base_url=provider.base_url, model="loopback-chat", key=SECRET)
+        QTest.mouseClick(tab.test, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: tab.result.text().startswith("Connected"), timeout=WAIT)
+        assert "lists loopback-chat (2 models)" in tab.result.text()
+        QTest.mouseClick(tab.load_models, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: tab.model.findText("loopback-reasoner") >= 0, timeout=WAIT)
+        QTest.mouseClick(tab.save, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: tab.result.text() == "Saved Loopback.", timeout=WAIT)
+        assert "no transport flags" in tab.flags.text()
+        assert list(run.keyring.entries.values()) == [SECRET]
+        settings_file = cairn_paths.config_dir / "settings.json"
+        saved = json.loads(settings_file.read_text())
+        assert [a["name"] for a in saved["accounts"]] == ["Loopback"]
+        assert SECRET not in settings_file.read_text()
+        qtbot.waitUntil(lambda: w.pages.currentIndex() == 0, timeout=WAIT)
+
+        dialog.instructions.setPlainText("Always answer in haiku.")
+        save = next(b for b in dialog.findChildren(type(tab.save)) if b.accessibleName() == "Save instructions")
+        QTest.mouseClick(save, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "Saved" in dialog.instructions_status.text(), timeout=WAIT)
+        assert json.loads(settings_file.read_text())["custom_instructions"] == "Always answer in haiku."
+
+        dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+        dialog.theme.activated.emit(dialog.theme.currentIndex())
+        qtbot.waitUntil(lambda: json.loads(settings_file.read_text())["theme"] == "dark", timeout=WAIT)
+        assert w.chat.message_delegate.dark
+        dialog.accept()
+
+        again = open_settings(qtbot, w)
+        assert again.accounts.name.text() == "Loopback"
+        assert again.accounts.key.placeholderText() == "Saved"
+        assert again.instructions.toPlainText() == "Always answer in haiku."
+        again.accept()
+
+        w.composer.set_text("Hello")
+        QTest.keyClick(w.composer.editor, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: len(provider.requests) == 1, timeout=WAIT)
+        assert provider.requests[0].authorization == f"Bearer {SECRET}"
+        assert "Always answer in haiku." in provider.requests[0].body["messages"][0]["content"]
+    leaks = [p for p in Path(os.environ["CAIRN_HOME"]).rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert leaks == []
+
+
+def test_the_flags_panel_shows_published_and_actual_identity(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.accounts
+        fill(dialog, provider="deepseek", name="DeepSeek", model="deepseek-flash")
+        assert "✔ mid conversation system" in tab.flags.text()
+        assert "Exact published binding" in tab.flags.text()
+        assert "Published" in tab.flags.text()
+        tab.base_url.setText("https://relay.example.com/v1")
+        assert "✘ mid conversation system" in tab.flags.text()
+        assert "relay or override" in tab.flags.text()
+        assert "https://relay.example.com/v1" in tab.flags.text()
+        dialog.reject()
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [
+        ("not-a-url", "is not an http:// or https:// URL"),
+        ("html", "did not answer with a model list (an HTML page)"),
+        ("404", "answered 404"),
+    ],
+)
+def test_bad_endpoints_get_a_clear_message(qtbot: QtBot, cairn_paths: CairnPaths, setup: str, expected: str) -> None:
+    with LoopbackProvider(models_as_html=setup == "html") as provider, running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.accounts
+        base = {"not-a-url": "not a url", "html": provider.base_url, "404": provider.base_url.removesuffix("/v1")}
+        fill(dialog, provider="custom", name="Bad", base_url=base[setup], model="m")
+        QTest.mouseClick(tab.test, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: expected in tab.result.text(), timeout=WAIT)
+        if setup == "not-a-url":
+            QTest.mouseClick(tab.save, Qt.MouseButton.LeftButton)
+            assert expected in tab.result.text()
+            assert not (cairn_paths.config_dir / "settings.json").exists()
+        dialog.reject()
+
+
+def test_without_a_keychain_the_key_can_live_in_memory(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with (
+        LoopbackProvider(api_key=SECRET) as provider,
+        running_cairn(cairn_paths, secrets=SecretStore(keyring.backends.fail.Keyring())) as run,
+    ):
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.accounts
+        assert tab.memory_only.isVisible()
+        fill(dialog, provider="custom", name="Loopback", base_url=provider.base_url, model="loopback-chat", key=SECRET)
+        QTest.mouseClick(tab.save, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "No system keychain" in tab.result.text(), timeout=WAIT)
+        tab.key.setText(SECRET)
+        tab.memory_only.setChecked(True)
+        QTest.mouseClick(tab.save, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: tab.result.text() == "Saved Loopback.", timeout=WAIT)
+        assert run.app.api_key(run.app.settings.accounts[0]) == SECRET
+        dialog.accept()
+    leaks = [p for p in Path(os.environ["CAIRN_HOME"]).rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert leaks == []
+
+
+def test_the_first_start_offers_local_servers(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider(models=("llama3.2:3b", "qwen3:8b")) as local, running_cairn(cairn_paths) as run:
+        w = run.window
+        assert w.pages.currentWidget() is w.start_page
+        port = int(local.base_url.split(":")[2].split("/")[0])
+        w.start_page.ports = {"ollama": port, "lmstudio": 9}  # nothing listens on port 9
+        w.start_page.probe(w)
+        qtbot.waitUntil(lambda: len(w.start_page.found) == 1, timeout=WAIT)
+        assert w.start_page.found[0].models == ("llama3.2:3b", "qwen3:8b")
+        use = next(b for b in w.start_page.findChildren(type(w.composer.button)) if b.text() == "Use Ollama (local)")
+        QTest.mouseClick(use, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: w.pages.currentIndex() == 0, timeout=WAIT)
+        account = run.app.settings.accounts[0]
+        assert (account.provider, account.base_url, account.default_model) == ("ollama", local.base_url, "llama3.2:3b")
+        w.composer.set_text("hi")
+        QTest.keyClick(w.composer.editor, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: len(local.requests) == 1, timeout=WAIT)
+
+
+def test_the_start_page_says_when_nothing_answers(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with running_cairn(cairn_paths) as run:
+        page = run.window.start_page
+        page.ports = {"ollama": 9}
+        page.probe(run.window)
+        qtbot.waitUntil(lambda: "No local server" in page.local_title.text(), timeout=WAIT)
