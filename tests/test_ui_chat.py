@@ -222,3 +222,26 @@ def test_a_core_that_dies_is_shown_not_frozen(
         qtbot.waitUntil(lambda: "core stopped" in w.notice.text(), timeout=WAIT)
         assert w.notice.isVisible()
         assert not w.composer.isEnabled()
+
+
+def test_the_inspector_shows_each_request(qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:
+    add_loopback_account(cairn_paths, provider)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.activateWindow()
+        qtbot.waitUntil(w.isActiveWindow, timeout=WAIT)
+        QTest.keyClick(w, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier)
+        assert w.inspector.isVisible()
+        type_and_send(qtbot, w, "first")
+        qtbot.waitUntil(lambda: idle(w) and w.inspector.list.count() == 1, timeout=WAIT)
+        qtbot.waitUntil(lambda: "prompt (" in w.inspector.list.item(0).text(), timeout=WAIT)
+        details = w.inspector.details.toPlainText()
+        assert "Route: custom/loopback-chat" in details
+        assert "flags granted: none" in details
+        assert "prefix_sha256:" in details
+        assert "System updates appended before this request: instructions, guidance:environment" in details
+        type_and_send(qtbot, w, "second")
+        qtbot.waitUntil(lambda: idle(w) and w.inspector.list.count() == 2, timeout=WAIT)
+        assert "System updates appended before this request: none" in w.inspector.details.toPlainText()
+        QTest.mouseClick(w.inspector.copy_button, Qt.MouseButton.LeftButton)
+        assert QGuiApplication.clipboard().text().encode() == provider.requests[-1].body_bytes

@@ -66,6 +66,7 @@ class ChatController(QObject):
 
             def created(record: SessionRecord) -> None:
                 self.w.session_id = record.id
+                self.w.inspector.show_session(record.id)
                 self.model.reset([])
                 self.send(text)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import (
@@ -27,6 +28,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import QAbstractItemView, QListView, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
+from ui.live_document import LiveDocument
 from ui.messages import DisplayMessage, message_html
 
 __all__ = ["ChatView", "MessageDelegate", "MessageModel"]
@@ -115,10 +117,12 @@ class MessageDelegate(QStyledItemDelegate):
         self.dark = False
         self._docs: OrderedDict[str, tuple[tuple[Any, ...], QTextDocument, list[str]]] = OrderedDict()
         self._heights: dict[str, tuple[tuple[Any, ...], int]] = {}
+        self._live: dict[str, LiveDocument] = {}
 
     def clear(self) -> None:
         self._docs.clear()
         self._heights.clear()
+        self._live.clear()
 
     # -- documents -----------------------------------------------------------------------
 
@@ -132,9 +136,25 @@ class MessageDelegate(QStyledItemDelegate):
     def _text_width(self) -> int:
         return max(self.view.viewport().width() - 2 * (MARGIN + PADDING), 120)
 
+    def _live_document(self, message: DisplayMessage, width: int) -> tuple[QTextDocument, list[str]]:
+        stamp = (width, self.dark, bool(message.reasoning), message.reasoning_open)
+        live = self._live.get(message.key)
+        if live is None or live.owner is not message or live.stamp != stamp:  # type: ignore[attr-defined]
+            header, _ = message_html(replace(message, text=""), dark=self.dark, last_user=False, last_answer=False)
+            live = LiveDocument(header, font=self.view.font(), width=width, dark=self.dark, owner=message)
+            live.stamp = stamp  # type: ignore[attr-defined]
+            self._live[message.key] = live
+        live.update(message.text, message.version)
+        return live.document, live.all_code_blocks()
+
     def document(self, message: DisplayMessage) -> tuple[QTextDocument, list[str]]:
-        last_user, last_answer = self._flags(message)
         width = self._text_width()
+        if message.status == "streaming":
+            document, code_blocks = self._live_document(message, width)
+            self._note_height(message, width, math.ceil(document.size().height()), (False, False))
+            return document, code_blocks
+        self._live.pop(message.key, None)
+        last_user, last_answer = self._flags(message)
         stamp = (message.version, width, self.dark, last_user, last_answer, message.reasoning_open)
         cached = self._docs.get(message.key)
         if cached is not None and cached[0] == stamp:
@@ -149,14 +169,17 @@ class MessageDelegate(QStyledItemDelegate):
         self._docs[message.key] = (stamp, document, code_blocks)
         if len(self._docs) > CACHE_SIZE:
             self._docs.popitem(last=False)
+        self._note_height(message, width, math.ceil(document.size().height()), (last_user, last_answer))
+        return document, code_blocks
+
+    def _note_height(self, message: DisplayMessage, width: int, height: int, flags: tuple[bool, bool]) -> None:
+        """Remember a measured height; tell the view when it differs from what it laid out."""
         old = self._heights.get(message.key)
-        height = math.ceil(document.size().height())
-        self._heights[message.key] = ((message.version, width, last_user, last_answer, message.reasoning_open), height)
+        self._heights[message.key] = ((message.version, width, *flags, message.reasoning_open), height)
         if old is not None and old[1] != height:
             row = self.view.model_rows().row_of(message.key)
             if row is not None:
                 self.sizeHintChanged.emit(self.view.model().index(row, 0))
-        return document, code_blocks
 
     def code_blocks(self, message: DisplayMessage) -> list[str]:
         return self.document(message)[1]

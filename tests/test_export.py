@@ -1,0 +1,56 @@
+"""Exporting a chat to Markdown and JSON, through the app the window drives."""
+
+import asyncio
+import json
+from pathlib import Path
+
+from desktop.app import CairnApp
+from desktop.secrets import SecretStore
+from host.journal import Journal
+from host.paths import CairnPaths
+from tests.fake_keyring import MemoryKeyring
+from tests.loopback import LoopbackProvider, Reply
+from tests.ui_fixtures import add_loopback_account
+
+KEY = "sk-export-secret"
+
+
+def test_export_markdown_and_json(journal: Journal, cairn_paths: CairnPaths, tmp_path: Path) -> None:
+    with LoopbackProvider(api_key=KEY) as provider:
+        account = add_loopback_account(cairn_paths, provider)
+        secrets = SecretStore(MemoryKeyring())
+        secrets.set(account.id, KEY)
+        app = CairnApp(cairn_paths, journal, secrets=secrets)
+        session = app.new_session()
+        provider.script(
+            Reply(text="Use `stones`.\n\n```sh\nls\n```", reasoning="Think first."),
+            Reply(text="second"),
+            Reply(text="better second"),
+        )
+
+        async def run() -> None:
+            assert (await app.send(session.id, "How do I list stones?")).ok
+            assert (await app.send(session.id, "And then?")).ok
+            assert (await app.regenerate(session.id)).ok
+            await app.close()
+
+        asyncio.run(run())
+    app.export(session.id, tmp_path / "chat.md")
+    app.export(session.id, tmp_path / "chat.json")
+    markdown = (tmp_path / "chat.md").read_text()
+    assert markdown.startswith("# How do I list stones?\n")
+    assert "## You\n\nHow do I list stones?" in markdown
+    assert "## Assistant (custom/loopback-chat)" in markdown
+    assert "<details><summary>Reasoning</summary>" in markdown
+    assert "```sh\nls\n```" in markdown
+    assert "better second" in markdown
+    assert "\nsecond\n" not in markdown  # the superseded answer is not part of the conversation
+    document = json.loads((tmp_path / "chat.json").read_text())
+    assert document["cairn_export"] == 1
+    assert document["session"]["title"] == "How do I list stones?"
+    superseded = [r for r in document["rows"] if r["superseded"]]
+    assert [r["content"]["parts"][0]["text"] for r in superseded] == ["second"]
+    assert any(r["role"] == "system" and r["model_system"] for r in document["rows"])
+    assert len(document["usage"]) == 3
+    for name in ("chat.md", "chat.json"):
+        assert KEY not in (tmp_path / name).read_text()
