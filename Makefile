@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit bench screenshots clean
 
 run: $(VENV)/.installed-run
 	$(BIN)/cairn
@@ -28,6 +28,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.adapter_throughput
 	$(BIN)/python -m benchmarks.context_overhead
 	$(BIN)/python -m benchmarks.cache_strategies
+	$(BIN)/python -m benchmarks.ui_speed
 
 $(VENV)/.created:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Cairn needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -42,6 +43,9 @@ $(VENV)/.installed-run: $(VENV)/.created pyproject.toml
 $(VENV)/.installed-dev: $(VENV)/.created pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed-run
+
+screenshots: $(VENV)/.installed-dev
+	$(BIN)/python -m tools.screenshots --out screenshots
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -7,7 +7,7 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QDockWidget,
     QListWidget,
@@ -73,6 +73,8 @@ class Inspector(QDockWidget):
         self.list.setAccessibleName("Requests")
         self.details = QPlainTextEdit()
         self.details.setReadOnly(True)
+        self.details.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setMinimumWidth(420)
         self.details.setAccessibleName("Request details")
         self.copy_button = QPushButton("Copy request body")
         self.copy_button.setAccessibleName("Copy request body")

@@ -1,0 +1,136 @@
+"""Screenshots of Cairn with a seeded conversation, on a virtual X display.
+
+    .venv/bin/python -m tools.screenshots [--out screenshots]
+
+Starts Xvfb (Debian's ``xvfb`` package) unless DISPLAY is already set, runs the real
+window with the xcb platform against the loopback provider, and saves PNGs of the main
+window in the light and the dark theme, the Settings dialog and the context inspector.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPLY = """A **cairn** is a pile of stones that people build to mark a trail, a summit or a memory.
+
+Walkers add a stone as they pass, so a cairn grows with the path it marks:
+
+1. Pick a flat, stable base stone.
+2. Add stones from largest to smallest.
+3. Leave it where it helps others find the way.
+
+```python
+def build(stones):
+    for stone in sorted(stones, key=lambda s: s.weight, reverse=True):
+        cairn.append(stone)
+```
+
+On well-kept trails, only add to cairns that already exist."""
+
+
+def start_display() -> subprocess.Popen[bytes] | None:
+    if os.environ.get("DISPLAY"):
+        return None
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        sys.exit("Xvfb is not installed: on Debian or Ubuntu, sudo apt-get install xvfb")
+    display = ":87"
+    server = subprocess.Popen([xvfb, display, "-screen", "0", "1500x1000x24", "-nolisten", "tcp"])
+    time.sleep(1.0)
+    os.environ["DISPLAY"] = display
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("screenshots"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    server = start_display()
+    os.environ["QT_QPA_PLATFORM"] = "xcb"
+    try:
+        with tempfile.TemporaryDirectory() as home:
+            os.environ["CAIRN_HOME"] = home
+            shoot(args.out.resolve())
+    finally:
+        if server is not None:
+            server.terminate()
+
+
+def shoot(out: Path) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from host.paths import CairnPaths
+    from tests.cache_scenario import write_skill
+    from tests.loopback import LoopbackProvider, Reply
+    from tests.ui_fixtures import add_loopback_account, running_cairn
+
+    qt = QApplication.instance() or QApplication([])
+
+    def settle(ms: int = 400) -> None:
+        loop = QEventLoop()
+        QTimer.singleShot(ms, loop.quit)
+        loop.exec()
+
+    def wait_for(done: object, limit: float = 20.0) -> None:
+        deadline = time.monotonic() + limit
+        while not done() and time.monotonic() < deadline:  # type: ignore[operator]
+            settle(50)
+
+    paths = CairnPaths.from_env()
+    write_skill(paths.skills_dir, "trail-notes", "Keep short notes of routes, distances and landmarks.")
+    write_skill(paths.skills_dir, "Bad Name", "An invalid skill, to show how Cairn reports it.")
+    with LoopbackProvider() as provider:
+        add_loopback_account(paths, provider, "Local loopback")
+        provider.script(
+            Reply(
+                text="Cairns mark paths across open ground, where trails are hard to see.", reasoning="Short answer."
+            ),
+            Reply(text=REPLY, reasoning="They want the why and the how; give steps and a small example."),
+        )
+        with running_cairn(paths) as run:
+            window = run.window
+            window.resize(1280, 820)
+            for text in ("What is a cairn for?", "How do I build one, and should I?"):
+                window.controller.send(text)
+                wait_for(lambda: not window.controller.busy and bool(window.chat.model_rows().messages))
+                wait_for(lambda: not window.controller.busy)
+            window.controller.on_message_action(window.chat.model_rows().messages[-1].key, "toggle-reasoning")
+            settle()
+            window.grab().save(str(out / "main-light.png"))
+
+            run.shell.set_theme("dark")
+            settle()
+            window.grab().save(str(out / "main-dark.png"))
+            run.shell.set_theme("light")
+
+            window.inspector.show()
+            window.resize(1400, 860)
+            settle()
+            window.grab().save(str(out / "inspector.png"))
+            window.inspector.hide()
+
+            window.open_settings(None)
+            dialog = window.settings_dialog
+            assert dialog is not None
+            settle(800)
+            dialog.grab().save(str(out / "settings.png"))
+            dialog.tabs.setCurrentIndex(2)
+            settle(400)
+            dialog.grab().save(str(out / "settings-skills.png"))
+            dialog.accept()
+    qt.processEvents()
+    for name in sorted(p.name for p in out.glob("*.png")):
+        print(out / name)
+
+
+if __name__ == "__main__":
+    main()
