@@ -177,3 +177,22 @@ def test_the_start_page_says_when_nothing_answers(qtbot: QtBot, cairn_paths: Cai
         page.ports = {"ollama": 9}
         page.probe(run.window)
         qtbot.waitUntil(lambda: "No local server" in page.local_title.text(), timeout=WAIT)
+
+
+def test_the_skills_tab_lists_skills_and_reasons(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:
+    from tests.cache_scenario import write_skill
+
+    write_skill(cairn_paths.skills_dir, "trail-notes", "Keep notes of routes.")
+    write_skill(cairn_paths.skills_dir, "Bad Name", "Left out.")
+    workspace = tmp_path / "project"
+    write_skill(workspace / ".agents" / "skills", "house-style", "Write in the house style.")
+    with running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        qtbot.waitUntil(lambda: dialog.skills.count() == 1, timeout=WAIT)
+        assert dialog.skills.item(0).text() == "trail-notes (user): Keep notes of routes."
+        assert "not a valid skill name" in dialog.invalid.item(0).text()
+        dialog.set_workspace(workspace)
+        qtbot.waitUntil(lambda: dialog.skills.count() == 2, timeout=WAIT)
+        assert dialog.skills.item(0).text() == "house-style (workspace): Write in the house style."
+        assert json.loads((cairn_paths.config_dir / "settings.json").read_text())["workspace"] == str(workspace)
+        dialog.reject()

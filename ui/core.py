@@ -76,7 +76,23 @@ class CoreThread(QObject):
                 return await result
             return result
 
-        future = asyncio.run_coroutine_threadsafe(run(), self.loop)
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def settle(task: asyncio.Task[Any]) -> None:
+            if task.cancelled():
+                future.set_exception(asyncio.CancelledError("the work was cancelled"))
+            elif (error := task.exception()) is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(task.result())
+
+        def begin() -> None:
+            # The coroutine is made here, on the loop, so work that never starts (the core
+            # stopped first) leaves no coroutine behind un-awaited.
+            if future.set_running_or_notify_cancel():
+                self.loop.create_task(run()).add_done_callback(settle)
+
+        self.loop.call_soon_threadsafe(begin)
         future.add_done_callback(lambda f: self._finished.emit(f, on_done, on_error))
         return future
 
