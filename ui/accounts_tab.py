@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -253,45 +254,47 @@ class AccountsTab(QWidget):
             f"<ul>{flags}</ul><p>{route.flags_reason}</p><p>{limits}</p>"
         )
 
-    def _load_models(self) -> None:
+    def _checked_account(self) -> Account | None:
+        """The form's account, or ``None`` after saying what is wrong with it."""
         try:
-            account = self.form_account()
+            return self.form_account()
         except (ValidationError, ValueError) as exc:
             self.result.setText(problem_text(exc))
-            return
+            return None
+
+    def _ask_models(self, account: Account, waiting: str, then: Callable[[list[str]], None]) -> None:
+        """Ask the endpoint for its models (the form's key, if typed), then ``then(models)``."""
         key = self.key.text().strip() or None
-        self.result.setText("Asking the endpoint for its models…")
+        self.result.setText(waiting)
+        self.window_.run_on_core(
+            lambda: self.app.list_models(account, key), then, lambda e: self.result.setText(problem_text(e))
+        )
+
+    def _load_models(self) -> None:
+        account = self._checked_account()
+        if account is None:
+            return
 
         def loaded(models: list[str]) -> None:
             self._fill_models(account.provider, models)
             self.result.setText(f"The endpoint lists {len(models)} models.")
 
-        self.window_.run_on_core(
-            lambda: self.app.list_models(account, key), loaded, lambda e: self.result.setText(problem_text(e))
-        )
+        self._ask_models(account, "Asking the endpoint for its models…", loaded)
 
     def _test(self) -> None:
-        try:
-            account = self.form_account()
-        except (ValidationError, ValueError) as exc:
-            self.result.setText(problem_text(exc))
+        account = self._checked_account()
+        if account is None:
             return
-        key = self.key.text().strip() or None
-        self.result.setText("Testing the connection…")
 
         def answered(models: list[str]) -> None:
             has = "lists" if account.default_model in models else "answers, but does not list"
             self.result.setText(f"Connected: the endpoint {has} {account.default_model} ({len(models)} models).")
 
-        self.window_.run_on_core(
-            lambda: self.app.list_models(account, key), answered, lambda e: self.result.setText(problem_text(e))
-        )
+        self._ask_models(account, "Testing the connection…", answered)
 
     def _save(self) -> None:
-        try:
-            account = self.form_account()
-        except (ValidationError, ValueError) as exc:
-            self.result.setText(problem_text(exc))
+        account = self._checked_account()
+        if account is None:
             return
         key = self.key.text().strip() or None
         memory_only = self.memory_only.isVisible() and self.memory_only.isChecked()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, Signal
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from desktop.app import CairnApp, NoRoute
 from desktop.routes import RouteError
+from desktop.settings import Account
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
@@ -35,6 +37,7 @@ from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.core import CoreThread
 from ui.inspector import Inspector
+from ui.settings_dialog import SettingsDialog
 from ui.sidebar import Sidebar
 from ui.start_page import StartPage
 
@@ -228,8 +231,6 @@ class MainWindow(QMainWindow):
             self.run_on_core(lambda: self.app.choose(account_id, model), lambda _r: self._show_route())
 
     def _use_local(self, preset: str, base_url: str, model: str) -> None:
-        from desktop.settings import Account
-
         known = self.app.transport.preset(preset)
         override = None if known is not None and known.base_url == base_url else base_url
         name = known.name if known is not None else preset
@@ -321,16 +322,12 @@ class MainWindow(QMainWindow):
         suffix = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
         path, _ = QFileDialog.getSaveFileName(self, "Export chat", f"chat.{kind}", suffix)
         if path:
-            from pathlib import Path
-
             self.run_on_core(lambda: self.app.export(session_id, Path(path)))
 
     # -- window --------------------------------------------------------------------------
 
     def open_settings(self, preset: str | None = None) -> None:
         """The Settings dialog, on a new account of ``preset`` when one is given."""
-        from ui.settings_dialog import SettingsDialog
-
         dialog = SettingsDialog(self, preset=preset)
         dialog.finished.connect(lambda _r: self.refresh_routes())
         dialog.open()
