@@ -49,7 +49,8 @@ def running_cairn(
     core = CoreThread()
     app = CairnApp(paths, journal, secrets=secrets or SecretStore(keyring), on_event=core.emit_event)
     core.start()
-    shell = Shell(qt, paths, journal, app, core)
+    # No local server probing unless a test asks for it: the machine's own ports are not ours.
+    shell = Shell(qt, paths, journal, app, core, local_ports={})
     window = shell.open_window(state)
     try:
         yield Running(shell, window, journal, app, keyring)

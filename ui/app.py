@@ -11,7 +11,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from assets import ASSETS_DIR
-from desktop.app import CairnApp
+from desktop.app import LOCAL_PORTS, CairnApp
 from desktop.settings import SettingsError
 from host.errors import JournalError
 from host.journal import Journal
@@ -29,8 +29,18 @@ log = logging.getLogger(__name__)
 class Shell(QObject):
     """The running application: one core, one app, any number of windows onto them."""
 
-    def __init__(self, qt: QApplication, paths: CairnPaths, journal: Journal, app: CairnApp, core: CoreThread) -> None:
+    def __init__(
+        self,
+        qt: QApplication,
+        paths: CairnPaths,
+        journal: Journal,
+        app: CairnApp,
+        core: CoreThread,
+        *,
+        local_ports: dict[str, int] | None = None,
+    ) -> None:
         super().__init__()
+        self.local_ports = dict(LOCAL_PORTS if local_ports is None else local_ports)
         self.qt, self.paths, self.journal, self.app, self.core = qt, paths, journal, app, core
         self.windows: list[MainWindow] = []
         self.state_path = paths.config_dir / "window.json"
@@ -39,6 +49,7 @@ class Shell(QObject):
 
     def open_window(self, state: WindowState | None = None) -> MainWindow:
         window = MainWindow(self.core, self.app)
+        window.start_page.ports = dict(self.local_ports)
         window.chat.message_delegate.dark = self.dark
         window.new_window_requested.connect(self.open_window)
         window.theme_requested.connect(self.set_theme)

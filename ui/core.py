@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import logging
 import threading
 import traceback
@@ -114,15 +115,29 @@ class CoreThread(QObject):
             log.error("core work failed: %s", "".join(traceback.format_exception(error)))
 
     def stop(self, last: Callable[[], Coroutine[Any, Any, None]] | None = None, timeout: float = 10.0) -> None:
-        """Run ``last`` on the loop (closing down), then stop the loop and join the thread."""
-        if self.alive and last is not None:
+        """Run ``last`` on the loop, cancel whatever else is still running and let it finish,
+        then stop the loop and join the thread (as ``asyncio.run`` ends its loop)."""
+
+        async def finish() -> None:
+            if last is not None:
+                await last()
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+
+        if self.alive:
             try:
-                asyncio.run_coroutine_threadsafe(last(), self.loop).result(timeout)
+                asyncio.run_coroutine_threadsafe(finish(), self.loop).result(timeout)
             except Exception:
                 log.exception("closing the core failed")
-        if self.alive:
             self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout)
         self.alive = False
         if not self._thread.is_alive():
+            # A core that died leaves work it never started: close it rather than leave it dangling.
+            for task in asyncio.all_tasks(self.loop):
+                coroutine = task.get_coro()
+                if inspect.iscoroutine(coroutine) and inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED:
+                    coroutine.close()
             self.loop.close()

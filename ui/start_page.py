@@ -54,6 +54,9 @@ class StartPage(QWidget):
 
     def probe(self, window: MainWindow) -> None:
         ports = dict(self.ports)
+        if not ports:
+            self.show_found([])
+            return
         window.run_on_core(lambda: window.app.probe_local(ports), self.show_found)
 
     def show_found(self, servers: list[LocalServer]) -> None:
