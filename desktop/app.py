@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
 from desktop.provider.usage import Usage
 from desktop.routes import ResolvedRoute, resolve_route
 from desktop.runtime import ChatRuntime, TurnOutcome
+from desktop.runtime_pool import RuntimePool
 from desktop.secrets import SecretStore
 from desktop.settings import Account, Settings, SettingsStore
 from desktop.system_state import SystemState
@@ -32,6 +32,7 @@ from host.files import atomic_write_text
 from host.journal import Journal, SessionRecord
 from host.paths import CairnPaths
 from host.skills import SkillCatalog
+from host.tools import ToolSpec
 from host.transcript import TranscriptRow, TranscriptWriter
 from host.usage import RequestUsage, UsageLedger, UsageTotals
 
@@ -86,6 +87,7 @@ class CairnApp:
         self._http: httpx.AsyncClient | None = None
         self._running: dict[str, asyncio.Task[TurnOutcome]] = {}
         self._stopped: set[str] = set()  # sessions whose turn the person stopped
+        self._runtimes = RuntimePool(self._new_runtime)
         self.account_id: str | None = self.settings.default_account
         self.model: str | None = None
 
@@ -106,20 +108,29 @@ class CairnApp:
         return self.route()
 
     def api_key(self, account: Account) -> str | None:
-        key = self.secrets.get(account.id)
-        if key:
-            return key
         preset = self.transport.preset(account.provider)
-        for name in [*(preset.key_env if preset else []), "CAIRN_API_KEY"]:
-            if os.environ.get(name):
-                return os.environ[name]
-        return None
+        return self.secrets.find(account.id, preset.key_env if preset else [])
 
-    def _client(self, route: ResolvedRoute, account: Account) -> OpenAICompatClient:
+    def _http_client(self) -> httpx.AsyncClient:
         if self._http is None:
             self._http = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+        return self._http
+
+    def _client(self, route: ResolvedRoute, account: Account) -> OpenAICompatClient:
         return OpenAICompatClient(
-            self._http, route.actual.base_url, api_key=self.api_key(account), headers=route.headers
+            self._http_client(), route.actual.base_url, api_key=self.api_key(account), headers=route.headers
+        )
+
+    def _new_runtime(self, session_id: str, route: ResolvedRoute, tools: list[ToolSpec]) -> ChatRuntime:
+        account = self.account()
+        assert account is not None
+        return ChatRuntime(
+            self.journal,
+            route,
+            self._client(route, account),
+            engine=self.engine,
+            tools=tools,
+            on_event=lambda event: self._on_event(SessionEvent(session_id, event)),
         )
 
     # -- sessions ------------------------------------------------------------------------
@@ -184,13 +195,9 @@ class CairnApp:
         route = self.route()
         account = self.account()
         assert account is not None
-        runtime = ChatRuntime(
-            self.journal,
-            route,
-            self._client(route, account),
-            engine=self.engine,
-            on_event=lambda event: self._on_event(SessionEvent(session_id, event)),
-        )
+        runtime = self._runtimes.get(session_id, route, [])
+        # The key may have changed in Settings since this runtime last ran: a fresh client.
+        runtime.switch_route(route, self._client(route, account))
         task = asyncio.ensure_future(run(runtime))
         self._running[session_id] = task
         try:
@@ -246,9 +253,7 @@ class CairnApp:
     async def list_models(self, account: Account, key: str | None) -> list[str]:
         """The endpoint's models (``/models``); raises a ``ProviderError`` saying what is wrong."""
         route = resolve_route(account, None, self.transport, self.models_dev)
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
-        client = OpenAICompatClient(self._http, route.actual.base_url, api_key=key or self.api_key(account))
+        client = OpenAICompatClient(self._http_client(), route.actual.base_url, api_key=key or self.api_key(account))
         return await client.list_models()
 
     def catalog_models(self, provider: str) -> list[str]:

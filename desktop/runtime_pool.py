@@ -17,7 +17,7 @@ from host.tools import ToolSpec
 
 __all__ = ["RuntimePool"]
 
-RuntimeFactory = Callable[[ResolvedRoute, list[ToolSpec]], ChatRuntime]
+RuntimeFactory = Callable[[str, ResolvedRoute, list[ToolSpec]], ChatRuntime]
 
 
 class RuntimePool:
@@ -32,7 +32,7 @@ class RuntimePool:
         kept = self._idle.get(session_id)
         if kept is not None and kept[0] == key:
             return kept[1]
-        runtime = self._factory(route, tools)
+        runtime = self._factory(session_id, route, tools)
         self._idle[session_id] = (key, runtime)
         return runtime
 

@@ -8,14 +8,17 @@ memory instead. File-based keyring backends are refused: they would put the key 
 from __future__ import annotations
 
 import contextlib
+import os
 
 import keyring
 import keyring.backend
 import keyring.errors
 
-__all__ = ["KeychainUnavailable", "SecretStore"]
+__all__ = ["KEY_ENV", "KeychainUnavailable", "SecretStore"]
 
 SERVICE = "Cairn"
+# Read for any account when neither the keychain nor the provider's own variable has a key.
+KEY_ENV = "CAIRN_API_KEY"
 _UNUSABLE_MODULES = ("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")
 
 
@@ -70,6 +73,13 @@ class SecretStore:
             return self.backend.get_password(SERVICE, account_id)
         except keyring.errors.KeyringError:
             return None
+
+    def find(self, account_id: str, env_names: list[str]) -> str | None:
+        """The account's key: kept (keychain or memory), else from the environment, if set."""
+        key = self.get(account_id)
+        if key:
+            return key
+        return next((os.environ[name] for name in [*env_names, KEY_ENV] if os.environ.get(name)), None)
 
     def delete(self, account_id: str) -> None:
         self._memory.pop(account_id, None)

@@ -200,7 +200,7 @@ def test_a_tool_schema_change_does_not_reuse_the_idle_runtime(
     route = route_for(loopback_account(provider), cairn_paths)
     made: list[ChatRuntime] = []
 
-    def factory(r, tools):
+    def factory(_session_id, r, tools):
         made.append(ChatRuntime(journal, r, client=None, tools=tools))  # type: ignore[arg-type]
         return made[-1]
 

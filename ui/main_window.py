@@ -50,7 +50,6 @@ PAGE = 200
 class MainWindow(QMainWindow):
     """One window onto the app; several may share one core."""
 
-    settings_requested = Signal()
     theme_requested = Signal(str)
     new_window_requested = Signal()
     closed = Signal()

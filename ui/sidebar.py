@@ -99,12 +99,6 @@ class Sidebar(QWidget):
         session_id: str = item.data(Qt.ItemDataRole.UserRole)
         return session_id
 
-    def rename(self, session_id: str) -> None:
-        for row in range(self.list.count()):
-            item = self.list.item(row)
-            if item.data(Qt.ItemDataRole.UserRole) == session_id:
-                self.list.editItem(item)
-
     def show_undo(self, session_id: str, title: str) -> None:
         self._deleted = session_id
         self.undo_label.setText(f"Deleted “{title or 'Untitled chat'}”.")

@@ -7,8 +7,8 @@ import getpass
 import sys
 
 from desktop.catalog.transport import load_transport_catalog
-from desktop.cli.common import KEY_ENV, CommandError
-from desktop.secrets import KeychainUnavailable, SecretStore
+from desktop.cli.common import CommandError
+from desktop.secrets import KEY_ENV, KeychainUnavailable, SecretStore
 from desktop.settings import Account, SettingsStore
 from host.paths import CairnPaths
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
-import os
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -14,13 +13,13 @@ import httpx
 
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
-from desktop.cli.common import KEY_ENV, CommandError
+from desktop.cli.common import CommandError
 from desktop.context_engine import ContextEngine
 from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnFailed
 from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
 from desktop.routes import ResolvedRoute, resolve_route
 from desktop.runtime import ChatRuntime, NothingToRetry, TurnOutcome
-from desktop.secrets import SecretStore
+from desktop.secrets import KEY_ENV, SecretStore
 from desktop.settings import Account, SettingsStore
 from desktop.system_state import SystemState
 from host.journal import Journal
@@ -123,13 +122,10 @@ def _summary(outcome: TurnOutcome, session_cost: float | None, session_id: str) 
 
 
 def _api_key(account: Account, route: ResolvedRoute, secrets: SecretStore) -> str | None:
-    key = secrets.get(account.id)
+    preset = load_transport_catalog().preset(account.provider)
+    key = secrets.find(account.id, preset.key_env if preset else [])
     if key:
         return key
-    preset = load_transport_catalog().preset(account.provider)
-    for name in [*(preset.key_env if preset else []), KEY_ENV]:
-        if os.environ.get(name):
-            return os.environ[name]
     if preset is not None and not preset.key_required:
         return None
     problem = secrets.keychain_problem()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["KEY_ENV", "CommandError"]
-
-KEY_ENV = "CAIRN_API_KEY"
+__all__ = ["CommandError"]
 
 
 class CommandError(Exception):
