@@ -1,7 +1,8 @@
 """The application the window drives: sessions, turns, routes, accounts and skills.
 
 Everything here runs on the core's asyncio loop (one worker thread), never on the GUI
-thread. Events of every turn reach ``on_event`` tagged with their session.
+thread. Events of every turn reach ``on_event`` tagged with their session, and every change
+of what the window shows (accounts, the route, settings) is published as an ``AppSnapshot``.
 """
 
 from __future__ import annotations
@@ -14,25 +15,20 @@ from pathlib import Path
 
 import httpx
 
-from desktop.catalog.modelsdev import load_models_dev
-from desktop.catalog.transport import load_transport_catalog
-from desktop.context_engine import ContextEngine
 from desktop.events import RuntimeEvent
 from desktop.export import to_json, to_markdown
 from desktop.provider.errors import ProviderError
-from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
+from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.usage import Usage
-from desktop.routes import ResolvedRoute, resolve_route
+from desktop.routes import ResolvedRoute, RouteError
 from desktop.runtime import ChatRuntime, TurnOutcome
-from desktop.runtime_pool import RuntimePool
-from desktop.secrets import SecretStore
-from desktop.settings import Account, Settings, SettingsStore
+from desktop.services import Services
+from desktop.settings import Account, Settings
+from desktop.snapshot import AccountView, AppSnapshot
 from desktop.system_state import SystemState
 from host.files import atomic_write_text
-from host.journal import Journal, SessionRecord
-from host.paths import CairnPaths
+from host.journal import SessionRecord
 from host.skills import SkillCatalog
-from host.tools import ToolSpec
 from host.transcript import TranscriptRow, TranscriptWriter
 from host.usage import RequestUsage, UsageLedger, UsageTotals
 
@@ -63,33 +59,58 @@ class LocalServer:
 class CairnApp:
     def __init__(
         self,
-        paths: CairnPaths,
-        journal: Journal,
+        services: Services,
         *,
-        secrets: SecretStore | None = None,
-        on_event: Callable[[SessionEvent], None] | None = None,
+        on_event: Callable[[object], None] | None = None,
         workspace: Path | None = None,
     ) -> None:
-        self.paths = paths
-        self.journal = journal
-        self.writer = TranscriptWriter(journal)
-        self.ledger = UsageLedger(journal)
-        self.secrets = secrets or SecretStore()
-        self.settings_store = SettingsStore(paths.config_dir / "settings.json")
-        self.settings: Settings = self.settings_store.load()
-        self.transport = load_transport_catalog()
-        self.models_dev = load_models_dev(paths.cache_dir)
-        if workspace is None and self.settings.workspace:
-            workspace = Path(self.settings.workspace)
-        self.state = SystemState.for_app(paths, self.settings.custom_instructions, workspace)
-        self.engine = ContextEngine(self.state)
+        self.services = services
+        self.paths = services.paths
+        self.journal = services.open_journal()
+        self.writer = TranscriptWriter(self.journal)
+        self.ledger = UsageLedger(self.journal)
+        self.secrets = services.secrets
+        self.settings: Settings = services.load_settings()
+        self.state: SystemState = services.system_state(self.settings, workspace)
         self._on_event = on_event or (lambda _event: None)
-        self._http: httpx.AsyncClient | None = None
         self._running: dict[str, asyncio.Task[TurnOutcome]] = {}
         self._stopped: set[str] = set()  # sessions whose turn the person stopped
-        self._runtimes = RuntimePool(self._new_runtime)
         self.account_id: str | None = self.settings.default_account
         self.model: str | None = None
+
+    # -- what the window shows -----------------------------------------------------------
+
+    def snapshot(self) -> AppSnapshot:
+        """The state the window renders; it reads the keychain, so it is made on the core."""
+        route: ResolvedRoute | None = None
+        problem: str | None = None
+        try:
+            route = self.route()
+        except (NoRoute, RouteError, ValueError) as exc:
+            problem = str(exc)
+        services = self.services
+        providers = [p.id for p in services.transport.providers]
+        return AppSnapshot(
+            accounts=tuple(AccountView(a, bool(self.secrets.get(a.id))) for a in self.settings.accounts),
+            account_id=self.account_id,
+            model=self.model,
+            route=route,
+            route_problem=problem,
+            custom_instructions=self.settings.custom_instructions,
+            theme=self.settings.theme,
+            workspace=self.settings.workspace,
+            skills_dir=self.paths.skills_dir,
+            keychain_problem=self.secrets.keychain_problem(),
+            read_only=None,
+            transport=services.transport,
+            models_dev=services.models_dev,
+            catalog_models={p: tuple(services.catalog_models(p)) for p in [*providers, "custom"]},
+        )
+
+    def publish(self) -> AppSnapshot:
+        snapshot = self.snapshot()
+        self._on_event(snapshot)
+        return snapshot
 
     # -- routes --------------------------------------------------------------------------
 
@@ -100,38 +121,17 @@ class CairnApp:
         account = self.account()
         if account is None:
             raise NoRoute("Add an account in Settings to start chatting.")
-        return resolve_route(account, self.model, self.transport, self.models_dev)
+        return self.services.route(account, self.model)
 
     def choose(self, account_id: str, model: str | None) -> ResolvedRoute:
         """Send the next request to this account and model; the conversation carries over."""
         self.account_id, self.model = account_id, model
-        return self.route()
+        route = self.route()
+        self.publish()
+        return route
 
     def api_key(self, account: Account) -> str | None:
-        preset = self.transport.preset(account.provider)
-        return self.secrets.find(account.id, preset.key_env if preset else [])
-
-    def _http_client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
-        return self._http
-
-    def _client(self, route: ResolvedRoute, account: Account) -> OpenAICompatClient:
-        return OpenAICompatClient(
-            self._http_client(), route.actual.base_url, api_key=self.api_key(account), headers=route.headers
-        )
-
-    def _new_runtime(self, session_id: str, route: ResolvedRoute, tools: list[ToolSpec]) -> ChatRuntime:
-        account = self.account()
-        assert account is not None
-        return ChatRuntime(
-            self.journal,
-            route,
-            self._client(route, account),
-            engine=self.engine,
-            tools=tools,
-            on_event=lambda event: self._on_event(SessionEvent(session_id, event)),
-        )
+        return self.services.api_key(account)
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -195,9 +195,14 @@ class CairnApp:
         route = self.route()
         account = self.account()
         assert account is not None
-        runtime = self._runtimes.get(session_id, route, [])
-        # The key may have changed in Settings since this runtime last ran: a fresh client.
-        runtime.switch_route(route, self._client(route, account))
+        # A fresh runtime each turn: the key may have changed in Settings, and a tool whose
+        # schema changed must never run from an idle runtime's copy.
+        runtime = self.services.runtime(
+            route,
+            self.api_key(account),
+            lambda: self.state,
+            lambda event: self._on_event(SessionEvent(session_id, event)),
+        )
         task = asyncio.ensure_future(run(runtime))
         self._running[session_id] = task
         try:
@@ -215,61 +220,57 @@ class CairnApp:
     def save_account(self, account: Account, key: str | None, *, memory_only: bool = False) -> None:
         """Save the account; the key goes to the keychain. ``KeychainUnavailable`` (the account
         itself is saved) when there is none and ``memory_only`` was not asked for."""
+        store = self.services.settings_store
         if self.settings.account(account.id) is None:
-            self.settings = self.settings_store.add_account(account)
+            self.settings = store.add_account(account)
         else:
-            self.settings = self.settings_store.replace_account(account)
+            self.settings = store.replace_account(account)
         self.account_id = self.account_id or account.id
-        if key:
-            self.secrets.set(account.id, key, memory_only=memory_only)
+        try:
+            if key:
+                self.secrets.set(account.id, key, memory_only=memory_only)
+        finally:
+            self.publish()
 
     def remove_account(self, account_id: str) -> None:
-        self.settings = self.settings_store.remove_account(account_id)
+        self.settings = self.services.settings_store.remove_account(account_id)
         self.secrets.delete(account_id)
         if self.account_id == account_id:
             self.account_id, self.model = self.settings.default_account, None
+        self.publish()
+
+    def _save_settings(self, settings: Settings) -> None:
+        self.services.settings_store.save(settings)
+        self.settings = settings
+        self.state = self.services.system_state(settings)
+        self.publish()
 
     def save_instructions(self, text: str) -> None:
-        self.settings.custom_instructions = text
-        self.settings_store.save(self.settings)
-        self.state.custom_instructions = text
+        self._save_settings(self.settings.model_copy(update={"custom_instructions": text}))
 
     def save_appearance(self, theme: str) -> None:
-        self.settings = self.settings.model_copy(update={"theme": theme})
-        self.settings_store.save(self.settings)
+        self._save_settings(self.settings.model_copy(update={"theme": theme}))
 
     def set_workspace(self, folder: Path | None) -> SkillCatalog:
         """Use ``folder`` as the workspace (its .agents/skills too); return the new catalog."""
-        self.settings = self.settings.model_copy(update={"workspace": str(folder) if folder else None})
-        self.settings_store.save(self.settings)
-        fresh = SystemState.for_app(self.paths, self.settings.custom_instructions, folder)
-        self.state.skills, self.state.workspace = fresh.skills, fresh.workspace
-        self.engine.executor.store = fresh.skills
-        return self.state.catalog()
+        self._save_settings(self.settings.model_copy(update={"workspace": str(folder) if folder else None}))
+        return self.skills()
 
     def skills(self) -> SkillCatalog:
-        return self.state.catalog()
+        return self.services.engine.skills(self.state)
 
     async def list_models(self, account: Account, key: str | None) -> list[str]:
         """The endpoint's models (``/models``); raises a ``ProviderError`` saying what is wrong."""
-        route = resolve_route(account, None, self.transport, self.models_dev)
-        client = OpenAICompatClient(self._http_client(), route.actual.base_url, api_key=key or self.api_key(account))
+        route = self.services.route(account)
+        client = OpenAICompatClient(self.services.http(), route.actual.base_url, api_key=key or self.api_key(account))
         return await client.list_models()
-
-    def catalog_models(self, provider: str) -> list[str]:
-        """Models Cairn's catalogs know for a provider preset, for the model picker."""
-        preset = self.transport.preset(provider)
-        known = {b.model for b in self.transport.bindings if b.provider == provider and b.model != "*"}
-        if preset is not None and preset.models_dev and preset.models_dev in self.models_dev.root:
-            known |= set(self.models_dev.root[preset.models_dev].models)
-        return sorted(known)
 
     async def probe_local(self, ports: dict[str, int] | None = None) -> list[LocalServer]:
         """Local servers answering on loopback right now, with their models."""
         found = []
         async with httpx.AsyncClient(timeout=httpx.Timeout(0.6)) as http:
             for preset_id, port in (ports or LOCAL_PORTS).items():
-                preset = self.transport.preset(preset_id)
+                preset = self.services.transport.preset(preset_id)
                 base = f"http://127.0.0.1:{port}/v1"
                 try:
                     models = await OpenAICompatClient(http, base, api_key=None).list_models()
@@ -279,15 +280,13 @@ class CairnApp:
         return found
 
     async def close(self) -> None:
+        """Stop every reply (what arrived is already kept, marked interrupted), then the services."""
         for task in list(self._running.values()):
             task.cancel()
         for task in list(self._running.values()):
-            # Closing: whatever arrived is already in the journal, marked interrupted.
             with contextlib.suppress(asyncio.CancelledError, ProviderError):
                 await task
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        await self.services.stop()
 
 
 def _title_from(text: str) -> str:

@@ -1,7 +1,7 @@
-"""The provider-neutral context: messages made of tagged parts.
+"""The provider-neutral context: messages made of tagged parts, in model order.
 
-A part's ``kind`` tags it, so a message and its parts round-trip through JSON with one type
-adapter; the journal stores exactly this form, and projection turns it into one provider's
+The parts are the ones the journal stores (``host.content``); a context adds only the
+section updates of hidden system rows. Projection turns a context into one provider's
 request body.
 """
 
@@ -9,13 +9,23 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from host.content import (
+    ImagePart,
+    MessageContent,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from host.tools import ToolSpec
 from host.transcript import TranscriptRow, superseded
 
 __all__ = [
     "Context",
+    "ContextPart",
     "ImagePart",
     "Message",
     "Part",
@@ -29,48 +39,17 @@ __all__ = [
 ]
 
 
-class _Part(BaseModel):
+class SystemUpdatePart(BaseModel):
+    """A section update as the context carries it; stored as ``model_system``, never as content."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-
-class TextPart(_Part):
-    kind: Literal["text"] = "text"
-    text: str
-
-
-class ImagePart(_Part):
-    kind: Literal["image"] = "image"
-    media_type: str
-    data: str  # base64
-
-
-class ReasoningPart(_Part):
-    kind: Literal["reasoning"] = "reasoning"
-    text: str
-    model: str  # the route key ("provider/model") that produced it
-
-
-class ToolCallPart(_Part):
-    kind: Literal["tool_call"] = "tool_call"
-    call_id: str
-    name: str
-    arguments: dict[str, JsonValue]
-
-
-class ToolResultPart(_Part):
-    kind: Literal["tool_result"] = "tool_result"
-    call_id: str
-    content: str
-    is_error: bool = False
-
-
-class SystemUpdatePart(_Part):
     kind: Literal["system_update"] = "system_update"
     section: str
     content: JsonValue  # None: the section is gone
 
 
-Part = Annotated[
+ContextPart = Annotated[
     TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart | SystemUpdatePart,
     Field(discriminator="kind"),
 ]
@@ -84,7 +63,7 @@ class Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     role: Role
-    parts: list[Part]
+    parts: list[ContextPart]
 
     def text(self) -> str:
         return "".join(p.text for p in self.parts if isinstance(p, TextPart))
@@ -102,9 +81,6 @@ class Context(BaseModel):
     tools: list[ToolSpec] = Field(default_factory=list)
 
 
-_PARTS: TypeAdapter[list[Part]] = TypeAdapter(list[Part])
-
-
 def message_from_row(row: TranscriptRow) -> Message | None:
     """The message a committed row contributes to the model's context, if any.
 
@@ -116,12 +92,10 @@ def message_from_row(row: TranscriptRow) -> Message | None:
         if update is None:
             return None
         return Message(role="system", parts=[SystemUpdatePart(section=update.section, content=update.content)])
-    if row.hidden or not isinstance(row.content, dict):
+    body = row.body()
+    if row.hidden or not isinstance(body, MessageContent) or not body.parts:
         return None
-    parts = _PARTS.validate_python(row.content.get("parts", []))
-    if not parts:
-        return None
-    return Message(role=row.role, parts=parts)
+    return Message(role=row.role, parts=list(body.parts))
 
 
 def context_from_rows(rows_in_model_order: list[TranscriptRow], tools: list[ToolSpec] | None = None) -> Context:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from pydantic import JsonValue
 
-from desktop.context import ToolCallPart, ToolResultPart
 from desktop.sections import (
     GUIDANCE_PREFIX,
     INSTRUCTIONS,
@@ -26,12 +26,11 @@ from desktop.sections import (
     section_order,
 )
 from desktop.system_state import LOAD_SKILL, SystemState
-from desktop.tool_calls import NoTools, ToolExecutor
-from host.skills import SkillCatalog, SkillError, SkillStore
-from host.tools import ToolSpec
+from host.skills import SkillCatalog, SkillError, SkillStore, Source
+from host.tools import Tool, ToolCatalog, ToolOutput
 from host.transcript import TranscriptRow, TranscriptWriter
 
-__all__ = ["ContextEngine", "Prepared", "SkillTools"]
+__all__ = ["ContextEngine", "Prepared"]
 
 
 def _managed(section: str) -> bool:
@@ -40,42 +39,37 @@ def _managed(section: str) -> bool:
 
 @dataclass(frozen=True)
 class Prepared:
-    """What ``prepare`` appended, and the catalog and tools the request goes out with."""
+    """What ``prepare`` appended, and the skill catalog and tools the request goes out with."""
 
     rows: tuple[TranscriptRow, ...]
-    catalog: SkillCatalog
-    tools: tuple[ToolSpec, ...]
+    skills: SkillCatalog
+    tools: ToolCatalog
     sections: tuple[str, ...] = ()
 
 
-class SkillTools:
-    """Runs ``load_skill`` through the skill store's bridge, against the current catalog."""
-
-    def __init__(self, store: SkillStore, fallback: ToolExecutor | None = None) -> None:
-        self.store = store
-        self.catalog = SkillCatalog()
-        self._fallback = fallback or NoTools()
-
-    async def execute(self, call: ToolCallPart) -> ToolResultPart:
-        if call.name != LOAD_SKILL.name:
-            return await self._fallback.execute(call)
-        name = call.arguments.get("name")
-        if not isinstance(name, str):
-            return ToolResultPart(call_id=call.call_id, content="load_skill needs a skill name.", is_error=True)
-        try:
-            body = self.store.load_body(name, self.catalog)
-        except SkillError as exc:
-            return ToolResultPart(call_id=call.call_id, content=str(exc), is_error=True)
-        return ToolResultPart(call_id=call.call_id, content=body)
-
-
 class ContextEngine:
-    def __init__(self, state: SystemState) -> None:
-        self.state = state
-        self.executor = SkillTools(state.skills)
+    """Prepares each request's system rows and tools from a ``SystemState``.
 
-    def desired(self, catalog: SkillCatalog, overrides: Mapping[str, JsonValue] | None = None) -> dict[str, JsonValue]:
-        desired = self.state.sections(catalog)
+    It keeps no copy of the state; it keeps only the skill stores' parse caches, one per set
+    of skill folders, so a scan before every request costs a few ``stat`` calls.
+    """
+
+    def __init__(self) -> None:
+        self._stores: dict[tuple[tuple[Source, Path], ...], SkillStore] = {}
+
+    def store(self, state: SystemState) -> SkillStore:
+        store = self._stores.get(state.skill_roots)
+        if store is None:
+            store = self._stores[state.skill_roots] = SkillStore(list(state.skill_roots))
+        return store
+
+    def skills(self, state: SystemState) -> SkillCatalog:
+        return self.store(state).scan()
+
+    def desired(
+        self, state: SystemState, catalog: SkillCatalog, overrides: Mapping[str, JsonValue] | None = None
+    ) -> dict[str, JsonValue]:
+        desired = state.sections(catalog)
         for name, content in (overrides or {}).items():
             check_caller_section(name)
             if content is None:
@@ -84,10 +78,28 @@ class ContextEngine:
                 desired[name] = content
         return desired
 
+    def tools(self, state: SystemState, catalog: SkillCatalog) -> ToolCatalog:
+        """The turn's tools: ``load_skill`` through the skill store's bridge, while skills exist."""
+        if not catalog.skills:
+            return ToolCatalog()
+        store = self.store(state)
+
+        async def load_skill(arguments: Mapping[str, JsonValue]) -> ToolOutput:
+            name = arguments.get("name")
+            if not isinstance(name, str):
+                return ToolOutput("load_skill needs a skill name.", is_error=True)
+            try:
+                return ToolOutput(store.load_body(name, catalog))
+            except SkillError as exc:
+                return ToolOutput(str(exc), is_error=True)
+
+        return ToolCatalog([Tool(LOAD_SKILL, load_skill)])
+
     def prepare(
         self,
         writer: TranscriptWriter,
         session_id: str,
+        state: SystemState,
         *,
         anchor: str | None,
         overrides: Mapping[str, JsonValue] | None = None,
@@ -98,12 +110,11 @@ class ContextEngine:
         between tool calls have none. Raises ``JournalWriteError`` if a row cannot be saved,
         and then nothing may be sent.
         """
-        catalog = self.state.catalog()
-        desired = self.desired(catalog, overrides)
+        catalog = self.skills(state)
+        desired = self.desired(state, catalog, overrides)
         current = {k: v for k, v in writer.effective_state(session_id).items() if _managed(k) or k in desired}
         rows = tuple(
             writer.append_system(session_id, name, content, anchor=anchor)
             for name, content in diff_sections(current, desired)
         )
-        self.executor.catalog = catalog
-        return Prepared(rows, catalog, tuple(self.state.tools(catalog)), tuple(sorted(desired, key=section_order)))
+        return Prepared(rows, catalog, self.tools(state, catalog), tuple(sorted(desired, key=section_order)))

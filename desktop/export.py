@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from desktop.context import ReasoningPart, TextPart, ToolCallPart, ToolResultPart, message_from_row
+from host.content import MessageContent, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow, superseded
 from host.usage import RequestUsage
@@ -25,17 +25,15 @@ def to_markdown(session: SessionRecord, rows: list[TranscriptRow]) -> str:
         "",
     ]
     for row in rows:
-        if row.hidden or row.id in gone:
+        body = row.body()
+        if row.hidden or row.id in gone or row.role == "system" or not isinstance(body, MessageContent):
             continue
-        message = message_from_row(row)
-        if message is None:
-            continue
-        model = row.content.get("model") if isinstance(row.content, dict) else None
+        model = body.model
         heading = {"user": "You", "assistant": f"Assistant ({model})" if model else "Assistant", "tool": "Tool result"}
         lines += [f"## {heading.get(row.role, row.role)}", ""]
-        if isinstance(row.content, dict) and row.content.get("status") == "interrupted":
+        if body.status == "interrupted":
             lines += ["*(interrupted)*", ""]
-        for part in message.parts:
+        for part in body.parts:
             if isinstance(part, TextPart):
                 lines += [part.text, ""]
             elif isinstance(part, ReasoningPart):

@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from itertools import takewhile
+from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from desktop.context import Part, TextPart, ToolCallPart, context_from_rows, message_from_row
+from desktop.approvals import Approver, DenyQuestions
+from desktop.context import Message, SystemUpdatePart, context_from_rows
 from desktop.context_engine import ContextEngine
 from desktop.events import (
     AssistantCommitted,
@@ -35,11 +35,13 @@ from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import Finished, ReplyAssembler, Retrying
 from desktop.provider.usage import Usage
 from desktop.routes import ResolvedRoute
-from desktop.tool_calls import NoTools, ToolExecutor
+from desktop.system_state import SystemState
+from host.content import ErrorContent, ErrorRecord, MessageContent, TextPart, ToolResultPart
 from host.errors import JournalWriteError
-from host.identity import prefix_sha256, tool_schema_sha256
+from host.identity import prefix_sha256
 from host.journal import Journal
-from host.tools import ToolSpec
+from host.permissions import CatalogGate, ToolGate, ToolRequest
+from host.tools import ToolCatalog
 from host.transcript import TranscriptRow, TranscriptWriter, superseded
 from host.usage import UsageLedger
 
@@ -62,7 +64,13 @@ class TurnOutcome:
 
 
 class ChatRuntime:
-    """Runs turns for the sessions of one journal on the current route."""
+    """Runs turns for the sessions of one journal on the current route.
+
+    Its collaborators are explicit: the context engine (system rows and the turn's tools)
+    with the current ``SystemState``, the gate that decides whether a tool call may run, and
+    the approver it asks and waits on when the gate wants a person. Without an engine a turn
+    has no system content and no tools.
+    """
 
     def __init__(
         self,
@@ -71,8 +79,9 @@ class ChatRuntime:
         client: OpenAICompatClient,
         *,
         engine: ContextEngine | None = None,
-        tools: list[ToolSpec] | None = None,
-        executor: ToolExecutor | None = None,
+        system: Callable[[], SystemState] | None = None,
+        gate: ToolGate | None = None,
+        approver: Approver | None = None,
         on_event: Callable[[RuntimeEvent], None] | None = None,
     ) -> None:
         self.journal = journal
@@ -81,8 +90,9 @@ class ChatRuntime:
         self.route = route
         self.client = client
         self.engine = engine
-        self.tools = tools or []
-        self.executor = executor or (engine.executor if engine else NoTools())
+        self.system = system or SystemState
+        self.gate: ToolGate = gate or CatalogGate()
+        self.approver: Approver = approver or DenyQuestions()
         self._emit = on_event or (lambda _event: None)
 
     def switch_route(self, route: ResolvedRoute, client: OpenAICompatClient) -> None:
@@ -102,9 +112,7 @@ class ChatRuntime:
         ``overrides`` replaces sections for this turn only (a one-off persona as
         ``{"instructions": ...}``, say); the next turn without them appends the restoration.
         """
-        row = self.writer.append_user(
-            session_id, {"parts": [TextPart(text=text).model_dump(mode="json")]}, row_id=row_id
-        )
+        row = self.writer.append_user(session_id, MessageContent(parts=[TextPart(text=text)]), row_id=row_id)
         self._emit(UserCommitted(row))
         return await self._run(session_id, row.id, overrides)
 
@@ -153,36 +161,52 @@ class ChatRuntime:
             steps.append(step)
             if step.failed is not None:
                 return _outcome(steps, step.failed)
-            assert step.row is not None
-            calls = [p for p in _parts(step.row) if isinstance(p, ToolCallPart)]
+            assert step.content is not None
+            calls = step.content.tool_calls()
             if not calls:
                 return _outcome(steps)
             for call in calls:
-                result = await self.executor.execute(call)
-                row = self.writer.append_tool_result(session_id, {"parts": [result.model_dump(mode="json")]})
+                result = await self._answer(ToolRequest(session_id, call, step.tools))
+                row = self.writer.append_tool_result(session_id, MessageContent(parts=[result]))
                 self._emit(ToolResultCommitted(row))
         message = f"The model kept calling tools; Cairn stopped after {MAX_TOOL_STEPS} steps. Retry to continue."
         self._fail(session_id, MalformedResponse(message), None)
         return _outcome(steps, message)
 
+    async def _answer(self, request: ToolRequest) -> ToolResultPart:
+        """Run one call if the gate (and, when it asks, the approver) allows it."""
+        call_id = request.call.call_id
+        decision = await self.gate.check(request)
+        if decision.verdict == "ask":
+            decision = await self.approver.ask(request, decision.reason)
+        tool = request.tool
+        if decision.verdict != "allow" or tool is None:
+            return ToolResultPart(call_id=call_id, content=decision.reason, is_error=True)
+        output = await tool.run(request.call.arguments)
+        return ToolResultPart(call_id=call_id, content=output.text, is_error=output.is_error)
+
     async def _step(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> _Step:
         route, client = self.route, self.client
-        tools = list(self.tools)
+        tools = ToolCatalog()
         sections: tuple[str, ...] = ()
         if self.engine is not None:
             try:
-                prepared = self.engine.prepare(self.writer, session_id, anchor=anchor, overrides=overrides)
+                prepared = self.engine.prepare(
+                    self.writer, session_id, self.system(), anchor=anchor, overrides=overrides
+                )
             except JournalWriteError as exc:
                 # A local preparation failure: nothing is sent; a retry prepares again.
                 self._emit(TurnFailed(str(exc), "JournalWriteError", True, None, None))
                 return _Step(failed=str(exc))
             if prepared.rows:
                 self._emit(SectionsAppended(prepared.rows))
-            tools.extend(prepared.tools)
+            tools = prepared.tools
             sections = prepared.sections
-        context = context_from_rows(self.writer.model_order(session_id), tools)
+        context = context_from_rows(self.writer.model_order(session_id), list(tools.specs))
         request = project(context, route)
-        self._emit(_request_started(session_id, route, request, tools, sections))
+        self._emit(
+            _request_started(session_id, route, request, messages=context.messages, tools=tools, sections=sections)
+        )
         assembler = ReplyAssembler(route.key)
         finished: Finished | None = None
         try:
@@ -206,12 +230,7 @@ class ChatRuntime:
             self._fail(session_id, exc, partial)
             return _Step(failed=str(exc))
 
-        content: JsonValue = {
-            "parts": [p.model_dump(mode="json") for p in parts],
-            "model": route.key,
-            "status": "complete",
-            "finish_reason": finished.finish_reason,
-        }
+        content = MessageContent(parts=parts, model=route.key, finish_reason=finished.finish_reason)
         row = self.writer.append_assistant(session_id, content)
         usage = finished.usage
         cost = usage.cost(route.model_info.cost if route.model_info else None) if usage else None
@@ -233,7 +252,7 @@ class ChatRuntime:
                 body_sha256=hashlib.sha256(request.body_bytes).hexdigest(),
             )
         self._emit(AssistantCommitted(row, usage, cost))
-        return _Step(row=row, usage=usage, cost=cost)
+        return _Step(row=row, content=content, tools=tools, usage=usage, cost=cost)
 
     def _save_partial(
         self, session_id: str, assembler: ReplyAssembler, route: ResolvedRoute, *, hidden: bool
@@ -243,21 +262,14 @@ class ChatRuntime:
         parts = assembler.parts(complete=False)
         if not parts:
             return None
-        content: JsonValue = {
-            "parts": [p.model_dump(mode="json") for p in parts],
-            "model": route.key,
-            "status": "interrupted",
-        }
+        content = MessageContent(parts=parts, model=route.key, status="interrupted")
         try:
             return self.writer.append(session_id, "assistant", content, hidden=hidden)
         except JournalWriteError:
             return None
 
     def _fail(self, session_id: str, error: ProviderError, partial: TranscriptRow | None) -> None:
-        content: JsonValue = {
-            "status": "error",
-            "error": {"kind": error.kind, "message": str(error), "retryable": error.retryable},
-        }
+        content = ErrorContent(error=ErrorRecord(kind=error.kind, message=str(error), retryable=error.retryable))
         try:
             error_row: TranscriptRow | None = self.writer.append(session_id, "assistant", content, hidden=True)
         except JournalWriteError:
@@ -268,18 +280,30 @@ class ChatRuntime:
 @dataclass(frozen=True)
 class _Step:
     row: TranscriptRow | None = None
+    content: MessageContent | None = None
+    tools: ToolCatalog = field(default_factory=ToolCatalog)
     usage: Usage | None = None
     cost: float | None = None
     failed: str | None = None
 
 
 def _request_started(
-    session_id: str, route: ResolvedRoute, request: ProjectedRequest, tools: list[ToolSpec], sections: tuple[str, ...]
+    session_id: str,
+    route: ResolvedRoute,
+    request: ProjectedRequest,
+    *,
+    messages: list[Message],
+    tools: ToolCatalog,
+    sections: tuple[str, ...],
 ) -> RequestStarted:
-    """What the inspector shows of a request. The prefix identity covers the leading system
-    content and the declared tools: what must stay byte-stable for the cache to hold."""
-    messages = request.body["messages"]
-    leading = list(takewhile(lambda m: m["role"] in ("system", "developer"), messages))
+    """What the inspector shows of a request. The prefix identity covers the frozen prefix
+    (the provider-neutral leading sections, not a route's projection of them, which a fold
+    can move into a user message) and the declared tools."""
+    leading: list[SystemUpdatePart] = []
+    for message in messages:
+        if message.role != "system":
+            break
+        leading.extend(p for p in message.parts if isinstance(p, SystemUpdatePart))
     published, actual = route.published, route.actual
     return RequestStarted(
         session_id,
@@ -291,8 +315,8 @@ def _request_started(
         flags_reason=route.flags_reason,
         published=f"{published.provider} · {published.model} · {published.api} · {published.base_url}",
         actual=f"{actual.provider} · {actual.model} · {actual.api} · {actual.base_url}",
-        prefix_sha256=prefix_sha256(leading, tools),
-        tool_schema_sha256=tool_schema_sha256(tools),
+        prefix_sha256=prefix_sha256(leading, tools.specs),
+        tool_schema_sha256=tools.identity(),
     )
 
 
@@ -304,8 +328,3 @@ def _outcome(steps: list[_Step], error: str | None = None) -> TurnOutcome:
     costs = [s.cost for s in answered]
     cost = sum(c for c in costs if c is not None) if answered and None not in costs else None
     return TurnOutcome(error is None, rows, usage, cost, error)
-
-
-def _parts(row: TranscriptRow) -> list[Part]:
-    message = message_from_row(row)
-    return [] if message is None else list(message.parts)

@@ -52,14 +52,18 @@ def environment_guidance() -> str:
     return f"The person uses {platform.system() or 'an unknown OS'} with the locale {language}."
 
 
-@dataclass
+@dataclass(frozen=True)
 class SystemState:
-    """Computes the desired sections from the settings, the workspace and the skill store."""
+    """What the system content should be, built from the settings each time they change.
 
-    skills: SkillStore
+    Immutable: nothing else keeps its own copy of the instructions, the workspace or the skill
+    folders; a change makes a new state, and the next turn hands it to the context engine.
+    """
+
     custom_instructions: str = ""
     workspace: Path | None = None
     environment: str = ""
+    skill_roots: tuple[tuple[Source, Path], ...] = ()
 
     @classmethod
     def for_app(cls, paths: CairnPaths, custom_instructions: str, workspace: Path | None) -> SystemState:
@@ -68,10 +72,7 @@ class SystemState:
         if workspace is not None:
             workspace = workspace.expanduser().absolute()
             roots.append(("workspace", SkillStore.workspace_root(workspace)))
-        return cls(SkillStore(roots), custom_instructions, workspace, environment_guidance())
-
-    def catalog(self) -> SkillCatalog:
-        return self.skills.scan()
+        return cls(custom_instructions, workspace, environment_guidance(), tuple(roots))
 
     def sections(self, catalog: SkillCatalog) -> dict[str, JsonValue]:
         state: dict[str, JsonValue] = {INSTRUCTIONS: self.instructions()}
@@ -90,6 +91,3 @@ class SystemState:
         if not custom:
             return BUILTIN_INSTRUCTIONS
         return f"{BUILTIN_INSTRUCTIONS}\n\nThe person's own instructions:\n{custom}"
-
-    def tools(self, catalog: SkillCatalog) -> list[ToolSpec]:
-        return [LOAD_SKILL] if catalog.skills else []

@@ -12,7 +12,7 @@ from itertools import pairwise
 from typing import Any
 
 from host.canonical import sha256_hex
-from host.tools import ToolSpec
+from host.tools.spec import ToolSpec
 
 __all__ = ["prefix_sha256", "tool_schema_sha256"]
 

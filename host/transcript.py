@@ -1,9 +1,10 @@
 """The transcript: every row of a session, appended and never rewritten.
 
-Rows are user messages, assistant messages, tool results and hidden system rows. A system
-row carries versioned ``model_system`` metadata ``{v, section, content}``; ``content: null``
-is a tombstone. Metadata of a version this Cairn does not know is kept byte for byte and
-ignored, so an older Cairn can still read a newer journal.
+Rows are user messages, assistant messages, tool results and hidden rows: error records,
+supersede markers, and system rows carrying versioned ``model_system`` metadata. What a row
+holds is defined once, in ``host.content``; rows are written and read only through it.
+Metadata of a kind or version this Cairn does not know is kept byte for byte and ignored, so
+an older Cairn can still read a newer journal.
 """
 
 from __future__ import annotations
@@ -11,15 +12,25 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from host.canonical import canonical_json_bytes
+from host.content import (
+    CONTENT,
+    ModelSystem,
+    RowContent,
+    SectionUpdate,
+    SupersedeContent,
+    Unknown,
+    dump,
+    parse_content,
+    parse_model_system,
+)
 from host.errors import JournalWriteError
 from host.ids import is_uuid7, new_id
 from host.journal import Journal, utc_now
 
 __all__ = [
-    "MODEL_SYSTEM_VERSION",
     "Role",
     "SectionUpdate",
     "TranscriptRow",
@@ -31,26 +42,9 @@ __all__ = [
 
 Role = Literal["user", "assistant", "tool", "system"]
 
-MODEL_SYSTEM_VERSION = 1
-SUPERSEDES = "supersedes"
-
-
-class SectionUpdate(BaseModel):
-    """Version 1 of ``model_system``: one section's new content, or ``None`` if it is gone."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    v: Literal[1] = 1
-    section: str
-    content: JsonValue
-
-    @property
-    def is_tombstone(self) -> bool:
-        return self.content is None
-
 
 class TranscriptRow(BaseModel):
-    """One committed row, exactly as stored."""
+    """One committed row, exactly as stored. ``body()`` and ``meta()`` read it typed."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -64,16 +58,20 @@ class TranscriptRow(BaseModel):
     anchor: str | None = None
     created_at: str
 
+    def body(self) -> RowContent | Unknown:
+        """The row's content, typed; ``Unknown`` for a shape this Cairn does not know."""
+        return parse_content(self.content)
+
+    def meta(self) -> ModelSystem | Unknown | None:
+        """The row's ``model_system`` metadata, typed; ``None`` when it has none."""
+        if self.role != "system" or self.model_system is None:
+            return None
+        return parse_model_system(self.model_system)
+
     def section_update(self) -> SectionUpdate | None:
-        """The row's section update, or ``None`` if it has none or one of an unknown version."""
-        if self.role != "system" or not isinstance(self.model_system, dict):
-            return None
-        if self.model_system.get("v") != MODEL_SYSTEM_VERSION:
-            return None
-        try:
-            return SectionUpdate.model_validate(self.model_system)
-        except ValidationError:
-            return None
+        """The row's section update, or ``None`` if it has none or one this Cairn does not know."""
+        meta = self.meta()
+        return meta if isinstance(meta, SectionUpdate) else None
 
 
 _COLUMNS = "id, session_id, seq, role, hidden, content, model_system, anchor, created_at"
@@ -92,13 +90,19 @@ class TranscriptWriter:
 
     # -- appending -----------------------------------------------------------------------
 
-    def append_user(self, session_id: str, content: JsonValue, *, row_id: str | None = None) -> TranscriptRow:
+    def append_user(
+        self, session_id: str, content: RowContent | JsonValue, *, row_id: str | None = None
+    ) -> TranscriptRow:
         return self.append(session_id, "user", content, row_id=row_id)
 
-    def append_assistant(self, session_id: str, content: JsonValue, *, row_id: str | None = None) -> TranscriptRow:
+    def append_assistant(
+        self, session_id: str, content: RowContent | JsonValue, *, row_id: str | None = None
+    ) -> TranscriptRow:
         return self.append(session_id, "assistant", content, row_id=row_id)
 
-    def append_tool_result(self, session_id: str, content: JsonValue, *, row_id: str | None = None) -> TranscriptRow:
+    def append_tool_result(
+        self, session_id: str, content: RowContent | JsonValue, *, row_id: str | None = None
+    ) -> TranscriptRow:
         return self.append(session_id, "tool", content, row_id=row_id)
 
     def append_system(
@@ -117,30 +121,37 @@ class TranscriptWriter:
         """
         if not section or not section.isprintable():
             raise JournalWriteError(f"Section name {section!r} must be non-empty printable text.", self._journal.path)
-        update = SectionUpdate(section=section, content=content)
+        return self.append_meta(
+            session_id, SectionUpdate(section=section, content=content), anchor=anchor, row_id=row_id
+        )
+
+    def append_meta(
+        self, session_id: str, meta: ModelSystem, *, anchor: str | None = None, row_id: str | None = None
+    ) -> TranscriptRow:
+        """Append a hidden system row carrying ``meta`` (anchored like ``append_system``)."""
         return self.append(
-            session_id,
-            "system",
-            None,
-            hidden=True,
-            model_system=update.model_dump(mode="json"),
-            anchor=anchor,
-            row_id=row_id,
+            session_id, "system", None, hidden=True, model_system=dump(meta), anchor=anchor, row_id=row_id
         )
 
     def append(
         self,
         session_id: str,
         role: Role,
-        content: JsonValue,
+        content: RowContent | JsonValue,
         *,
         hidden: bool = False,
         model_system: JsonValue = None,
         anchor: str | None = None,
         row_id: str | None = None,
     ) -> TranscriptRow:
-        """Append one row and return it once committed (see the class docstring)."""
+        """Append one row and return it once committed (see the class docstring).
+
+        Typed content is stored in its one JSON form (``host.content``); plain JSON is stored
+        as given, for rows that carry no Cairn shape.
+        """
         path = self._journal.path
+        if isinstance(content, BaseModel):
+            content = CONTENT.dump_python(content, mode="json", exclude_none=True)
         row_id = row_id or new_id()
         if not is_uuid7(row_id):
             raise JournalWriteError(f"Row id {row_id!r} is not a UUIDv7; let Cairn choose row ids.", path)
@@ -206,7 +217,7 @@ class TranscriptWriter:
         Rows are never changed; this hidden marker row takes them out of what the model and
         the person see from now on.
         """
-        return self.append(session_id, "system", {SUPERSEDES: list(row_ids)}, hidden=True)
+        return self.append(session_id, "system", SupersedeContent(supersedes=list(row_ids)), hidden=True)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -231,7 +242,8 @@ class TranscriptWriter:
                 "SELECT content FROM transcript_rows WHERE session_id = ? AND role = 'system' AND model_system IS NULL",
                 (session_id,),
             ).fetchall()
-        gone = {i for (text,) in markers for i in (json.loads(text) or {}).get(SUPERSEDES, [])}
+        gone = {i for (text,) in markers if isinstance(m := parse_content(json.loads(text)), SupersedeContent)
+                for i in m.supersedes}  # fmt: skip
         return [row for row in (_row(r) for r in reversed(found)) if row.id not in gone]
 
     def model_order(self, session_id: str) -> list[TranscriptRow]:
@@ -265,10 +277,8 @@ def superseded(rows: list[TranscriptRow]) -> set[str]:
     """The ids that supersede markers among ``rows`` have taken out."""
     gone: set[str] = set()
     for row in rows:
-        if row.role == "system" and row.model_system is None and isinstance(row.content, dict):
-            ids = row.content.get(SUPERSEDES)
-            if isinstance(ids, list):
-                gone.update(i for i in ids if isinstance(i, str))
+        if row.role == "system" and row.model_system is None and isinstance(marker := row.body(), SupersedeContent):
+            gone.update(marker.supersedes)
     return gone
 
 

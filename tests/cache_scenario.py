@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +66,15 @@ def set_up(skills: Path, workspace: Path) -> None:
     write_skill(SkillStore.workspace_root(workspace), "project-style", "Follow the project's writing style.")
 
 
-def apply(turn: int, skills: Path, state: SystemState) -> dict[str, JsonValue] | None:
-    """Change the world before ``turn``; return the turn's temporary overrides, if any."""
+def apply(turn: int, skills: Path, states: list[SystemState]) -> dict[str, JsonValue] | None:
+    """Change the world before ``turn`` (a settings change appends a new state to ``states``);
+    return the turn's temporary overrides, if any."""
     if turn == 3:
         write_skill(skills, "recipes", "Cook simple meals from what is at hand.")
     elif turn == 6:
         write_skill(skills, "notes", "Keep tidy, dated notes of what the person decides and why.")
     elif turn in INSTRUCTION_EDITS:
-        state.custom_instructions = INSTRUCTION_EDITS[turn]
+        states.append(replace(states[-1], custom_instructions=INSTRUCTION_EDITS[turn]))
     elif turn == 14:
         remove_skill(skills, "trip-planner")
     elif turn == 18:
@@ -94,8 +96,10 @@ def message(turn: int) -> str:
 
 
 def system_state(paths: CairnPaths, workspace: Path) -> SystemState:
-    store = SkillStore([("user", paths.skills_dir), ("workspace", SkillStore.workspace_root(workspace))])
-    return SystemState(store, workspace=workspace, environment="The person uses Linux with the locale en_GB.")
+    roots = (("user", paths.skills_dir), ("workspace", SkillStore.workspace_root(workspace)))
+    return SystemState(
+        workspace=workspace, environment="The person uses Linux with the locale en_GB.", skill_roots=roots
+    )
 
 
 def route(base_url: str, catalog: Path, paths: CairnPaths) -> ResolvedRoute:
@@ -105,17 +109,17 @@ def route(base_url: str, catalog: Path, paths: CairnPaths) -> ResolvedRoute:
 
 async def drive(session_id: str, base_url: str, catalog: Path, workspace: Path, turns: range) -> None:
     paths = CairnPaths.from_env()
-    state = system_state(paths, workspace)
+    states = [system_state(paths, workspace)]
     for turn, text in sorted(INSTRUCTION_EDITS.items()):
         if turn < turns.start:
-            state.custom_instructions = text
+            states.append(replace(states[-1], custom_instructions=text))
     with Journal.open(paths.journal) as journal:
         async with httpx.AsyncClient(timeout=30) as http:
             the_route = route(base_url, catalog, paths)
             client = OpenAICompatClient(http, the_route.actual.base_url, api_key=None)
-            runtime = ChatRuntime(journal, the_route, client, engine=ContextEngine(state))
+            runtime = ChatRuntime(journal, the_route, client, engine=ContextEngine(), system=lambda: states[-1])
             for turn in turns:
-                overrides = apply(turn, paths.skills_dir, state)
+                overrides = apply(turn, paths.skills_dir, states)
                 outcome = await runtime.send(session_id, message(turn), overrides=overrides)
                 if not outcome.ok:
                     raise SystemExit(f"turn {turn} failed: {outcome.error}")

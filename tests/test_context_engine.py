@@ -2,19 +2,21 @@
 refresh, temporary replacement, legacy shapes, and load_skill through the Host bridge."""
 
 import asyncio
+from collections.abc import Mapping
+from dataclasses import replace
 
 import pytest
+from pydantic import JsonValue
 
 from desktop.context_engine import ContextEngine
 from desktop.events import SectionsAppended
-from desktop.runtime import ChatRuntime
-from desktop.runtime_pool import RuntimePool
 from desktop.sections import SectionNameError
 from desktop.system_state import BUILTIN_INSTRUCTIONS, SKILLS_HEADER, SystemState
+from host.identity import tool_schema_sha256
 from host.journal import Journal
 from host.paths import CairnPaths
-from host.skills import SkillStore
-from host.tools import ToolSpec
+from host.skills import SkillCatalog
+from host.tools import Tool, ToolCatalog, ToolOutput, ToolSpec
 from host.transcript import TranscriptWriter
 from tests.cache_scenario import remove_skill, write_skill
 from tests.chat_fixtures import chat_runtime, loopback_account, route_for
@@ -30,7 +32,7 @@ def provider():
 @pytest.fixture
 def state(cairn_paths: CairnPaths) -> SystemState:
     write_skill(cairn_paths.skills_dir, "notes", "Keep notes.", body="# Notes\n\nWrite it down.")
-    return SystemState(SkillStore([("user", cairn_paths.skills_dir)]))
+    return SystemState(skill_roots=(("user", cairn_paths.skills_dir),))
 
 
 def sections_of(rows) -> list[tuple[str, object]]:
@@ -45,8 +47,8 @@ def converse(journal, cairn_paths, provider, state, session_id, *turns):
 
     async def run() -> None:
         async with chat_runtime(journal, route) as chat:
-            chat.runtime.engine = engine = ContextEngine(state)
-            chat.runtime.executor = engine.executor
+            chat.runtime.engine = ContextEngine()
+            chat.runtime.system = lambda: state
             for turn in turns:
                 if callable(turn):
                     turn()
@@ -66,7 +68,7 @@ def converse(journal, cairn_paths, provider, state, session_id, *turns):
 def test_the_first_request_renders_the_baseline_as_leading_system_content(
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
 ) -> None:
-    state.environment = "The person uses Linux with the locale en_GB."
+    state = replace(state, environment="The person uses Linux with the locale en_GB.")
     session = journal.create_session()
     appended = converse(journal, cairn_paths, provider, state, session.id, "hi", "again")
     assert appended[0] == [
@@ -133,8 +135,10 @@ def test_a_temporary_replacement_is_one_change_undone_by_another(
 
 @pytest.mark.parametrize("section", ["skills", "skill:notes", "skill:anything"])
 def test_the_skill_sections_cannot_be_overridden(state: SystemState, section: str) -> None:
+    engine = ContextEngine()
+    catalog = engine.skills(state)
     with pytest.raises(SectionNameError, match="belongs to the skill catalog"):
-        ContextEngine(state).desired(state.catalog(), {section: "x"})
+        engine.desired(state, catalog, {section: "x"})
 
 
 def test_a_session_without_metadata_gets_its_first_baseline_at_continuation(
@@ -194,25 +198,41 @@ def test_the_model_loads_a_skill_through_the_bridge(
     assert "There is no skill named '../../etc/passwd'" in results[1]["content"]
 
 
-def test_a_tool_schema_change_does_not_reuse_the_idle_runtime(
+def test_a_tool_schema_change_reaches_the_next_request_under_the_same_name(
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
 ) -> None:
+    """Seed 002: a tool schema change cannot reuse an idle runtime merely because the names are
+    the same. Runtimes hold no tools between turns; each turn's catalog comes fresh from its
+    sources, so the second request declares the new schema and the tool that runs is the new one."""
+    session = journal.create_session()
     route = route_for(loopback_account(provider), cairn_paths)
-    made: list[ChatRuntime] = []
-
-    def factory(_session_id, r, tools):
-        made.append(ChatRuntime(journal, r, client=None, tools=tools))  # type: ignore[arg-type]
-        return made[-1]
-
-    pool = RuntimePool(factory)
     v1 = ToolSpec(name="search", description="Search.", parameters={"type": "object", "properties": {}})
     v2 = ToolSpec(name="search", description="Search.", parameters={"type": "object", "properties": {"q": {}}})
-    first = pool.get("s", route, [v1])
-    assert pool.get("s", route, [v1.model_copy(deep=True)]) is first
-    assert pool.get("s", route, [v2]) is not first  # same name, new schema: a new runtime
-    assert len(made) == 2
-    other = route.model_copy(update={"actual": route.actual.model_copy(update={"model": "loopback-reasoner"})})
-    assert pool.get("s", other, [v2]) is not made[1]
+    versions = [v1]
+    ran: list[str] = []
+
+    class Engine(ContextEngine):
+        def tools(self, state: SystemState, catalog: SkillCatalog) -> ToolCatalog:
+            spec = versions[-1]
+
+            async def run(_arguments: Mapping[str, JsonValue]) -> ToolOutput:
+                ran.append(tool_schema_sha256([spec]))
+                return ToolOutput("found")
+
+            return ToolCatalog([Tool(spec, run)])
+
+    async def turns() -> None:
+        async with chat_runtime(journal, route) as chat:
+            chat.runtime.engine = Engine()
+            assert (await chat.runtime.send(session.id, "one [[call search {}]]")).ok
+            versions.append(v2)
+            assert (await chat.runtime.send(session.id, "two [[call search {}]]")).ok
+
+    asyncio.run(turns())
+    declared = [r.body["tools"][0]["function"]["parameters"] for r in provider.requests if r.body.get("tools")]
+    assert declared[0] == v1.parameters
+    assert declared[-1] == v2.parameters
+    assert ran == [tool_schema_sha256([v1]), tool_schema_sha256([v2])]
 
 
 def test_a_failed_section_write_sends_nothing(
@@ -223,7 +243,8 @@ def test_a_failed_section_write_sends_nothing(
 
     async def run() -> None:
         async with chat_runtime(journal, route) as chat:
-            chat.runtime.engine = ContextEngine(state)
+            chat.runtime.engine = ContextEngine()
+            chat.runtime.system = lambda: state
             with journal.write("a trigger that makes system rows fail") as conn:
                 conn.execute(
                     "CREATE TRIGGER no_system BEFORE INSERT ON transcript_rows WHEN NEW.role = 'system' "
@@ -240,8 +261,9 @@ def test_a_failed_section_write_sends_nothing(
 
 
 def test_overrides_validate_names(state: SystemState) -> None:
-    engine = ContextEngine(state)
-    assert engine.desired(state.catalog(), {"guidance:mood": "calm"})["guidance:mood"] == "calm"
-    assert "instructions" not in engine.desired(state.catalog(), {"instructions": None})
+    engine = ContextEngine()
+    catalog = engine.skills(state)
+    assert engine.desired(state, catalog, {"guidance:mood": "calm"})["guidance:mood"] == "calm"
+    assert "instructions" not in engine.desired(state, catalog, {"instructions": None})
     with pytest.raises(SectionNameError):
-        engine.desired(state.catalog(), {"": "x"})
+        engine.desired(state, catalog, {"": "x"})

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from desktop.app import CairnApp
 from desktop.secrets import SecretStore
-from host.journal import Journal
+from desktop.services import Services
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
 from tests.loopback import LoopbackProvider, Reply
@@ -15,12 +15,12 @@ from tests.ui_fixtures import add_loopback_account
 KEY = "sk-export-secret"
 
 
-def test_export_markdown_and_json(journal: Journal, cairn_paths: CairnPaths, tmp_path: Path) -> None:
+def test_export_markdown_and_json(cairn_paths: CairnPaths, tmp_path: Path) -> None:
     with LoopbackProvider(api_key=KEY) as provider:
         account = add_loopback_account(cairn_paths, provider)
         secrets = SecretStore(MemoryKeyring())
         secrets.set(account.id, KEY)
-        app = CairnApp(cairn_paths, journal, secrets=secrets)
+        app = CairnApp(Services(cairn_paths, secrets=secrets))
         session = app.new_session()
         provider.script(
             Reply(text="Use `stones`.\n\n```sh\nls\n```", reasoning="Think first."),

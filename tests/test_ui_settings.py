@@ -89,6 +89,9 @@ def test_a_settings_round_trip(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
         qtbot.waitUntil(lambda: len(provider.requests) == 1, timeout=WAIT)
         assert provider.requests[0].authorization == f"Bearer {SECRET}"
         assert "Always answer in haiku." in provider.requests[0].body["messages"][0]["content"]
+        # The window renders the core's snapshots: it never called the keychain itself.
+        assert run.keyring.threads
+        assert set(run.keyring.threads) == {"cairn-core"}
     leaks = [p for p in Path(os.environ["CAIRN_HOME"]).rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
     assert leaks == []
 

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.app import CairnApp
 from desktop.secrets import SecretStore
+from desktop.services import Services
 from desktop.settings import Account, SettingsStore
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -44,13 +45,15 @@ def running_cairn(
 ) -> Iterator[Running]:
     qt = QApplication.instance()
     assert isinstance(qt, QApplication)
-    journal = Journal.open(paths.journal)
     keyring = MemoryKeyring()
+    services = Services(paths, secrets=secrets or SecretStore(keyring))
+    journal = services.open_journal()
     core = CoreThread()
-    app = CairnApp(paths, journal, secrets=secrets or SecretStore(keyring), on_event=core.emit_event)
+    app = CairnApp(services, on_event=core.emit_event)
     core.start()
+    snapshot = core.submit(app.snapshot).result(timeout=10)
     # No local server probing unless a test asks for it: the machine's own ports are not ours.
-    shell = Shell(qt, paths, journal, app, core, local_ports={})
+    shell = Shell(qt, app, core, snapshot, local_ports={})
     window = shell.open_window(state)
     try:
         yield Running(shell, window, journal, app, keyring)
@@ -58,4 +61,4 @@ def running_cairn(
         for open_window in list(shell.windows):
             open_window.close()
         shell.shut_down()
-        journal.close()
+        services.close()

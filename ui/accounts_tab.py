@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from desktop.routes import RouteError, resolve_route
 from desktop.secrets import KeychainUnavailable
 from desktop.settings import Account
+from desktop.snapshot import AppSnapshot
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -78,7 +79,7 @@ class AccountsTab(QWidget):
     def _build_form(self) -> QVBoxLayout:
         self.name = QLineEdit()
         self.provider = QComboBox()
-        for preset in self.app.transport.providers:
+        for preset in self.snapshot.transport.providers:
             self.provider.addItem(preset.name, preset.id)
         self.provider.addItem("Other OpenAI-compatible endpoint", CUSTOM)
         self.base_url = QLineEdit()
@@ -140,8 +141,12 @@ class AccountsTab(QWidget):
         QVBoxLayout(box).addWidget(self.flags)
         return box
 
+    @property
+    def snapshot(self) -> AppSnapshot:
+        return self.window_.snapshot
+
     def _offer_memory_only(self) -> None:
-        problem = self.app.secrets.keychain_problem()
+        problem = self.snapshot.keychain_problem
         self.memory_only.setVisible(problem is not None)
         if problem:
             self.memory_only.setToolTip(problem)
@@ -151,12 +156,12 @@ class AccountsTab(QWidget):
     def refill(self, select: str | None = None) -> None:
         self.list.blockSignals(True)
         self.list.clear()
-        for account in self.app.settings.accounts:
+        accounts = [view.account for view in self.snapshot.accounts]
+        for account in accounts:
             item = QListWidgetItem(account.name)
             item.setData(Qt.ItemDataRole.UserRole, account.id)
             self.list.addItem(item)
         self.list.blockSignals(False)
-        accounts = self.app.settings.accounts
         index = next((i for i, a in enumerate(accounts) if a.id == select), 0 if accounts else -1)
         if index >= 0:
             self.list.setCurrentRow(index)
@@ -165,10 +170,10 @@ class AccountsTab(QWidget):
             self.new_account("deepseek")
 
     def _pick(self, row: int) -> None:
-        accounts = self.app.settings.accounts
-        if not 0 <= row < len(accounts):
+        views = self.snapshot.accounts
+        if not 0 <= row < len(views):
             return
-        account = accounts[row]
+        account = views[row].account
         self.editing = account
         self.name.setText(account.name)
         self.provider.setCurrentIndex(max(self.provider.findData(account.provider), 0))
@@ -176,7 +181,7 @@ class AccountsTab(QWidget):
         self._fill_models(account.provider)
         self.model.setCurrentText(account.default_model)
         self.key.clear()
-        self.key.setPlaceholderText("Saved" if self.app.secrets.get(account.id) else "Not saved")
+        self.key.setPlaceholderText("Saved" if views[row].has_key else "Not saved")
         self.headers.setPlainText("\n".join(f"{k}: {v}" for k, v in account.headers.items()))
         self.result.clear()
         self._show_flags()
@@ -195,7 +200,7 @@ class AccountsTab(QWidget):
 
     def _provider_changed(self) -> None:
         provider = self.provider.currentData()
-        preset = self.app.transport.preset(provider)
+        preset = self.snapshot.transport.preset(provider)
         self.base_url.setPlaceholderText(preset.base_url if preset else "https://host.example/v1")
         self._fill_models(provider)
         if preset is not None and preset.default_model and not self.model.currentText():
@@ -206,7 +211,7 @@ class AccountsTab(QWidget):
         current = self.model.currentText()
         self.model.blockSignals(True)
         self.model.clear()
-        for model in dict.fromkeys([*(extra or []), *self.app.catalog_models(provider)]):
+        for model in dict.fromkeys([*(extra or []), *self.snapshot.catalog_models.get(provider, ())]):
             self.model.addItem(model)
         self.model.setCurrentText(current)
         self.model.blockSignals(False)
@@ -236,7 +241,7 @@ class AccountsTab(QWidget):
     def _show_flags(self) -> None:
         try:
             account = self.form_account()
-            route = resolve_route(account, None, self.app.transport, self.app.models_dev)
+            route = resolve_route(account, None, self.snapshot.transport, self.snapshot.models_dev)
         except (ValidationError, ValueError, RouteError) as exc:
             self.flags.setText(f"<i>{problem_text(exc)}</i>")
             return
@@ -301,14 +306,12 @@ class AccountsTab(QWidget):
 
         def saved(_result: object) -> None:
             self.refill(select=account.id)
-            self.window_.refresh_routes()
             self.result.setText(f"Saved {account.name}.")
 
         def failed(error: BaseException) -> None:
             if isinstance(error, KeychainUnavailable):
                 # The account itself was saved; only the key is waiting for a place to go.
                 self.refill(select=account.id)
-                self.window_.refresh_routes()
                 self.memory_only.show()
             self.result.setText(problem_text(error))
 
@@ -319,8 +322,4 @@ class AccountsTab(QWidget):
             return
         account_id = self.editing.id
 
-        def removed(_r: object) -> None:
-            self.refill()
-            self.window_.refresh_routes()
-
-        self.window_.run_on_core(lambda: self.app.remove_account(account_id), removed)
+        self.window_.run_on_core(lambda: self.app.remove_account(account_id), lambda _r: self.refill())

@@ -12,9 +12,11 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from assets import ASSETS_DIR
 from desktop.app import LOCAL_PORTS, CairnApp
+from desktop.catalog.transport import CatalogError
+from desktop.services import Services
 from desktop.settings import SettingsError
+from desktop.snapshot import AppSnapshot
 from host.errors import JournalError
-from host.journal import Journal
 from host.paths import CairnPaths
 from ui.core import CoreThread
 from ui.main_window import MainWindow
@@ -32,23 +34,30 @@ class Shell(QObject):
     def __init__(
         self,
         qt: QApplication,
-        paths: CairnPaths,
-        journal: Journal,
         app: CairnApp,
         core: CoreThread,
+        snapshot: AppSnapshot,
         *,
         local_ports: dict[str, int] | None = None,
     ) -> None:
         super().__init__()
         self.local_ports = dict(LOCAL_PORTS if local_ports is None else local_ports)
-        self.qt, self.paths, self.journal, self.app, self.core = qt, paths, journal, app, core
+        self.qt, self.app, self.core = qt, app, core
+        self.snapshot = snapshot
         self.windows: list[MainWindow] = []
-        self.state_path = paths.config_dir / "window.json"
-        self.dark = apply_theme(qt, app.settings.theme)
+        self.state_path = app.paths.config_dir / "window.json"
+        self.dark = apply_theme(qt, snapshot.theme)
         core.crashed.connect(self._core_crashed)
+        core.reported.connect(self._reported)
+
+    def _reported(self, item: object) -> None:
+        if isinstance(item, AppSnapshot):
+            self.snapshot = item
+            for window in self.windows:
+                window.apply_snapshot(item)
 
     def open_window(self, state: WindowState | None = None) -> MainWindow:
-        window = MainWindow(self.core, self.app)
+        window = MainWindow(self.core, self.app, self.snapshot)
         window.start_page.ports = dict(self.local_ports)
         window.chat.message_delegate.dark = self.dark
         window.new_window_requested.connect(self.open_window)
@@ -91,37 +100,52 @@ class Shell(QObject):
 
         async def last() -> None:
             await self.app.close()
-            self.journal.purge_deleted()
+            self.app.journal.purge_deleted()
 
         self.core.stop(last)
 
 
 def run(paths: CairnPaths) -> int:
-    """Open the journal and the main window; return the exit code when the last window closes."""
+    """Assemble Cairn, open the main window; return the exit code when the last window closes."""
     qt = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(qt, QApplication)
     qt.setApplicationName("Cairn")
     qt.setWindowIcon(QIcon(str(ASSETS_DIR / "cairn.svg")))
     _quit_on_signals(qt)
     try:
-        journal = Journal.open(paths.journal)
-    except JournalError as exc:
-        log.error("cannot open the journal: %s", exc)
-        QMessageBox.critical(None, "Cairn cannot open its journal", str(exc))
+        services = Services(paths)
+        services.open_journal()
+    except (JournalError, CatalogError) as exc:
+        log.error("cannot start: %s", exc)
+        QMessageBox.critical(None, "Cairn cannot start", str(exc))
         return 2
-    with journal:
+    with services:
         core = CoreThread()
         try:
-            app = CairnApp(paths, journal, on_event=core.emit_event)
+            app = CairnApp(services, on_event=core.emit_event)
         except SettingsError as exc:
             QMessageBox.critical(None, "Cairn cannot read its settings", str(exc))
             return 2
         core.start()
-        shell = Shell(qt, paths, journal, app, core)
-        shell.open_window(WindowState.load(shell.state_path))
-        log.info("main window shown")
+        shells: list[Shell] = []
+
+        def ready(snapshot: AppSnapshot) -> None:
+            shell = Shell(qt, app, core, snapshot)
+            shells.append(shell)
+            shell.open_window(WindowState.load(shell.state_path))
+            log.info("main window shown")
+
+        def failed(error: BaseException) -> None:
+            QMessageBox.critical(None, "Cairn cannot start", str(error))
+            qt.exit(2)
+
+        # The first snapshot reads the keychain, so the core makes it; the window opens with it.
+        core.submit(app.snapshot, ready, failed)
         code = qt.exec()
-        shell.shut_down()
+        if shells:
+            shells[0].shut_down()
+        else:
+            core.stop(app.close)
         log.info("main window closed")
     return code
 

@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import CairnApp, NoRoute
-from desktop.routes import RouteError
+from desktop.app import CairnApp
 from desktop.settings import Account
+from desktop.snapshot import AppSnapshot
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
@@ -54,9 +54,10 @@ class MainWindow(QMainWindow):
     new_window_requested = Signal()
     closed = Signal()
 
-    def __init__(self, core: CoreThread, app: CairnApp) -> None:
+    def __init__(self, core: CoreThread, app: CairnApp, snapshot: AppSnapshot) -> None:
         super().__init__()
         self.core, self.app = core, app
+        self.snapshot = snapshot  # what the core last published; the only core state read here
         self.session_id: str | None = None
         self.settings_dialog: QDialog | None = None
         self.setWindowTitle("Cairn")
@@ -183,37 +184,43 @@ class MainWindow(QMainWindow):
         self.refresh_routes()
         self.refresh_sessions(select=last_session)
 
+    def apply_snapshot(self, snapshot: AppSnapshot) -> None:
+        """Render what the core published: accounts, the route, settings."""
+        self.snapshot = snapshot
+        self.refresh_routes()
+
     def refresh_routes(self) -> None:
-        settings = self.app.settings
+        snapshot = self.snapshot
+        accounts = [view.account for view in snapshot.accounts]
         self.accounts.clear()
-        for account in settings.accounts:
+        for account in accounts:
             self.accounts.addItem(f"{account.name}", account.id)
-        if not settings.accounts:
+        if not accounts:
             self.pages.setCurrentWidget(self.start_page)
             self.start_page.probe(self)
             self.route_label.setText("No account yet")
             return
         self.pages.setCurrentIndex(0)
-        chosen = self.app.account_id or settings.accounts[0].id
+        chosen = snapshot.account_id or accounts[0].id
         self.accounts.setCurrentIndex(max(self.accounts.findData(chosen), 0))
         self._fill_models()
 
     def _fill_models(self) -> None:
-        account = self.app.account()
-        if account is None:
+        view = self.snapshot.account(self.snapshot.account_id)
+        if view is None:
             return
+        account = view.account
         self.models.clear()
-        models = [account.default_model, *self.app.catalog_models(account.provider)]
+        models = [account.default_model, *self.snapshot.catalog_models.get(account.provider, ())]
         for model in dict.fromkeys(models):
             self.models.addItem(model)
-        self.models.setCurrentText(self.app.model or account.default_model)
+        self.models.setCurrentText(self.snapshot.model or account.default_model)
         self._show_route()
 
     def _show_route(self) -> None:
-        try:
-            route = self.app.route()
-        except (NoRoute, RouteError, ValueError) as exc:
-            self.route_label.setText(str(exc))
+        route = self.snapshot.route
+        if route is None:
+            self.route_label.setText(self.snapshot.route_problem or "No route")
             return
         granted = [name.replace("_", " ") for name, on in route.flags.model_dump().items() if on]
         flags = ", ".join(granted) if granted else "no transport flags"
@@ -221,20 +228,20 @@ class MainWindow(QMainWindow):
 
     def _account_chosen(self, index: int) -> None:
         account_id = self.accounts.itemData(index)
-        self.run_on_core(lambda: self.app.choose(account_id, None), lambda _r: self._fill_models())
+        self.run_on_core(lambda: self.app.choose(account_id, None))
 
     def _model_chosen(self, _index: int) -> None:
         model = self.models.currentText().strip()
-        account_id = self.app.account_id
+        account_id = self.snapshot.account_id
         if account_id and model:
-            self.run_on_core(lambda: self.app.choose(account_id, model), lambda _r: self._show_route())
+            self.run_on_core(lambda: self.app.choose(account_id, model))
 
     def _use_local(self, preset: str, base_url: str, model: str) -> None:
-        known = self.app.transport.preset(preset)
+        known = self.snapshot.transport.preset(preset)
         override = None if known is not None and known.base_url == base_url else base_url
         name = known.name if known is not None else preset
         account = Account(name=name, provider=preset, base_url=override, default_model=model)
-        self.run_on_core(lambda: self.app.save_account(account, None), lambda _r: self.refresh_routes())
+        self.run_on_core(lambda: self.app.save_account(account, None))
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -328,7 +335,6 @@ class MainWindow(QMainWindow):
     def open_settings(self, preset: str | None = None) -> None:
         """The Settings dialog, on a new account of ``preset`` when one is given."""
         dialog = SettingsDialog(self, preset=preset)
-        dialog.finished.connect(lambda _r: self.refresh_routes())
         dialog.open()
         self.settings_dialog = dialog
 

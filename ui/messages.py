@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from desktop.context import ReasoningPart, TextPart, ToolCallPart, ToolResultPart, message_from_row
+from host.content import ErrorContent, MessageContent, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from host.transcript import TranscriptRow
 from ui.markdown import render_markdown
 
@@ -41,24 +41,22 @@ class DisplayMessage:
 
     @classmethod
     def from_row(cls, row: TranscriptRow) -> DisplayMessage | None:
-        content = row.content if isinstance(row.content, dict) else {}
-        if row.hidden and content.get("status") == "error":
-            error = content.get("error")
-            error = error if isinstance(error, dict) else {}
+        body = row.body()
+        if row.role == "system":
+            return None
+        if isinstance(body, ErrorContent):
             return cls(
                 key=row.id,
                 kind="error",
                 seq=row.seq,
                 status="error",
-                error=str(error.get("message", "The reply failed.")),
-                retryable=bool(error.get("retryable", True)),
+                error=body.error.message,
+                retryable=body.error.retryable,
             )
-        message = message_from_row(row.model_copy(update={"hidden": False})) if row.role != "system" else None
-        if message is None:
+        if not isinstance(body, MessageContent) or not body.parts:
             return None
-        shown = cls(key=row.id, kind=row.role, seq=row.seq, status=str(content.get("status", "complete")))  # type: ignore[arg-type]
-        shown.model = str(content.get("model", ""))
-        for part in message.parts:
+        shown = cls(key=row.id, kind=row.role, seq=row.seq, status=body.status, model=body.model or "")
+        for part in body.parts:
             if isinstance(part, TextPart):
                 shown.text += part.text
             elif isinstance(part, ReasoningPart):

@@ -57,7 +57,7 @@ class SettingsDialog(QDialog):
 
     def _instructions_tab(self) -> QWidget:
         page = QWidget()
-        self.instructions = QPlainTextEdit(self.app.settings.custom_instructions)
+        self.instructions = QPlainTextEdit(self.window_.snapshot.custom_instructions)
         self.instructions.setAccessibleName("Custom instructions")
         self.instructions.setPlaceholderText("Anything the assistant should always know or do, in your words.")
         save = QPushButton("Save instructions")
@@ -80,10 +80,10 @@ class SettingsDialog(QDialog):
 
     def _skills_tab(self) -> QWidget:
         page = QWidget()
-        folder = QLineEdit(str(self.app.paths.skills_dir))
+        folder = QLineEdit(str(self.window_.snapshot.skills_dir))
         folder.setReadOnly(True)
         folder.setAccessibleName("Your skills folder")
-        self.workspace = QLineEdit(self.app.settings.workspace or "")
+        self.workspace = QLineEdit(self.window_.snapshot.workspace or "")
         self.workspace.setAccessibleName("Workspace folder")
         self.workspace.setPlaceholderText("No workspace: only your own skills")
         browse = QPushButton("Choose…")
@@ -131,7 +131,7 @@ class SettingsDialog(QDialog):
         self.theme.setAccessibleName("Theme")
         for value, label in (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark")):
             self.theme.addItem(label, value)
-        self.theme.setCurrentIndex(max(self.theme.findData(self.app.settings.theme), 0))
+        self.theme.setCurrentIndex(max(self.theme.findData(self.window_.snapshot.theme), 0))
         self.theme.activated.connect(lambda _i: self.window_.set_theme(self.theme.currentData()))
         form = QFormLayout(page)
         form.addRow("Theme", self.theme)

@@ -20,10 +20,9 @@ from desktop.cli.chat import run_chat
 from desktop.cli.common import CommandError
 from desktop.routes import RouteError
 from desktop.secrets import SecretStore
-from desktop.settings import SettingsError, SettingsStore
-from desktop.system_state import SystemState
+from desktop.services import Services
+from desktop.settings import SettingsError
 from host.errors import JournalError
-from host.journal import Journal
 from host.paths import CairnPaths
 
 __all__ = ["add_commands", "run_command"]
@@ -66,18 +65,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run_command(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore | None = None) -> int:
-    secrets = secrets or SecretStore()
     try:
-        if args.command == "sessions":
-            return _sessions(paths)
-        if args.command == "chat":
-            return run_chat(args, paths, secrets)
-        if args.command == "accounts":
-            return run_accounts(args, paths, secrets)
-        if args.command == "skills":
-            return _skills(args, paths)
-        if args.command == "catalog":
-            return _refresh(args, paths)
+        with Services(paths, secrets=secrets) as services:
+            return _dispatch(args, services)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
         print(f"cairn: {problems}", file=sys.stderr)
@@ -85,15 +75,27 @@ def run_command(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStor
     except (CommandError, JournalError, SettingsError, CatalogError, RouteError, ValueError) as exc:
         print(f"cairn: {exc}", file=sys.stderr)
         return 2
+
+
+def _dispatch(args: argparse.Namespace, services: Services) -> int:
+    if args.command == "sessions":
+        return _sessions(services)
+    if args.command == "chat":
+        return run_chat(args, services)
+    if args.command == "accounts":
+        return run_accounts(args, services)
+    if args.command == "skills":
+        return _skills(args, services)
+    if args.command == "catalog":
+        return _refresh(args, services.paths)
     raise AssertionError(f"unhandled command {args.command}")
 
 
 # -- sessions --------------------------------------------------------------------------------
 
 
-def _sessions(paths: CairnPaths) -> int:
-    with Journal.open(paths.journal) as journal:
-        sessions = journal.sessions()
+def _sessions(services: Services) -> int:
+    sessions = services.open_journal().sessions()
     if not sessions:
         print("No sessions yet.")
     for record in sessions:
@@ -101,11 +103,11 @@ def _sessions(paths: CairnPaths) -> int:
     return 0
 
 
-def _skills(args: argparse.Namespace, paths: CairnPaths) -> int:
-    settings = SettingsStore(paths.config_dir / "settings.json").load()
-    catalog = SystemState.for_app(paths, settings.custom_instructions, args.workspace).catalog()
+def _skills(args: argparse.Namespace, services: Services) -> int:
+    state = services.system_state(services.load_settings(), args.workspace)
+    catalog = services.engine.skills(state)
     if not catalog.skills and not catalog.invalid:
-        print(f"No skills yet. Put skill folders in {paths.skills_dir}.")
+        print(f"No skills yet. Put skill folders in {services.paths.skills_dir}.")
     for skill in catalog.skills:
         print(f"{skill.name} ({skill.source}): {skill.description}")
     for invalid in catalog.invalid:

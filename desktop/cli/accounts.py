@@ -6,23 +6,21 @@ import argparse
 import getpass
 import sys
 
-from desktop.catalog.transport import load_transport_catalog
 from desktop.cli.common import CommandError
 from desktop.secrets import KEY_ENV, KeychainUnavailable, SecretStore
-from desktop.settings import Account, SettingsStore
-from host.paths import CairnPaths
+from desktop.services import Services
+from desktop.settings import Account
 
 __all__ = ["run_accounts"]
 
 
-def run_accounts(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore) -> int:
-    store = SettingsStore(paths.config_dir / "settings.json")
+def run_accounts(args: argparse.Namespace, services: Services) -> int:
     verbs = {"list": _accounts_list, "add": _accounts_add, "edit": _accounts_edit, "remove": _accounts_remove}
-    return verbs[args.verb](args, store, secrets)
+    return verbs[args.verb](args, services)
 
 
-def _accounts_list(_args: argparse.Namespace, store: SettingsStore, secrets: SecretStore) -> int:
-    settings, transport = store.load(), load_transport_catalog()
+def _accounts_list(_args: argparse.Namespace, services: Services) -> int:
+    settings, transport, secrets = services.load_settings(), services.transport, services.secrets
     if not settings.accounts:
         print("No accounts yet; add one with `cairn accounts add NAME --provider PRESET`.")
     for a in settings.accounts:
@@ -33,7 +31,8 @@ def _accounts_list(_args: argparse.Namespace, store: SettingsStore, secrets: Sec
     return 0
 
 
-def _accounts_remove(args: argparse.Namespace, store: SettingsStore, secrets: SecretStore) -> int:
+def _accounts_remove(args: argparse.Namespace, services: Services) -> int:
+    store, secrets = services.settings_store, services.secrets
     account = store.load().account(args.name)
     if account is None:
         raise CommandError(f"There is no account {args.name!r}.")
@@ -43,8 +42,8 @@ def _accounts_remove(args: argparse.Namespace, store: SettingsStore, secrets: Se
     return 0
 
 
-def _accounts_add(args: argparse.Namespace, store: SettingsStore, secrets: SecretStore) -> int:
-    transport = load_transport_catalog()
+def _accounts_add(args: argparse.Namespace, services: Services) -> int:
+    store, secrets, transport = services.settings_store, services.secrets, services.transport
     provider = args.provider or ("custom" if args.base_url else None)
     if provider is None:
         raise CommandError("Say which provider with --provider (a preset) or --base-url (a custom endpoint).")
@@ -64,7 +63,8 @@ def _accounts_add(args: argparse.Namespace, store: SettingsStore, secrets: Secre
     return 0
 
 
-def _accounts_edit(args: argparse.Namespace, store: SettingsStore, secrets: SecretStore) -> int:
+def _accounts_edit(args: argparse.Namespace, services: Services) -> int:
+    store, secrets = services.settings_store, services.secrets
     found = store.load().account(args.name)
     if found is None:
         raise CommandError(f"There is no account {args.name!r}.")

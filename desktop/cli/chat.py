@@ -9,27 +9,20 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-import httpx
-
-from desktop.catalog.modelsdev import load_models_dev
-from desktop.catalog.transport import load_transport_catalog
 from desktop.cli.common import CommandError
-from desktop.context_engine import ContextEngine
 from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnFailed
-from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
-from desktop.routes import ResolvedRoute, resolve_route
-from desktop.runtime import ChatRuntime, NothingToRetry, TurnOutcome
-from desktop.secrets import KEY_ENV, SecretStore
-from desktop.settings import Account, SettingsStore
+from desktop.routes import ResolvedRoute
+from desktop.runtime import NothingToRetry, TurnOutcome
+from desktop.secrets import KEY_ENV
+from desktop.services import Services
+from desktop.settings import Account
 from desktop.system_state import SystemState
-from host.journal import Journal
-from host.paths import CairnPaths
 from host.usage import UsageLedger
 
 __all__ = ["run_chat"]
 
 
-def run_chat(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore) -> int:
+def run_chat(args: argparse.Namespace, services: Services) -> int:
     if args.retry and not args.session:
         raise CommandError("Say which session to retry with --session.")
     text = ""
@@ -37,7 +30,7 @@ def run_chat(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore) 
         text = " ".join(args.message).strip() if args.message else sys.stdin.read().strip()
         if not text:
             raise CommandError("There is no message to send: give it as an argument or on stdin.")
-    settings = SettingsStore(paths.config_dir / "settings.json").load()
+    settings = services.load_settings()
     key = args.account or settings.default_account
     account = settings.account(key) if key else None
     if account is None:
@@ -46,26 +39,24 @@ def run_chat(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore) 
             if key
             else "There is no account yet; add one with `cairn accounts add NAME --provider PRESET`."
         )
-    route = resolve_route(account, args.model, load_transport_catalog(), load_models_dev(paths.cache_dir))
-    api_key = _api_key(account, route, secrets)
-    with Journal.open(paths.journal) as journal:
-        if args.session:
-            if journal.session(args.session) is None:
-                raise CommandError(f"There is no session {args.session}; `cairn sessions` lists them.")
-            session_id = args.session
-        else:
-            session_id = journal.create_session(title=text.splitlines()[0][:60]).id
-        try:
-            state = SystemState.for_app(paths, settings.custom_instructions, args.workspace)
-            for invalid in state.catalog().invalid:
-                print(f"cairn: skill {invalid.path} left out: {invalid.reason}", file=sys.stderr)
-            outcome = asyncio.run(
-                _turn(journal, route, ContextEngine(state), api_key, session_id=session_id, text=text or None)
-            )
-        except KeyboardInterrupt:
-            print("\n[stopped; what arrived is kept]", file=sys.stderr)
-            return 130
-        totals = UsageLedger(journal).totals(session_id)
+    route = services.route(account, args.model)
+    api_key = _api_key(account, route, services)
+    journal = services.open_journal()
+    if args.session:
+        if journal.session(args.session) is None:
+            raise CommandError(f"There is no session {args.session}; `cairn sessions` lists them.")
+        session_id = args.session
+    else:
+        session_id = journal.create_session(title=text.splitlines()[0][:60]).id
+    try:
+        state = services.system_state(settings, args.workspace)
+        for invalid in services.engine.skills(state).invalid:
+            print(f"cairn: skill {invalid.path} left out: {invalid.reason}", file=sys.stderr)
+        outcome = asyncio.run(_turn(services, route, api_key, state, session_id=session_id, text=text or None))
+    except KeyboardInterrupt:
+        print("\n[stopped; what arrived is kept]", file=sys.stderr)
+        return 130
+    totals = UsageLedger(journal).totals(session_id)
     if not outcome.ok:
         print(f"[the conversation is saved; retry with: cairn chat --session {session_id} --retry]", file=sys.stderr)
         return 1
@@ -75,17 +66,16 @@ def run_chat(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore) 
 
 
 async def _turn(
-    journal: Journal,
+    services: Services,
     route: ResolvedRoute,
-    engine: ContextEngine,
     api_key: str | None,
+    state: SystemState,
     *,
     session_id: str,
     text: str | None,
 ) -> TurnOutcome:
-    async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
-        client = OpenAICompatClient(http, route.actual.base_url, api_key=api_key, headers=route.headers)
-        runtime = ChatRuntime(journal, route, client, engine=engine, on_event=_printer(sys.stdout, sys.stderr))
+    async with services.running():
+        runtime = services.runtime(route, api_key, lambda: state, _printer(sys.stdout, sys.stderr))
         if text is None:
             try:
                 return await runtime.retry(session_id)
@@ -121,14 +111,14 @@ def _summary(outcome: TurnOutcome, session_cost: float | None, session_id: str) 
     )
 
 
-def _api_key(account: Account, route: ResolvedRoute, secrets: SecretStore) -> str | None:
-    preset = load_transport_catalog().preset(account.provider)
-    key = secrets.find(account.id, preset.key_env if preset else [])
+def _api_key(account: Account, route: ResolvedRoute, services: Services) -> str | None:
+    key = services.api_key(account)
     if key:
         return key
+    preset = services.transport.preset(account.provider)
     if preset is not None and not preset.key_required:
         return None
-    problem = secrets.keychain_problem()
+    problem = services.secrets.keychain_problem()
     if sys.stdin.isatty():
         note = f"{problem} " if problem else ""
         print(

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from host.canonical import canonical_sorted
 
-__all__ = ["ToolSpec"]
+__all__ = ["TOOL_NAME_PATTERN", "ToolSpec"]
 
 # OpenAI-compatible providers accept function names of this shape.
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"

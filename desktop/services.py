@@ -1,0 +1,195 @@
+"""The composition root: the one place Cairn is assembled, for the window and every command.
+
+``Services`` owns the long-lived parts (the journal, the settings store, the keychain, the
+catalogs, the context engine, the tool gate and approver, the HTTP client) and their
+lifecycle. Parts that run tasks start in a fixed order and stop in the reverse order, each
+from the task that started it; MCP servers join that list later. Nothing else wires services:
+the window's ``CairnApp`` and the CLI commands ask this module for what they need.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+from desktop.approvals import Approver, DenyQuestions
+from desktop.catalog.modelsdev import ModelsDevCatalog, load_models_dev
+from desktop.catalog.transport import TransportCatalog, load_transport_catalog
+from desktop.context_engine import ContextEngine
+from desktop.events import RuntimeEvent
+from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
+from desktop.routes import ResolvedRoute, resolve_route
+from desktop.runtime import ChatRuntime
+from desktop.secrets import SecretStore
+from desktop.settings import Account, Settings, SettingsStore
+from desktop.system_state import SystemState
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.permissions import CatalogGate, ToolGate
+
+__all__ = ["Component", "Services"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Component:
+    """A part with a lifecycle: started in order, stopped in reverse order."""
+
+    name: str
+    start: Callable[[], Awaitable[None]]
+    stop: Callable[[], Awaitable[None]]
+
+
+class Services:
+    """Everything Cairn runs on. Create it, ``open_journal()`` if the work needs the journal,
+    run async work inside ``running()``, and ``close()`` it (or use ``with``)."""
+
+    def __init__(
+        self,
+        paths: CairnPaths,
+        *,
+        secrets: SecretStore | None = None,
+        gate: ToolGate | None = None,
+        approver: Approver | None = None,
+    ) -> None:
+        self.paths = paths
+        self.settings_store = SettingsStore(paths.config_dir / "settings.json")
+        self.secrets = secrets or SecretStore()
+        self.transport: TransportCatalog = load_transport_catalog()
+        self.models_dev: ModelsDevCatalog = load_models_dev(paths.cache_dir)
+        self.engine = ContextEngine()
+        self.gate: ToolGate = gate or CatalogGate()
+        self.approver: Approver = approver or DenyQuestions()
+        self._journal: Journal | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._components: list[Component] = [Component("http", _nothing, self._close_http)]
+        self._started: list[Component] = []
+
+    # -- the journal ---------------------------------------------------------------------------
+
+    def open_journal(self) -> Journal:
+        """Open the journal (once); raises a ``JournalOpenError`` saying what is wrong."""
+        if self._journal is None:
+            self._journal = Journal.open(self.paths.journal)
+        return self._journal
+
+    @property
+    def journal(self) -> Journal:
+        if self._journal is None:
+            raise RuntimeError("the journal is not open; call open_journal() first")
+        return self._journal
+
+    def close(self) -> None:
+        """Close the journal. Call after ``running()`` has ended."""
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+    def __enter__(self) -> Services:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start every component in order, on the running loop."""
+        for component in self._components:
+            if component in self._started:
+                continue
+            await component.start()
+            self._started.append(component)
+
+    async def stop(self) -> None:
+        """Stop the started components in reverse order; one that fails is logged, and the
+        rest still stop."""
+        while self._started:
+            component = self._started.pop()
+            try:
+                await component.stop()
+            except Exception:
+                log.exception("stopping %s failed", component.name)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Services]:
+        await self.start()
+        try:
+            yield self
+        finally:
+            await self.stop()
+
+    # -- settings, routes and keys -------------------------------------------------------------
+
+    def load_settings(self) -> Settings:
+        return self.settings_store.load()
+
+    def system_state(self, settings: Settings, workspace: Path | None = None) -> SystemState:
+        """The system state the settings describe; ``workspace`` overrides the saved one."""
+        if workspace is None and settings.workspace:
+            workspace = Path(settings.workspace)
+        return SystemState.for_app(self.paths, settings.custom_instructions, workspace)
+
+    def route(self, account: Account, model: str | None = None) -> ResolvedRoute:
+        return resolve_route(account, model, self.transport, self.models_dev)
+
+    def api_key(self, account: Account) -> str | None:
+        preset = self.transport.preset(account.provider)
+        return self.secrets.find(account.id, preset.key_env if preset else [])
+
+    def catalog_models(self, provider: str) -> list[str]:
+        """Models Cairn's catalogs know for a provider preset, for the model pickers."""
+        preset = self.transport.preset(provider)
+        known = {b.model for b in self.transport.bindings if b.provider == provider and b.model != "*"}
+        if preset is not None and preset.models_dev and preset.models_dev in self.models_dev.root:
+            known |= set(self.models_dev.root[preset.models_dev].models)
+        return sorted(known)
+
+    # -- talking to models ---------------------------------------------------------------------
+
+    def http(self) -> httpx.AsyncClient:
+        """The one HTTP client, made on first use on the running loop."""
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+        return self._http
+
+    async def _close_http(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    def client(self, route: ResolvedRoute, api_key: str | None) -> OpenAICompatClient:
+        return OpenAICompatClient(self.http(), route.actual.base_url, api_key=api_key, headers=route.headers)
+
+    def runtime(
+        self,
+        route: ResolvedRoute,
+        api_key: str | None,
+        system: Callable[[], SystemState],
+        on_event: Callable[[RuntimeEvent], None],
+    ) -> ChatRuntime:
+        """A runtime for one turn on ``route``. Runtimes are cheap and hold nothing between
+        turns, so a changed tool schema or key always reaches the next request."""
+        return ChatRuntime(
+            self.journal,
+            route,
+            self.client(route, api_key),
+            engine=self.engine,
+            system=system,
+            gate=self.gate,
+            approver=self.approver,
+            on_event=on_event,
+        )
+
+
+async def _nothing() -> None:
+    return None

@@ -1,0 +1,238 @@
+"""What a transcript row holds, defined once: its ``content`` and its ``model_system`` metadata.
+
+Each is one tagged pydantic union read and written through one type adapter, so the runtime,
+the window and the exports never take a row apart with ``.get()``.
+
+``content`` (the ``content`` column):
+
+- ``MessageContent`` (``kind: "message"``): the parts of a user message, an assistant reply
+  (with the model that wrote it, whether it completed, and why it stopped) or tool results.
+- ``ErrorContent`` (``kind: "error"``): a hidden record of a failed request, for Retry.
+- ``SupersedeContent`` (``kind: "supersede"``): a hidden marker that takes earlier rows out of
+  the conversation (an edit, a regenerated answer). Rows themselves are never changed.
+
+``model_system`` (hidden system rows): ``{v, kind, ...}`` members, each with its own version.
+
+- ``SectionUpdate`` (``kind: "section"``, v1): one section's new content, or ``None`` (a
+  tombstone). Wave-1 journals wrote it without ``kind``; it is still written that way, so a
+  Cairn that predates ``kind`` keeps reading the sections a newer one writes.
+- ``RouteFallback`` (``kind: "route_fallback"``, v1): this session learnt that a route cannot
+  take something its catalog entry promised (say, system messages mid-conversation), so later
+  requests to that route adapt. Recorded as a row, never by rewriting history.
+
+Rows written before ``kind`` existed are told apart by their shape. Anything this Cairn does
+not understand (a newer kind or version, a malformed value) reads as ``Unknown``: the row's
+stored bytes stay exactly as they are and the row is ignored, so an older Cairn can read a
+newer journal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, JsonValue, Tag, TypeAdapter, ValidationError
+
+__all__ = [
+    "CONTENT",
+    "MODEL_SYSTEM",
+    "ErrorContent",
+    "ErrorRecord",
+    "ImagePart",
+    "MessageContent",
+    "ModelSystem",
+    "Part",
+    "ReasoningPart",
+    "RouteFallback",
+    "RowContent",
+    "SectionUpdate",
+    "SupersedeContent",
+    "TextPart",
+    "ToolCallPart",
+    "ToolResultPart",
+    "Unknown",
+    "dump",
+    "parse_content",
+    "parse_model_system",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# -- message parts ---------------------------------------------------------------------------
+
+
+class TextPart(_Frozen):
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ImagePart(_Frozen):
+    kind: Literal["image"] = "image"
+    media_type: str
+    data: str  # base64
+
+
+class ReasoningPart(_Frozen):
+    kind: Literal["reasoning"] = "reasoning"
+    text: str
+    model: str  # the route key ("provider/model") that produced it
+
+
+class ToolCallPart(_Frozen):
+    kind: Literal["tool_call"] = "tool_call"
+    call_id: str
+    name: str
+    arguments: dict[str, JsonValue]
+
+
+class ToolResultPart(_Frozen):
+    kind: Literal["tool_result"] = "tool_result"
+    call_id: str
+    content: str
+    is_error: bool = False
+
+
+Part = Annotated[
+    TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart,
+    Field(discriminator="kind"),
+]
+
+
+# -- row content -----------------------------------------------------------------------------
+
+
+class MessageContent(_Frozen):
+    """A user message, an assistant reply or tool results: the parts the model sees."""
+
+    kind: Literal["message"] = "message"
+    parts: list[Part]
+    model: str | None = None  # the route key of a reply
+    status: Literal["complete", "interrupted"] = "complete"
+    finish_reason: str | None = None
+
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    def tool_calls(self) -> list[ToolCallPart]:
+        return [p for p in self.parts if isinstance(p, ToolCallPart)]
+
+
+class ErrorRecord(_Frozen):
+    kind: str  # the provider error's type, e.g. "RateLimited"
+    message: str
+    retryable: bool
+
+
+class ErrorContent(_Frozen):
+    """A failed request, kept hidden beside whatever part of the reply arrived."""
+
+    kind: Literal["error"] = "error"
+    status: Literal["error"] = "error"  # what wave-1 readers look for
+    error: ErrorRecord
+
+
+class SupersedeContent(_Frozen):
+    kind: Literal["supersede"] = "supersede"
+    supersedes: list[str]
+
+
+def _content_kind(value: Any) -> str | None:
+    if isinstance(value, BaseModel):
+        return str(getattr(value, "kind", ""))
+    if not isinstance(value, dict):
+        return None
+    if "kind" in value:
+        return str(value["kind"])
+    # Rows written before content carried a kind.
+    if "supersedes" in value:
+        return "supersede"
+    if value.get("status") == "error":
+        return "error"
+    return "message" if "parts" in value else None
+
+
+RowContent = Annotated[
+    Annotated[MessageContent, Tag("message")]
+    | Annotated[ErrorContent, Tag("error")]
+    | Annotated[SupersedeContent, Tag("supersede")],
+    Discriminator(_content_kind),
+]
+CONTENT: TypeAdapter[RowContent] = TypeAdapter(RowContent)
+
+
+# -- model_system metadata ---------------------------------------------------------------------
+
+
+class SectionUpdate(_Frozen):
+    """One section's new content, or ``None`` if the section is gone (a tombstone)."""
+
+    v: Literal[1] = 1
+    kind: Literal["section"] = Field(default="section", exclude=True)  # implied, never written
+    section: str
+    content: JsonValue
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.content is None
+
+
+class RouteFallback(_Frozen):
+    """From this row on, requests of this session to ``route`` adapt as ``fallback`` says."""
+
+    v: Literal[1] = 1
+    kind: Literal["route_fallback"] = "route_fallback"
+    route: dict[str, str]  # the actual route's identity: provider, model, api, base_url
+    fallback: Literal["fold_system_updates"]
+    reason: str
+
+
+def _system_kind(value: Any) -> str | None:
+    if isinstance(value, BaseModel):
+        return str(getattr(value, "kind", ""))
+    if not isinstance(value, dict):
+        return None
+    if "kind" in value:
+        return str(value["kind"])
+    return "section" if "section" in value else None
+
+
+ModelSystem = Annotated[
+    Annotated[SectionUpdate, Tag("section")] | Annotated[RouteFallback, Tag("route_fallback")],
+    Discriminator(_system_kind),
+]
+MODEL_SYSTEM: TypeAdapter[ModelSystem] = TypeAdapter(ModelSystem)
+
+
+# -- reading and writing -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value this Cairn does not understand: kept as stored, and ignored."""
+
+    raw: JsonValue
+
+
+def parse_content(raw: JsonValue) -> RowContent | Unknown:
+    try:
+        return CONTENT.validate_python(raw)
+    except ValidationError:
+        return Unknown(raw)
+
+
+def parse_model_system(raw: JsonValue) -> ModelSystem | Unknown:
+    try:
+        return MODEL_SYSTEM.validate_python(raw)
+    except ValidationError:
+        return Unknown(raw)
+
+
+def dump(value: RowContent | ModelSystem) -> JsonValue:
+    """The JSON form a row stores: through the union's own adapter, so every shape is written
+    exactly one way."""
+    adapter: TypeAdapter[Any] = MODEL_SYSTEM if isinstance(value, SectionUpdate | RouteFallback) else CONTENT
+    dumped: JsonValue = adapter.dump_python(value, mode="json")
+    return dumped

@@ -1,0 +1,6 @@
+"""Tools: their specifications, and the catalog a turn runs with."""
+
+from host.tools.catalog import Tool, ToolCatalog, ToolError, ToolOutput, ToolRun
+from host.tools.spec import TOOL_NAME_PATTERN, ToolSpec
+
+__all__ = ["TOOL_NAME_PATTERN", "Tool", "ToolCatalog", "ToolError", "ToolOutput", "ToolRun", "ToolSpec"]

@@ -1,0 +1,70 @@
+"""The tool catalog: every tool a turn may run, by name, with its spec and its implementation.
+
+A turn's catalog is built fresh from its sources (skills now; built-in tools and MCP servers
+later), so a tool whose schema changed is never run from a stale copy. Its identity is
+``tool_schema_sha256`` over every spec it defines, declared or not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from pydantic import JsonValue
+
+import host.identity  # a module, not its names: host.identity imports host.tools.spec
+from host.tools.spec import ToolSpec
+
+__all__ = ["Tool", "ToolCatalog", "ToolError", "ToolOutput", "ToolRun"]
+
+
+class ToolError(Exception):
+    """A tool could not do what it was asked; the message goes back to the model."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    text: str
+    is_error: bool = False
+
+
+ToolRun = Callable[[Mapping[str, JsonValue]], Awaitable[ToolOutput]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    spec: ToolSpec
+    run: ToolRun
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+class ToolCatalog:
+    """An immutable set of tools with unique names."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        by_name: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in by_name:
+                raise ValueError(f"two tools are both named {tool.name!r}; tool names must be unique")
+            by_name[tool.name] = tool
+        self._tools = dict(sorted(by_name.items()))
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """Every spec, in name order."""
+        return tuple(tool.spec for tool in self._tools.values())
+
+    def identity(self) -> str:
+        return host.identity.tool_schema_sha256(self.specs)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
