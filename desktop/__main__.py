@@ -7,12 +7,15 @@ and only inside ``main``. Subcommands run headless and never load Qt.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
 from desktop.cli import add_commands, run_command
 from desktop.logs import configure_logging
 from host.paths import CairnPaths
+
+log = logging.getLogger("cairn")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -21,9 +24,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     paths = CairnPaths.from_env()
-    configure_logging(paths.log_dir)
+    log_file = configure_logging(paths.log_dir)
     if args.command is not None:
-        return run_command(args, paths)
+        try:
+            return run_command(args, paths)
+        except Exception as exc:
+            # A last resort: every expected failure is handled with its own message inside.
+            log.exception("cairn %s failed", args.command)
+            where = f"; the details are in {log_file}" if log_file else ""
+            print(
+                f"cairn: an unexpected error stopped the command ({type(exc).__name__}: {exc}){where}.", file=sys.stderr
+            )
+            return 70
 
     from ui.app import run  # the composition root is the one place allowed to reach Qt
 

@@ -13,6 +13,7 @@ __all__ = [
     "ReasoningDelta",
     "RequestStarted",
     "Retrying",
+    "RouteFallbackRecorded",
     "RuntimeEvent",
     "SectionsAppended",
     "TextDelta",
@@ -67,13 +68,26 @@ class ToolResultCommitted:
 
 @dataclass(frozen=True)
 class TurnFailed:
-    """The turn stopped; ``error_row`` is the hidden row the person can retry from."""
+    """The turn stopped; ``error_row`` is the hidden row the person can retry from.
+
+    ``unsaved`` is reply text that arrived but could not be saved: the window keeps showing
+    it, marked as not kept, so nothing the person saw disappears.
+    """
 
     message: str
     kind: str
     retryable: bool
     error_row: TranscriptRow | None
     partial_row: TranscriptRow | None
+    unsaved: str = ""
+
+
+@dataclass(frozen=True)
+class RouteFallbackRecorded:
+    """The session learnt that its route cannot take something its catalog entry promised."""
+
+    row: TranscriptRow
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -93,4 +107,5 @@ RuntimeEvent = (
     | ToolResultCommitted
     | TurnFailed
     | TurnCancelled
+    | RouteFallbackRecorded
 )

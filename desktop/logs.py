@@ -11,13 +11,23 @@ __all__ = ["configure_logging"]
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def configure_logging(log_dir: Path, *, level: int = logging.INFO) -> Path:
-    """Send Cairn's log records to ``log_dir/cairn.log`` (rotated at 2 MB, 3 kept)."""
-    log_dir.mkdir(parents=True, exist_ok=True)
-    path = log_dir / "cairn.log"
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+def configure_logging(log_dir: Path, *, level: int = logging.INFO) -> Path | None:
+    """Send Cairn's log records to ``log_dir/cairn.log`` (rotated at 2 MB, 3 kept).
+
+    A log folder that cannot be made or written (a read-only or full disk, ``CAIRN_HOME``
+    naming a file) leaves Cairn without a log file rather than stopping it; returns ``None``
+    then. A record that fails to be written later is dropped silently, never printed as a
+    traceback.
+    """
+    logging.raiseExceptions = False
     root = logging.getLogger()
     root.setLevel(level)
+    path = log_dir / "cairn.log"
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
     root.addHandler(handler)
     return path

@@ -3,8 +3,11 @@
 Where the route lacks a transport flag the projection adapts: a system update becomes a
 tagged block folded into the next user message, reasoning is dropped or sent as text, a
 tool call left without a result gets a synthetic error result, an image goes only to a
-model that takes images. A fold exists only in the request; the journal never sees it.
-The body is canonical JSON, so the same context gives the same bytes in any process.
+model that takes images. On a route whose account sends the opening system content in the
+first user message (chat templates that drop the system role), that content becomes a
+tagged block leading the first user message, before any folded updates and the person's
+text. A fold exists only in the request; the journal never sees it, and the same journal
+folds to the same bytes every time. The body is canonical JSON, so the same context gives the same bytes in any process.
 """
 
 from __future__ import annotations
@@ -27,9 +30,18 @@ from desktop.context import (
 from desktop.routes import ResolvedRoute
 from host.canonical import canonical_json_bytes
 
-__all__ = ["MISSING_RESULT", "ProjectedRequest", "project", "render_section", "render_update"]
+__all__ = [
+    "MISSING_RESULT",
+    "OPENING_TAG",
+    "ProjectedRequest",
+    "project",
+    "render_opening",
+    "render_section",
+    "render_update",
+]
 
 MISSING_RESULT = "This tool call was interrupted before it returned a result."
+OPENING_TAG = "system-instructions"
 
 
 @dataclass(frozen=True)
@@ -51,13 +63,27 @@ def render_update(update: SystemUpdatePart) -> str:
     return f'<system-update section="{update.section}">\n{render_section(update.content)}\n</system-update>'
 
 
-def project(context: Context, route: ResolvedRoute, *, stream: bool = True) -> ProjectedRequest:
-    """One request body for ``route``; see the module docstring for what adapts."""
-    projector = _Projector(route)
+def render_opening(text: str) -> str:
+    """The opening system content as a tagged block, for routes whose template drops the
+    system role; it leads the first user message."""
+    return f"<{OPENING_TAG}>\n{text}\n</{OPENING_TAG}>"
+
+
+def project(
+    context: Context, route: ResolvedRoute, *, stream: bool = True, fold_updates: bool = False
+) -> ProjectedRequest:
+    """One request body for ``route``; see the module docstring for what adapts.
+
+    ``fold_updates`` folds later system updates even where the route's flags would keep
+    them in place: the session learnt that this route refuses them.
+    """
+    projector = _Projector(route, fold_updates=fold_updates)
     messages = projector.messages(context.messages)
     body: dict[str, Any] = {"model": route.actual.model, "messages": messages, "stream": stream}
     if stream:
         body["stream_options"] = {"include_usage": True}
+    if route.max_output_tokens is not None:
+        body[route.max_output_field] = route.max_output_tokens
     if context.tools:
         body["tools"] = [
             {
@@ -70,9 +96,10 @@ def project(context: Context, route: ResolvedRoute, *, stream: bool = True) -> P
 
 
 class _Projector:
-    def __init__(self, route: ResolvedRoute) -> None:
+    def __init__(self, route: ResolvedRoute, *, fold_updates: bool) -> None:
         self.route = route
         self.system_role = "developer" if route.flags.developer_role else "system"
+        self.fold_updates = fold_updates or route.fold_opening or not route.flags.mid_conversation_system
         self.notes: list[str] = []
         self.out: list[dict[str, Any]] = []
         self.folded: list[str] = []  # updates waiting for the next user message
@@ -85,7 +112,9 @@ class _Projector:
             leading += 1
         head = [p for m in messages[:leading] for p in m.parts if isinstance(p, SystemUpdatePart)]
         head_text = "\n\n".join(render_section(p.content) for p in head if p.content is not None)
-        if head_text:
+        if head_text and self.route.fold_opening:
+            self.folded.append(render_opening(head_text))
+        elif head_text:
             self.out.append({"role": self.system_role, "content": head_text})
 
         for message in messages[leading:]:
@@ -110,7 +139,7 @@ class _Projector:
     # -- system updates ------------------------------------------------------------------
 
     def _update(self, block: str) -> None:
-        if not self.route.flags.mid_conversation_system:
+        if self.fold_updates:
             self.folded.append(block)
         elif self.open_calls:
             self.deferred.append(block)  # tool results must follow their call directly

@@ -8,6 +8,8 @@ transport catalog, and only when the actual identity equals a published binding 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 from desktop.catalog.modelsdev import ModelInfo, ModelsDevCatalog
@@ -46,6 +48,11 @@ class ResolvedRoute(BaseModel):
     function_limit: int | None
     fixed_declarations_verified: bool
     model_info: ModelInfo | None
+    # The account sends the opening system content as a tagged block in the first user
+    # message (for chat templates that drop the system role); later updates fold too.
+    fold_opening: bool = False
+    max_output_tokens: int | None = None
+    max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
 
     @property
     def key(self) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pydantic import JsonValue
 
@@ -22,6 +23,7 @@ from desktop.context_engine import ContextEngine
 from desktop.events import (
     AssistantCommitted,
     RequestStarted,
+    RouteFallbackRecorded,
     RuntimeEvent,
     SectionsAppended,
     ToolResultCommitted,
@@ -34,6 +36,7 @@ from desktop.provider.errors import MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import Finished, ReplyAssembler, Retrying
 from desktop.provider.usage import Usage
+from desktop.route_fallback import FOLD_NOTE, fold_fallback, folds_updates, refuses_late_system
 from desktop.routes import ResolvedRoute
 from desktop.system_state import SystemState
 from host.content import ErrorContent, ErrorRecord, MessageContent, TextPart, ToolResultPart
@@ -46,6 +49,8 @@ from host.transcript import TranscriptRow, TranscriptWriter, superseded
 from host.usage import UsageLedger
 
 __all__ = ["ChatRuntime", "NothingToRetry", "TurnOutcome"]
+
+log = logging.getLogger(__name__)
 
 MAX_TOOL_STEPS = 8
 
@@ -112,7 +117,10 @@ class ChatRuntime:
         ``overrides`` replaces sections for this turn only (a one-off persona as
         ``{"instructions": ...}``, say); the next turn without them appends the restoration.
         """
-        row = self.writer.append_user(session_id, MessageContent(parts=[TextPart(text=text)]), row_id=row_id)
+        try:
+            row = self.writer.append_user(session_id, MessageContent(parts=[TextPart(text=text)]), row_id=row_id)
+        except JournalWriteError as exc:
+            raise JournalWriteError(f"{exc} Nothing was sent.", exc.path) from exc
         self._emit(UserCommitted(row))
         return await self._run(session_id, row.id, overrides)
 
@@ -145,7 +153,9 @@ class ChatRuntime:
     async def retry(self, session_id: str) -> TurnOutcome:
         """Ask again where the last turn failed, from the same committed rows."""
         visible = self._visible(session_id)
-        if not visible or visible[-1].role not in ("user", "tool"):
+        if not visible:
+            raise NothingToRetry("This session has no messages yet, so there is nothing to retry; send a message.")
+        if visible[-1].role not in ("user", "tool"):
             raise NothingToRetry("The conversation already ends with a reply; there is nothing to retry.")
         anchor = visible[-1].id if visible[-1].role == "user" else None
         return await self._run(session_id, anchor, None)
@@ -196,44 +206,89 @@ class ChatRuntime:
                 )
             except JournalWriteError as exc:
                 # A local preparation failure: nothing is sent; a retry prepares again.
-                self._emit(TurnFailed(str(exc), "JournalWriteError", True, None, None))
-                return _Step(failed=str(exc))
+                message = f"{exc} Nothing was sent."
+                self._emit(TurnFailed(message, "JournalWriteError", True, None, None))
+                return _Step(failed=message)
             if prepared.rows:
                 self._emit(SectionsAppended(prepared.rows))
             tools = prepared.tools
             sections = prepared.sections
-        context = context_from_rows(self.writer.model_order(session_id), list(tools.specs))
-        request = project(context, route)
-        self._emit(
-            _request_started(session_id, route, request, messages=context.messages, tools=tools, sections=sections)
-        )
-        assembler = ReplyAssembler(route.key)
-        finished: Finished | None = None
-        try:
-            async for event in client.stream(request.body_bytes):
-                if isinstance(event, Finished):
-                    finished = event
+        rows = self.writer.model_order(session_id)
+        context = context_from_rows(rows, list(tools.specs))
+        fold = folds_updates(rows, route)
+        while True:
+            request = project(context, route, fold_updates=fold)
+            started = _request_started(
+                session_id, route, request, messages=context.messages, tools=tools, sections=sections
+            )
+            if fold and route.flags.mid_conversation_system:
+                started = replace(started, notes=(*started.notes, FOLD_NOTE))
+            self._emit(started)
+            assembler = ReplyAssembler(route.key)
+            try:
+                finished = await self._stream(client, request, assembler)
+                parts = assembler.parts(complete=True)
+                break
+            except asyncio.CancelledError:
+                partial = self._save_partial(session_id, assembler, route, hidden=False)
+                self._emit(TurnCancelled(partial))
+                raise
+            except ProviderError as exc:
+                if not fold and not assembler.has_content and refuses_late_system(exc, request):
+                    # The catalog promised mid-conversation system messages and the route refused
+                    # them: remember that for this session (a row, not a rewrite) and ask again
+                    # once with the updates folded.
+                    fold = True
+                    if not self._record_fallback(session_id, route, exc):
+                        return _Step(failed=str(exc))
                     continue
-                if not isinstance(event, Retrying):
-                    assembler.add(event)
-                self._emit(event)
-            assert finished is not None
-            if finished.finish_reason == "insufficient_system_resource":
-                raise MalformedResponse("The provider ran out of capacity mid-reply; what arrived is kept. Retry.")
-            parts = assembler.parts(complete=True)
-        except asyncio.CancelledError:
-            partial = self._save_partial(session_id, assembler, route, hidden=False) if assembler.has_content else None
-            self._emit(TurnCancelled(partial))
-            raise
-        except ProviderError as exc:
-            partial = self._save_partial(session_id, assembler, route, hidden=True) if assembler.has_content else None
-            self._fail(session_id, exc, partial)
-            return _Step(failed=str(exc))
+                partial = self._save_partial(session_id, assembler, route, hidden=True)
+                self._fail(session_id, exc, partial)
+                return _Step(failed=str(exc))
 
         content = MessageContent(parts=parts, model=route.key, finish_reason=finished.finish_reason)
-        row = self.writer.append_assistant(session_id, content)
+        try:
+            row = self._commit_reply(session_id, content, finished, request, route)
+        except JournalWriteError as exc:
+            message = (
+                f"The reply arrived but could not be saved ({exc}); it is shown but not kept. Copy what you need, "
+                "then free disk space or fix the journal's permissions and retry."
+            )
+            self._emit(TurnFailed(message, "JournalWriteError", True, None, None, unsaved=content.text()))
+            return _Step(failed=message)
         usage = finished.usage
         cost = usage.cost(route.model_info.cost if route.model_info else None) if usage else None
+        self._emit(AssistantCommitted(row, usage, cost))
+        return _Step(row=row, content=content, tools=tools, usage=usage, cost=cost)
+
+    async def _stream(
+        self, client: OpenAICompatClient, request: ProjectedRequest, assembler: ReplyAssembler
+    ) -> Finished:
+        """Send ``request`` and pass its events on; what arrives is kept in ``assembler``."""
+        finished: Finished | None = None
+        async for event in client.stream(request.body_bytes):
+            if isinstance(event, Finished):
+                finished = event
+                continue
+            if not isinstance(event, Retrying):
+                assembler.add(event)
+            self._emit(event)
+        assert finished is not None
+        if finished.finish_reason == "insufficient_system_resource":
+            raise MalformedResponse("The provider ran out of capacity mid-reply. Retry.")
+        return finished
+
+    def _commit_reply(
+        self,
+        session_id: str,
+        content: MessageContent,
+        finished: Finished,
+        request: ProjectedRequest,
+        route: ResolvedRoute,
+    ) -> TranscriptRow:
+        """The reply and its usage, committed together."""
+        row = self.writer.append_assistant(session_id, content)
+        usage = finished.usage
         if usage is not None:
             self.ledger.record(
                 session_id=session_id,
@@ -248,18 +303,29 @@ class ChatRuntime:
                 uncached_tokens=usage.uncached_tokens,
                 output_tokens=usage.output_tokens,
                 reasoning_tokens=usage.reasoning_tokens,
-                cost_usd=cost,
+                cost_usd=usage.cost(route.model_info.cost if route.model_info else None),
                 body_sha256=hashlib.sha256(request.body_bytes).hexdigest(),
             )
-        self._emit(AssistantCommitted(row, usage, cost))
-        return _Step(row=row, content=content, tools=tools, usage=usage, cost=cost)
+        return row
+
+    def _record_fallback(self, session_id: str, route: ResolvedRoute, error: ProviderError) -> bool:
+        fallback = fold_fallback(route, error)
+        reason = fallback.reason
+        try:
+            row = self.writer.append_meta(session_id, fallback)
+        except JournalWriteError as exc:
+            self._emit(TurnFailed(f"{exc} Nothing more was sent.", "JournalWriteError", True, None, None))
+            return False
+        log.warning("session %s: %s; its system updates are folded from now on", session_id, reason)
+        self._emit(RouteFallbackRecorded(row, reason))
+        return True
 
     def _save_partial(
         self, session_id: str, assembler: ReplyAssembler, route: ResolvedRoute, *, hidden: bool
     ) -> TranscriptRow | None:
         """Keep what arrived, marked interrupted. Visible (kept in the conversation) when the
         person stopped it; hidden when it failed, so a retry asks afresh."""
-        parts = assembler.parts(complete=False)
+        parts = assembler.parts(complete=False) if assembler.has_content else []
         if not parts:
             return None
         content = MessageContent(parts=parts, model=route.key, status="interrupted")

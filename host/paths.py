@@ -37,6 +37,18 @@ class CairnPaths:
         """The user's own skills, one folder each (Agent Skills format)."""
         return self.data_dir / "skills"
 
+    def problem(self) -> str | None:
+        """Why these folders cannot be used (one of them lies under a file), or ``None``.
+
+        Missing folders are fine: they are made when first needed.
+        """
+        for folder in (self.data_dir, self.config_dir, self.cache_dir, self.log_dir):
+            existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+            if existing is not None and not existing.is_dir():
+                hint = f"set {HOME_ENV} to a folder" if os.environ.get(HOME_ENV, "").strip() else "move it aside"
+                return f"Cairn keeps its files in {folder}, but {existing} is a file, not a folder; {hint}."
+        return None
+
     @classmethod
     def under(cls, home: Path) -> CairnPaths:
         home = home.expanduser().absolute()

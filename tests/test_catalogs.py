@@ -2,10 +2,12 @@
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from desktop.catalog.modelsdev import BUNDLED_PATH, CACHE_NAME, load_models_dev, refresh_models_dev
 from desktop.catalog.transport import TransportFlags, load_transport_catalog, normalize_base_url
@@ -91,9 +93,30 @@ def test_base_urls_must_be_http_urls(bad: str) -> None:
         normalize_base_url(bad)
 
 
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("http://localhost:99999/v1", "port 99999; a port is a number from 1 to 65535"),
+        ("http://localhost:0/v1", "port 0"),
+        ("http://my host/v1", "invalid host name"),
+        ("http://exa$mple.com/v1", "invalid host name"),
+        ("https://user:secret@api.example.com/v1", "API key field"),
+        ("https://api.example.com/v1?api-version=2", "query or fragment"),
+        ("https://api.example.com/v1#top", "query or fragment"),
+    ],
+)
+def test_base_urls_that_cannot_work_are_refused_with_the_reason(bad: str, why: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(why)):
+        normalize_base_url(bad)
+    with pytest.raises(ValidationError, match=re.escape(why)):
+        Account(name="X", provider="custom", base_url=bad, default_model="m")
+
+
 def test_base_urls_are_compared_in_one_spelling() -> None:
     assert normalize_base_url("HTTPS://Api.DeepSeek.com:443/") == "https://api.deepseek.com"
     assert normalize_base_url("http://127.0.0.1:11434/v1/") == "http://127.0.0.1:11434/v1"
+    assert normalize_base_url("http://[::1]:8080/v1") == "http://[::1]:8080/v1"
+    assert normalize_base_url("http://München.de/v1") == "http://xn--mnchen-3ya.de/v1"
 
 
 # -- models.dev ------------------------------------------------------------------------------

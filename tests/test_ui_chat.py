@@ -245,3 +245,48 @@ def test_the_inspector_shows_each_request(qtbot: QtBot, cairn_paths: CairnPaths,
         assert "System updates appended before this request: none" in w.inspector.details.toPlainText()
         QTest.mouseClick(w.inspector.copy_button, Qt.MouseButton.LeftButton)
         assert QGuiApplication.clipboard().text().encode() == provider.requests[-1].body_bytes
+
+
+def test_an_edit_belongs_to_its_chat(qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:
+    """An Edit begun in chat A never supersedes anything in chat B; it shows a banner, and
+    Cancel or opening another chat ends it."""
+    from host.content import SupersedeContent
+
+    add_loopback_account(cairn_paths, provider)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        type_and_send(qtbot, w, "question in A")
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 2 and idle(w), timeout=WAIT)
+        chat_a = w.session_id
+        w.new_session()
+        qtbot.waitUntil(lambda: w.session_id not in (None, chat_a), timeout=WAIT)
+        type_and_send(qtbot, w, "question in B")
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 2 and idle(w), timeout=WAIT)
+        chat_b = w.session_id
+
+        w.open_session(chat_a)
+        qtbot.waitUntil(lambda: w.chat.model_rows().messages[0].text == "question in A", timeout=WAIT)
+        w.controller.on_message_action(w.chat.model_rows().messages[0].key, "edit")
+        assert w.edit_banner.isVisible()
+        assert w.composer.text() == "question in A"
+
+        w.open_session(chat_b)  # the edit ends with the chat
+        qtbot.waitUntil(lambda: w.chat.model_rows().messages[0].text == "question in B", timeout=WAIT)
+        assert not w.edit_banner.isVisible()
+        assert w.composer.text() == ""
+        type_and_send(qtbot, w, "second question in B")
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 4 and idle(w), timeout=WAIT)
+
+        w.controller.on_message_action(w.chat.model_rows().messages[2].key, "edit")
+        assert w.edit_banner.isVisible()
+        QTest.mouseClick(w.cancel_edit, Qt.MouseButton.LeftButton)
+        assert not w.edit_banner.isVisible()
+        type_and_send(qtbot, w, "third question in B")
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 6 and idle(w), timeout=WAIT)
+
+        writer = TranscriptWriter(run.journal)
+        for chat in (chat_a, chat_b):
+            markers = [r for r in writer.rows(chat) if isinstance(r.body(), SupersedeContent)]
+            assert markers == [], f"chat {chat} had rows superseded"
+        texts = [r.body().text() for r in writer.rows(chat_b) if r.role == "user"]
+        assert texts == ["question in B", "second question in B", "third question in B"]

@@ -112,6 +112,10 @@ def run(paths: CairnPaths) -> int:
     qt.setApplicationName("Cairn")
     qt.setWindowIcon(QIcon(str(ASSETS_DIR / "cairn.svg")))
     _quit_on_signals(qt)
+    problem = paths.problem()
+    if problem is not None:
+        QMessageBox.critical(None, "Cairn cannot start", problem)
+        return 2
     try:
         services = Services(paths)
         services.open_journal()

@@ -48,7 +48,7 @@ class ChatController(QObject):
         self.streaming: dict[str, DisplayMessage] = {}
         self._flush = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._flush.timeout.connect(self._flush_streams)
-        self.editing = False
+        self.editing: str | None = None  # the chat whose last message is being edited
 
     @property
     def model(self) -> MessageModel:
@@ -73,8 +73,25 @@ class ChatController(QObject):
             self.w.run_on_core(self.w.app.new_session, created)
             return
         self.w.clear_notice()
-        kind, self.editing = ("edit" if self.editing else "send"), False
+        kind = "edit" if self.editing == self.w.session_id else "send"
+        self.end_edit(keep_text=True)
         self.start_turn(self.w.session_id, kind, text)
+
+    def begin_edit(self, text: str) -> None:
+        """Edit the last message of the chat on screen: its text goes to the composer, and the
+        banner says so until it is sent, cancelled, or another chat is opened."""
+        self.editing = self.w.session_id
+        self.w.composer.set_text(text)
+        self.w.edit_banner.show()
+        self.w.composer.editor.setFocus()
+
+    def end_edit(self, *, keep_text: bool = False) -> None:
+        if self.editing is None:
+            return
+        self.editing = None
+        self.w.edit_banner.hide()
+        if not keep_text:
+            self.w.composer.clear()
 
     def start_turn(self, session_id: str, kind: str, text: str = "") -> None:
         app = self.w.app
@@ -126,9 +143,7 @@ class ChatController(QObject):
         elif action in ("retry", "regenerate") and session_id not in self.busy:
             self.start_turn(session_id, action)
         elif action == "edit" and session_id not in self.busy:
-            self.w.composer.set_text(message.text)
-            self.editing = True
-            self.w.composer.editor.setFocus()
+            self.begin_edit(message.text)
 
     @staticmethod
     def messages_of(rows: list[TranscriptRow]) -> list[DisplayMessage]:
@@ -168,6 +183,12 @@ class ChatController(QObject):
             self._end_stream(session_id, current, [event.row])
         elif isinstance(event, TurnFailed):
             self._end_stream(session_id, current, [event.partial_row, event.error_row])
+            if current and event.unsaved:
+                # It arrived but could not be saved: keep showing it, marked, until the chat closes.
+                kept = DisplayMessage(
+                    key=f"unsaved:{id(event)}", kind="assistant", text=event.unsaved, status="unsaved"
+                )
+                self.model.append(kept)
             if current and event.error_row is None:
                 self.model.append(DisplayMessage(key=f"failed:{id(event)}", kind="error", error=event.message))
         elif isinstance(event, TurnCancelled):

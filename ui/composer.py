@@ -2,36 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
+from desktop.message_text import MAX_MESSAGE_CHARS, message_problem
+
 __all__ = ["MAX_MESSAGE_CHARS", "Composer", "message_problem"]
-
-MAX_MESSAGE_CHARS = 1_000_000
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def message_problem(text: str) -> tuple[str | None, str]:
-    """What stops ``text`` from being sent, if anything, and the text to keep in the composer."""
-    broken = len(_SURROGATE.findall(text))
-    if broken:
-        cleaned = _SURROGATE.sub("\ufffd", text)
-        return (
-            f"The message held {broken} character{'s' if broken > 1 else ''} that are not valid text (unpaired "
-            "UTF-16 surrogates). Cairn replaced them with � in the composer; check the message and send it again.",
-            cleaned,
-        )
-    if len(text) > MAX_MESSAGE_CHARS:
-        size = len(text.encode("utf-8", "replace")) / 1e6
-        return (
-            f"The message is {size:.1f} MB; Cairn sends at most {MAX_MESSAGE_CHARS // 1_000_000} MB of text in one "
-            "message. It is still in the composer: shorten it, or send it in parts.",
-            text,
-        )
-    return None, text
 
 
 class _Editor(QPlainTextEdit):

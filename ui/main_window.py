@@ -17,9 +17,11 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QPushButton,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -78,6 +80,7 @@ class MainWindow(QMainWindow):
         self.notice.setAccessibleName("Notice")
         self.notice.setStyleSheet("color: #c62828; padding: 4px 10px;")
         self.notice.hide()
+        self.edit_banner = self._build_edit_banner()
         self.accounts = QComboBox()
         self.accounts.setAccessibleName("Account")
         self.models = QComboBox()
@@ -97,6 +100,7 @@ class MainWindow(QMainWindow):
         column.addLayout(route_bar)
         column.addWidget(self.chat, 1)
         column.addWidget(self.notice)
+        column.addWidget(self.edit_banner)
         column.addWidget(self.composer)
         self.start_page = StartPage()
         self.pages = QStackedWidget()
@@ -120,6 +124,21 @@ class MainWindow(QMainWindow):
         self.usage_label.setAccessibleName("Usage")
         self.statusBar().addWidget(self.route_label, 1)
         self.statusBar().addPermanentWidget(self.usage_label)
+
+    def _build_edit_banner(self) -> QFrame:
+        frame = QFrame()
+        frame.setAccessibleName("Editing a message")
+        row = QHBoxLayout(frame)
+        row.setContentsMargins(10, 2, 10, 2)
+        row.addWidget(QLabel("Editing your last message: sending replaces it and the answer after it."), 1)
+        self.cancel_edit = QPushButton("Cancel")
+        self.cancel_edit.setAccessibleName("Cancel editing")
+        row.addWidget(self.cancel_edit)
+        frame.hide()
+        return frame
+
+    def _cancel_edit(self) -> None:
+        self.controller.end_edit()
 
     # -- wiring --------------------------------------------------------------------------
 
@@ -156,6 +175,7 @@ class MainWindow(QMainWindow):
         self.sidebar.export_requested.connect(self.export_session)
         self.composer.send.connect(self.controller.send)
         self.composer.stop.connect(self.controller.stop)
+        self.cancel_edit.clicked.connect(self._cancel_edit)
         self.chat.message_delegate.action.connect(self.controller.on_message_action)
         self.chat.wants_older.connect(self.load_older)
         self.accounts.activated.connect(self._account_chosen)
@@ -267,6 +287,7 @@ class MainWindow(QMainWindow):
     def open_session(self, session_id: str) -> None:
         if session_id == self.session_id:
             return
+        self.controller.end_edit()
         self.session_id = session_id
         self.clear_notice()
         self.inspector.show_session(session_id)
@@ -313,6 +334,7 @@ class MainWindow(QMainWindow):
         def deleted(_result: object) -> None:
             self.sidebar.show_undo(session_id, title)
             if self.session_id == session_id:
+                self.controller.end_edit()
                 self.session_id = None
                 self.chat.model_rows().reset([])
             self.refresh_sessions()

@@ -29,7 +29,7 @@ class DisplayMessage:
     reasoning: str = ""
     tool_calls: list[tuple[str, str]] = field(default_factory=list)  # (name, arguments as JSON)
     tool_result: tuple[str, bool] | None = None  # (content, is_error)
-    status: str = "complete"  # complete, interrupted, streaming, error
+    status: str = "complete"  # complete, interrupted, streaming, error, unsaved
     model: str = ""
     error: str = ""
     retryable: bool = False
@@ -128,6 +128,8 @@ def _header(
         notes.append(html.escape(message.model.split("/", 1)[-1]))
     if message.status == "interrupted":
         notes.append(f'<span style="color: {danger};">interrupted</span>')
+    if message.status == "unsaved":
+        notes.append(f'<span style="color: {danger};">not saved</span>')
     if message.status == "streaming":
         notes.append("writing…")
     header = f"<b>{title}</b>"

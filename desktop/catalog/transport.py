@@ -9,6 +9,7 @@ in that file and nowhere else.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -98,23 +99,38 @@ class TransportCatalog(BaseModel):
         return exact or next((b for b in candidates if b.model == ANY_MODEL), None)
 
 
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
+_HOST = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*\.?$")
+
+
 def normalize_base_url(url: str) -> str:
     """An endpoint in one spelling: lower-case scheme and host, no default port, no trailing slash.
 
-    Raises ``ValueError`` with a person-readable message for anything that is not an
-    http(s) URL.
+    Raises ``ValueError`` with a person-readable message for anything that is not a usable
+    http(s) base URL: another scheme, a bad host or port, credentials, a query or a fragment.
     """
     text = url.strip()
+    example = "a base URL looks like https://api.example.com/v1"
     try:
         parsed = httpx.URL(text)
     except (httpx.InvalidURL, TypeError) as exc:
-        raise ValueError(f"{url!r} is not a URL: {exc}") from exc
+        raise ValueError(f"{url!r} is not a URL ({exc}); {example}") from exc
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ValueError(f"{url!r} is not an http:// or https:// URL; a base URL looks like https://api.example.com/v1")
+        raise ValueError(f"{url!r} is not an http:// or https:// URL; {example}")
+    host = parsed.raw_host.decode("ascii", "replace").lower()  # an international name as punycode
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address, already checked by the parser
+    elif not _HOST.match(host):
+        raise ValueError(f"{url!r} has an invalid host name {parsed.host!r} (spaces or symbols?); {example}")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise ValueError(f"{url!r} has port {parsed.port}; a port is a number from 1 to 65535")
+    if parsed.userinfo:
+        raise ValueError(f"{url!r} carries a user name or password; put the key in the account's API key field instead")
+    if parsed.query or parsed.fragment:
+        raise ValueError(f"{url!r} has a query or fragment (after ? or #), which a base URL cannot keep; {example}")
     default_port = {"http": 80, "https": 443}[parsed.scheme]
     port = "" if parsed.port in (None, default_port) else f":{parsed.port}"
-    host = parsed.host if ":" not in parsed.host else f"[{parsed.host}]"
-    return f"{parsed.scheme}://{host.lower()}{port}{parsed.path.rstrip('/')}"
+    return f"{parsed.scheme}://{host}{port}{parsed.path.rstrip('/')}"
 
 
 def load_transport_catalog(path: Path = TRANSPORT_CATALOG_PATH) -> TransportCatalog:

@@ -65,6 +65,10 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run_command(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore | None = None) -> int:
+    problem = paths.problem()
+    if problem is not None:
+        print(f"cairn: {problem}", file=sys.stderr)
+        return 2
     try:
         with Services(paths, secrets=secrets) as services:
             return _dispatch(args, services)

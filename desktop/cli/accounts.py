@@ -7,6 +7,7 @@ import getpass
 import sys
 
 from desktop.cli.common import CommandError
+from desktop.message_text import decode_input
 from desktop.secrets import KEY_ENV, KeychainUnavailable, SecretStore
 from desktop.services import Services
 from desktop.settings import Account
@@ -88,8 +89,13 @@ def _accounts_edit(args: argparse.Namespace, services: Services) -> int:
 
 
 def _store_key(account: Account, secrets: SecretStore) -> None:
-    key = getpass.getpass(f"API key for {account.name}: ") if sys.stdin.isatty() else sys.stdin.readline()
-    key = key.strip()
+    if sys.stdin.isatty():
+        key = getpass.getpass(f"API key for {account.name}: ").strip()
+    else:
+        try:
+            key = decode_input(sys.stdin.buffer.readline(), "stdin").strip()
+        except ValueError as exc:
+            raise CommandError(f"{exc} No key was saved.") from None
     if not key:
         print("No key given; none was saved.", file=sys.stderr)
         return

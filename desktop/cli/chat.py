@@ -11,6 +11,7 @@ from typing import TextIO
 
 from desktop.cli.common import CommandError
 from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnFailed
+from desktop.message_text import decode_input, message_problem
 from desktop.routes import ResolvedRoute
 from desktop.runtime import NothingToRetry, TurnOutcome
 from desktop.secrets import KEY_ENV
@@ -27,9 +28,12 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
         raise CommandError("Say which session to retry with --session.")
     text = ""
     if not args.retry:
-        text = " ".join(args.message).strip() if args.message else sys.stdin.read().strip()
+        text = _message(args.message)
         if not text:
             raise CommandError("There is no message to send: give it as an argument or on stdin.")
+        problem, _ = message_problem(text)
+        if problem is not None:
+            raise CommandError(problem.replace(" in the composer", "").replace("It is still in the composer: s", "S"))
     settings = services.load_settings()
     key = args.account or settings.default_account
     account = settings.account(key) if key else None
@@ -42,16 +46,17 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
     route = services.route(account, args.model)
     api_key = _api_key(account, route, services)
     journal = services.open_journal()
+    state = services.system_state(settings, args.workspace)
+    for invalid in services.engine.skills(state).invalid:
+        print(f"cairn: skill {invalid.path} left out: {invalid.reason}", file=sys.stderr)
     if args.session:
         if journal.session(args.session) is None:
             raise CommandError(f"There is no session {args.session}; `cairn sessions` lists them.")
         session_id = args.session
     else:
+        # Only now, when everything the turn needs is in hand: a failure above leaves no empty session.
         session_id = journal.create_session(title=text.splitlines()[0][:60]).id
     try:
-        state = services.system_state(settings, args.workspace)
-        for invalid in services.engine.skills(state).invalid:
-            print(f"cairn: skill {invalid.path} left out: {invalid.reason}", file=sys.stderr)
         outcome = asyncio.run(_turn(services, route, api_key, state, session_id=session_id, text=text or None))
     except KeyboardInterrupt:
         print("\n[stopped; what arrived is kept]", file=sys.stderr)
@@ -82,6 +87,20 @@ async def _turn(
             except NothingToRetry as exc:
                 raise CommandError(str(exc)) from None
         return await runtime.send(session_id, text)
+
+
+def _message(words: list[str]) -> str:
+    """The message from the arguments, or from stdin; ``CommandError`` if it is not text."""
+    if words:
+        text = " ".join(words)
+        # Arguments that are not UTF-8 reach Python as lone surrogates (surrogateescape).
+        if any("\udc80" <= ch <= "\udcff" for ch in text):
+            raise CommandError("The message in the arguments is not UTF-8 text; send text, or pipe it on stdin.")
+        return text.strip()
+    try:
+        return decode_input(sys.stdin.buffer.read(), "stdin").strip()
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _printer(out: TextIO, err: TextIO) -> Callable[[RuntimeEvent], None]:

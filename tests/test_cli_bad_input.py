@@ -1,0 +1,189 @@
+"""Bad input to the headless commands: one clear message, a non-zero exit, no traceback, and
+nothing already saved is lost. Run as a person would, in a child process.
+
+CI runs as root, which can write into a read-only folder, so those children run as an
+unprivileged user (``setpriv``); a full disk is simulated with ``RLIMIT_FSIZE``.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.transcript import TranscriptWriter
+from tests.loopback import Fault, LoopbackProvider, Reply
+
+REPO = Path(__file__).resolve().parents[1]
+NOBODY = 65534
+
+
+def cairn(
+    *args: str,
+    stdin: bytes = b"",
+    home: Path | None = None,
+    as_nobody: bool = False,
+    file_limit: int | None = None,
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if home is not None:
+        env["CAIRN_HOME"] = str(home)
+    command = [sys.executable, "-m", "desktop", *args]
+    if as_nobody and os.geteuid() == 0:
+        command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+    limit: Callable[[], None] | None = None
+    if file_limit is not None:
+
+        def limit() -> None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
+
+    done = subprocess.run(
+        command, cwd=REPO, env=env, input=stdin, capture_output=True, timeout=60, check=False, preexec_fn=limit
+    )
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+    )
+
+
+def clear_failure(done: subprocess.CompletedProcess[str], *expected: str) -> None:
+    assert done.returncode != 0, done.stdout
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("cairn: "), done.stderr
+    for text in expected:
+        assert text in done.stderr, done.stderr
+
+
+@pytest.fixture
+def shared_tmp() -> Iterator[Path]:
+    """A folder an unprivileged child can reach (pytest's own tmp folders are root-only)."""
+    folder = Path(tempfile.mkdtemp(prefix="cairn-shared-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def with_account(cairn_paths: CairnPaths) -> Iterator[LoopbackProvider]:
+    with LoopbackProvider() as provider:
+        added = cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
+        assert added.returncode == 0, added.stderr
+        yield provider
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None and os.geteuid() == 0, reason="needs setpriv to drop root")
+def test_a_read_only_cairn_home(shared_tmp: Path) -> None:
+    home = shared_tmp / "home"
+    home.mkdir()
+    home.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    done = cairn("sessions", home=home, as_nobody=True)
+    clear_failure(done, "cannot create the folder for its journal", "CAIRN_HOME")
+    done = cairn("chat", "hello", home=home, as_nobody=True)
+    clear_failure(done)
+    assert list(home.iterdir()) == []
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None and os.geteuid() == 0, reason="needs setpriv to drop root")
+def test_a_journal_in_a_read_only_folder_is_refused_clearly(shared_tmp: Path) -> None:
+    home = shared_tmp / "home"
+    paths = CairnPaths.under(home)
+    with Journal.open(paths.journal) as journal:
+        journal.create_session("Kept safe")
+    for path in [home, *home.rglob("*")]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    before = paths.journal.read_bytes()
+    done = cairn("sessions", home=home, as_nobody=True)
+    # Cairn cannot take its lock in a folder it cannot write: a clear refusal, the file untouched.
+    clear_failure(done, "cannot lock its journal", "writable folder")
+    assert paths.journal.read_bytes() == before
+
+
+def test_cairn_home_that_is_a_file(shared_tmp: Path) -> None:
+    home = shared_tmp / "not-a-folder"
+    home.write_text("I am a file")
+    for command in (["sessions"], ["chat", "hi"], ["skills"], ["accounts", "list"]):
+        done = cairn(*command, home=home)
+        assert done.returncode != 0, command
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.startswith("cairn: "), done.stderr
+    assert home.read_text() == "I am a file"
+
+
+def test_a_full_disk_fails_clearly_and_loses_nothing(cairn_paths: CairnPaths, with_account: LoopbackProvider) -> None:
+    first = cairn("chat", "Remember this one.")
+    assert first.returncode == 0, first.stderr
+    session_id = first.stderr.split("session ")[1].split()[0]
+    # Each file may grow to 40 KB: room for SQLite's 32 KB shared-memory index, not for a turn.
+    for attempt in range(3):
+        done = cairn("chat", f"Turn {attempt} that will not fit " * 50, file_limit=40_000)
+        clear_failure(done, "could not save")
+    listed = cairn("sessions", file_limit=40_000)
+    assert listed.returncode == 0, listed.stderr
+    assert session_id in listed.stdout
+    with Journal.open(cairn_paths.journal) as journal, journal.read() as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        rows = TranscriptWriter(journal).rows(session_id)
+    assert [r.body().text() for r in rows if r.role == "user"] == ["Remember this one."]
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [("http://127.0.0.1:99999/v1", "port 99999"), ("http://local host:8080/v1", "invalid host name")],
+)
+def test_a_base_url_that_cannot_work_is_refused_when_saved(cairn_paths: CairnPaths, url: str, why: str) -> None:
+    done = cairn("accounts", "add", "Bad", "--base-url", url, "--model", "m")
+    clear_failure(done, why)
+    assert "No accounts yet" in cairn("accounts", "list").stdout
+
+
+def test_binary_or_invalid_utf8_input_is_refused(cairn_paths: CairnPaths, with_account: LoopbackProvider) -> None:
+    invalid = cairn("chat", stdin=b"caf\xe9 au lait\n")
+    clear_failure(invalid, "not UTF-8 text")
+    binary = cairn("chat", stdin=b"\x7fELF\x02\x01\x01\x00\x00\x00binary")
+    clear_failure(binary, "binary data")
+    argument = subprocess.run(
+        [sys.executable, "-m", "desktop", "chat", os.fsdecode(b"caf\xe9")],
+        cwd=REPO, env=dict(os.environ), capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert argument.returncode == 2
+    stderr = argument.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in stderr
+    assert "not UTF-8 text" in stderr
+    assert with_account.requests == []
+    assert "No sessions yet." in cairn("sessions").stdout  # nothing half-made was left behind
+
+
+def test_retry_on_an_empty_session(cairn_paths: CairnPaths, with_account: LoopbackProvider) -> None:
+    with Journal.open(cairn_paths.journal) as journal:
+        session = journal.create_session()
+    done = cairn("chat", "--session", session.id, "--retry")
+    clear_failure(done, "no messages yet")
+    assert with_account.requests == []
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected", "unwanted"),
+    [
+        (Fault("disconnect", after_chunks=0), "connection", "()"),
+        (Fault("html"), "HTML page", "<html"),
+    ],
+)
+def test_provider_failures_read_as_sentences(
+    cairn_paths: CairnPaths, with_account: LoopbackProvider, fault: Fault, expected: str, unwanted: str
+) -> None:
+    with_account.script(Reply(text="never", fault=fault))
+    done = cairn("chat", "hello")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert expected in done.stderr
+    assert unwanted not in done.stderr
+    assert "--retry" in done.stderr
