@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_MESSAGE_CHARS", "decode_input", "message_problem"]
+__all__ = ["CONTINUE", "MAX_MESSAGE_CHARS", "decode_input", "message_problem"]
 
 MAX_MESSAGE_CHARS = 1_000_000
+# What Continue sends after a reply was cut off at the length limit.
+CONTINUE = "Continue exactly where you were cut off."
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -24,6 +24,7 @@ from desktop.events import (
     TurnFailed,
     UserCommitted,
 )
+from desktop.message_text import CONTINUE
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
@@ -142,6 +143,8 @@ class ChatController(QObject):
             self.model.changed(row)
         elif action in ("retry", "regenerate") and session_id not in self.busy:
             self.start_turn(session_id, action)
+        elif action == "continue" and session_id not in self.busy:
+            self.start_turn(session_id, "send", CONTINUE)
         elif action == "edit" and session_id not in self.busy:
             self.begin_edit(message.text)
 

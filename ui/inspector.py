@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import SessionEvent
-from desktop.events import AssistantCommitted, RequestStarted, SectionsAppended, TurnFailed
+from desktop.events import AssistantCommitted, RequestStarted, RouteFallbackRecorded, SectionsAppended, TurnFailed
 
 __all__ = ["Inspector", "RequestRecord"]
 
@@ -113,6 +113,8 @@ class Inspector(QDockWidget):
             )
         elif isinstance(event, TurnFailed) and records:
             records[-1].outcome = f"failed: {event.message}"
+        elif isinstance(event, RouteFallbackRecorded) and records:
+            records[-1].outcome = f"refused, asked again with system updates folded: {event.reason}"
         else:
             return
         if session_id == self.session_id:

@@ -31,6 +31,7 @@ class DisplayMessage:
     tool_result: tuple[str, bool] | None = None  # (content, is_error)
     status: str = "complete"  # complete, interrupted, streaming, error, unsaved
     model: str = ""
+    finish_reason: str | None = None
     error: str = ""
     retryable: bool = False
     reasoning_open: bool = False
@@ -55,7 +56,14 @@ class DisplayMessage:
             )
         if not isinstance(body, MessageContent) or not body.parts:
             return None
-        shown = cls(key=row.id, kind=row.role, seq=row.seq, status=body.status, model=body.model or "")
+        shown = cls(
+            key=row.id,
+            kind=row.role,
+            seq=row.seq,
+            status=body.status,
+            model=body.model or "",
+            finish_reason=body.finish_reason,
+        )
         for part in body.parts:
             if isinstance(part, TextPart):
                 shown.text += part.text
@@ -132,6 +140,9 @@ def _header(
         notes.append(f'<span style="color: {danger};">not saved</span>')
     if message.status == "streaming":
         notes.append("writing…")
+    cut_off = message.finish_reason == "length"
+    if cut_off:
+        notes.append(f'<span style="color: {danger};">cut off at the length limit</span>')
     header = f"<b>{title}</b>"
     if notes:
         header += f' <span style="color: {muted};">· {" · ".join(notes)}</span>'
@@ -140,5 +151,7 @@ def _header(
     if message.kind == "user" and last_user:
         header += action("edit", "Edit")
     if message.kind == "assistant" and last_answer and message.status != "streaming":
+        if cut_off:
+            header += action("continue", "Continue")
         header += action("regenerate", "Regenerate")
     return header

@@ -11,13 +11,14 @@ from typing import TextIO
 
 from desktop.cli.common import CommandError
 from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnFailed
-from desktop.message_text import decode_input, message_problem
+from desktop.message_text import CONTINUE, decode_input, message_problem
 from desktop.routes import ResolvedRoute
 from desktop.runtime import NothingToRetry, TurnOutcome
 from desktop.secrets import KEY_ENV
 from desktop.services import Services
 from desktop.settings import Account
 from desktop.system_state import SystemState
+from host.content import MessageContent
 from host.usage import UsageLedger
 
 __all__ = ["run_chat"]
@@ -66,6 +67,12 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
         print(f"[the conversation is saved; retry with: cairn chat --session {session_id} --retry]", file=sys.stderr)
         return 1
     print(file=sys.stdout)
+    last = outcome.assistant_rows[-1].body() if outcome.assistant_rows else None
+    if isinstance(last, MessageContent) and last.finish_reason == "length":
+        print(
+            f"[cut off at the length limit; continue with: cairn chat --session {session_id} {CONTINUE!r}]",
+            file=sys.stderr,
+        )
     print(_summary(outcome, totals.cost_usd, session_id), file=sys.stderr)
     return 0
 
