@@ -12,6 +12,7 @@ folds to the same bytes every time. The body is canonical JSON, so the same cont
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,9 +32,11 @@ from desktop.routes import ResolvedRoute
 from host.canonical import canonical_json_bytes
 
 __all__ = [
+    "FRAME_TAGS",
     "MISSING_RESULT",
     "OPENING_TAG",
     "ProjectedRequest",
+    "neutralize",
     "project",
     "render_opening",
     "render_section",
@@ -42,6 +45,17 @@ __all__ = [
 
 MISSING_RESULT = "This tool call was interrupted before it returned a result."
 OPENING_TAG = "system-instructions"
+# Every tag Cairn frames content with. The same tags inside section content, tool results or
+# another model's reasoning are neutralised, so a skill description or a tool cannot forge a
+# block that looks like Cairn's own.
+FRAME_TAGS = ("system-update", OPENING_TAG, "conversation-summary", "reasoning")
+_FRAME = re.compile(r"<(\s*/?\s*)(" + "|".join(map(re.escape, FRAME_TAGS)) + r")(?![\w-])", re.IGNORECASE)
+
+
+def neutralize(text: str) -> str:
+    """``text`` with every opening or closing frame tag made inert (``<`` becomes ``&lt;``).
+    Deterministic, so the bytes stay stable; the journal keeps the raw text."""
+    return _FRAME.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)
 
 
 @dataclass(frozen=True)
@@ -52,8 +66,9 @@ class ProjectedRequest:
 
 
 def render_section(content: JsonValue) -> str:
-    """A section's content as the model reads it: text as is, anything else as canonical JSON."""
-    return content if isinstance(content, str) else canonical_json_bytes(content).decode("utf-8")
+    """A section's content as the model reads it: text as is, anything else as canonical JSON;
+    frame tags inside it neutralised."""
+    return neutralize(content if isinstance(content, str) else canonical_json_bytes(content).decode("utf-8"))
 
 
 def render_update(update: SystemUpdatePart) -> str:
@@ -157,7 +172,7 @@ class _Projector:
     def _tool_results(self, message: Message) -> None:
         for part in message.parts:
             if isinstance(part, ToolResultPart):
-                self.out.append({"role": "tool", "tool_call_id": part.call_id, "content": part.content})
+                self.out.append({"role": "tool", "tool_call_id": part.call_id, "content": neutralize(part.content)})
                 if part.call_id in self.open_calls:
                     self.open_calls.remove(part.call_id)
 
@@ -197,7 +212,7 @@ class _Projector:
         for part in message.parts:
             if isinstance(part, ReasoningPart):
                 if part.model != self.route.key:
-                    text.append(f"<reasoning>\n{part.text}\n</reasoning>")
+                    text.append(f"<reasoning>\n{neutralize(part.text)}\n</reasoning>")
                 elif self.route.flags.reasoning_replay:
                     reasoning.append(part.text)
             elif isinstance(part, TextPart):

@@ -103,7 +103,12 @@ def resolve_route(
             if binding.model != "*"
             else f"Generic entry for {binding.provider}; every flag is off."
         )
-    info = models_dev.model(preset.models_dev, model) if preset is not None and preset.models_dev else None
+    # Prices and limits follow the published identity: a custom account that points at an
+    # official endpoint gets that endpoint's models.dev record.
+    listed = preset or next(
+        (p for p in transport.providers if normalize_base_url(p.base_url) == published.base_url), None
+    )
+    info = models_dev.model(listed.models_dev, model) if listed is not None and listed.models_dev else None
     return ResolvedRoute(
         account_id=account.id,
         published=published,

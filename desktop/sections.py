@@ -51,11 +51,18 @@ def section_order(name: str) -> tuple[int, str]:
 
 
 def check_caller_section(name: str) -> None:
-    """Refuse a section a caller (an override, say) may not set: the skill catalog's own."""
-    if name == SKILLS or name.startswith(SKILL_PREFIX):
-        raise SectionNameError(f"Section {name!r} belongs to the skill catalog; it cannot be set directly.")
+    """Refuse a section a temporary replacement may not set: only ``instructions`` and
+    ``guidance:*`` may be replaced. The skill catalog's sections, ``tool_activation`` (seed
+    002: temporary replacement preserves the activation metadata) and sections Cairn does not
+    manage are never touched, so nothing an override sets can outlive it unrestored."""
     if not name or not name.isprintable():
         raise SectionNameError(f"Section name {name!r} must be non-empty printable text.")
+    if name == SKILLS or name.startswith(SKILL_PREFIX):
+        raise SectionNameError(f"Section {name!r} belongs to the skill catalog; it cannot be set directly.")
+    if name != INSTRUCTIONS and not (name.startswith(GUIDANCE_PREFIX) and len(name) > len(GUIDANCE_PREFIX)):
+        raise SectionNameError(
+            f"Section {name!r} cannot be replaced for a turn; only 'instructions' and 'guidance:<name>' can."
+        )
 
 
 def diff_sections(current: Mapping[str, JsonValue], desired: Mapping[str, JsonValue]) -> list[tuple[str, JsonValue]]:

@@ -24,7 +24,7 @@ __all__ = ["BUILTIN_INSTRUCTIONS", "LOAD_SKILL", "SKILLS_HEADER", "SystemState",
 BUILTIN_INSTRUCTIONS = (
     "You are the assistant in Cairn, a desktop chat app. Answer clearly and concisely; use Markdown, "
     "and fenced code blocks with a language name for code.\n"
-    'Later in the conversation a <system-update section="NAME"> block may replace one section of these '
+    "Later in the conversation a system-update block that names a section may replace one section of these "
     "instructions, or mark it removed. Follow the latest version of every section."
 )
 

@@ -2,8 +2,11 @@
 
 Identity must never depend on the interpreter's hash seed, on insertion order, or on a
 copy or reload round trip. Object keys are sorted, separators are compact, text is UTF-8,
-and every set reaching JSON becomes a sorted array (see the design record on tool scope
-sets). NaN and the infinities are refused because JSON has no spelling for them.
+and every set becomes a sorted array (see the design record on tool scope sets): at any
+depth, in plain data and inside pydantic models alike. Models are dumped in Python mode and
+normalised here, because pydantic's JSON mode turns a set into a list in iteration order
+before Cairn could sort it. NaN and the infinities are refused because JSON has no spelling
+for them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 __all__ = ["canonical_json_bytes", "canonical_sorted", "sha256_hex"]
 
@@ -71,7 +75,7 @@ def _normalize(value: Any) -> Any:
             raise ValueError(f"canonical JSON refuses NaN and infinities, got {value!r}")
         return value
     if isinstance(value, BaseModel):
-        return _normalize(value.model_dump(mode="json"))
+        return _normalize(value.model_dump(mode="python"))
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -83,4 +87,13 @@ def _normalize(value: Any) -> Any:
         return canonical_sorted(value)
     if isinstance(value, (list, tuple)):
         return [_normalize(item) for item in value]
-    raise TypeError(f"canonical JSON cannot encode a value of type {type(value).__name__}")
+    if isinstance(value, (bytes, bytearray)):
+        raise TypeError("canonical JSON cannot encode bytes; decode them to text first")
+    try:
+        # Dates, paths, enums, UUIDs and the like, spelled as pydantic spells them in JSON.
+        jsonable = to_jsonable_python(value)
+    except PydanticSerializationError:
+        jsonable = value
+    if jsonable is value or isinstance(jsonable, type(value)):
+        raise TypeError(f"canonical JSON cannot encode a value of type {type(value).__name__}")
+    return _normalize(jsonable)

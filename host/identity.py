@@ -1,7 +1,7 @@
 """The two identity hashes of a chat's request plan.
 
 ``prefix_sha256`` covers the frozen prefix and the pinned tool specs; ``tool_schema_sha256``
-covers the declared specs. Both hash canonical JSON, so a restart, a deep copy or a reload
+covers every spec the catalog defines, declared or not. Both hash canonical JSON, so a restart, a deep copy or a reload
 under any ``PYTHONHASHSEED`` yields the same identity.
 """
 
@@ -27,9 +27,11 @@ def tool_schema_sha256(declared_tools: Iterable[ToolSpec]) -> str:
     return sha256_hex({"tools": _by_name(declared_tools)})
 
 
-def _by_name(tools: Iterable[ToolSpec]) -> list[dict[str, Any]]:
+def _by_name(tools: Iterable[ToolSpec]) -> list[ToolSpec]:
+    """The specs in name order. They stay models, so canonical JSON sorts every set in them
+    (scopes, and an enum built from a set inside the parameters) before it is hashed."""
     ordered = sorted(tools, key=lambda spec: spec.name)
     for earlier, later in pairwise(ordered):
         if earlier.name == later.name:
             raise ValueError(f"two tools are both named {earlier.name!r}; tool names must be unique")
-    return [spec.model_dump(mode="json") for spec in ordered]
+    return ordered

@@ -5,11 +5,19 @@ characters of a-z, 0-9 and '-', equal to the folder's name) and ``description`` 
 1,024 characters). Skills are looked for in the user's skills folder and in a workspace's
 ``.agents/skills``. An invalid skill is reported with its reason and left out; nothing is
 ever read from outside a skills folder.
+
+Skill folders come from cloned repositories, so every file is hostile until read: only a
+regular file is opened (never a FIFO or a device, and never by waiting on it), reads are
+capped, the front matter is capped before YAML sees it, and anything at all that goes wrong
+while reading one skill (a YAML bomb's RecursionError included) makes that skill invalid
+with a reason. A scan never stops because of one skill.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,6 +27,7 @@ import yaml
 __all__ = ["InvalidSkill", "Skill", "SkillCatalog", "SkillError", "SkillStore", "Source"]
 
 MAX_SKILL_BYTES = 1_000_000
+MAX_FRONT_MATTER = 16_384
 MAX_DESCRIPTION = 1024
 SKILL_FILE = "SKILL.md"
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -79,12 +88,17 @@ class SkillStore:
         skills: dict[str, Skill] = {}
         invalid: list[InvalidSkill] = []
         for source, root in self.roots:
-            if not root.is_dir():
-                continue
-            for folder in sorted(root.iterdir()):
-                if not folder.is_dir() and not folder.is_symlink():
+            try:
+                if not root.is_dir():
                     continue
-                skill, problem = self._check(source, root, folder)
+                folders = sorted(root.iterdir())
+            except OSError as exc:
+                invalid.append(InvalidSkill(root, f"the skills folder cannot be read ({exc.strerror})"))
+                continue
+            for folder in folders:
+                skill, problem = self._safe_check(source, root, folder)
+                if skill is None and problem is None:
+                    continue
                 if problem is not None:
                     invalid.append(InvalidSkill(folder, problem))
                 elif skill is not None and skill.name in skills:
@@ -103,12 +117,22 @@ class SkillStore:
         root = next((r for s, r in self.roots if s == skill.source), None)
         if root is None:
             raise SkillError(f"The skill {name!r} is no longer available.")
-        _, problem = self._check(skill.source, root, skill.folder)
+        _, problem = self._safe_check(skill.source, root, skill.folder)
         if problem is not None:
             raise SkillError(f"The skill {name!r} cannot be loaded: {problem}.")
         return self._parsed[(skill.folder / SKILL_FILE).resolve()].body
 
     # -- checking one folder ---------------------------------------------------------------
+
+    def _safe_check(self, source: Source, root: Path, folder: Path) -> tuple[Skill | None, str | None]:
+        """``_check``, with anything a hostile folder can raise turned into its reason; ``(None,
+        None)`` for an entry that is not a skill folder at all (a loose file)."""
+        try:
+            if not folder.is_dir() and not folder.is_symlink():
+                return None, None
+            return self._check(source, root, folder)
+        except Exception as exc:  # one hostile folder never stops the scan
+            return None, f"it could not be read ({type(exc).__name__})"
 
     def _check(self, source: Source, root: Path, folder: Path) -> tuple[Skill | None, str | None]:
         folder_name = folder.name
@@ -151,30 +175,83 @@ class SkillStore:
         return parsed
 
 
-def _parse_file(path: Path, stamp: tuple[int, int]) -> _Parsed:
-    size = stamp[0]
-    if size > MAX_SKILL_BYTES:
-        return _Parsed(
-            stamp, None, "", f"{SKILL_FILE} is {size / 1e6:.1f} MB; the limit is {MAX_SKILL_BYTES // 1_000_000} MB"
-        )
+def _too_big(size: int) -> str:
+    return f"{SKILL_FILE} is {size / 1e6:.1f} MB; the limit is {MAX_SKILL_BYTES // 1_000_000} MB"
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The file's bytes, at most ``MAX_SKILL_BYTES + 1`` of them. Opened without following a
+    link and without blocking, and refused unless it is a regular file, so a FIFO or a
+    device named SKILL.md can never make Cairn wait. Raises ``OSError`` or ``ValueError``."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
     try:
-        text = path.read_bytes().decode("utf-8")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{SKILL_FILE} is not a regular file (a pipe, a device or a folder?), so it is refused")
+        chunks: list[bytes] = []
+        left = MAX_SKILL_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 65536))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _parse_file(path: Path, stamp: tuple[int, int]) -> _Parsed:
+    try:
+        return _parse_checked(path, stamp)
+    except Exception as exc:  # hostile input: whatever one file does, it only invalidates its skill
+        return _Parsed(stamp, None, "", f"{SKILL_FILE} could not be read ({type(exc).__name__})")
+
+
+def _parse_checked(path: Path, stamp: tuple[int, int]) -> _Parsed:
+    text = _read_text(path, stamp[0])
+    if isinstance(text, _Problem):
+        return _Parsed(stamp, None, "", text.reason)
+    return _front_matter(text, stamp)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    reason: str
+
+
+def _read_text(path: Path, size: int) -> str | _Problem:
+    if size > MAX_SKILL_BYTES:
+        return _Problem(_too_big(size))
+    try:
+        data = _read_regular_file(path)
     except OSError as exc:
-        return _Parsed(stamp, None, "", f"{SKILL_FILE} cannot be read ({exc.strerror})")
+        return _Problem(f"{SKILL_FILE} cannot be read ({exc.strerror})")
+    except ValueError as exc:
+        return _Problem(str(exc))
+    if len(data) > MAX_SKILL_BYTES:
+        return _Problem(_too_big(len(data)))
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n")
     except UnicodeDecodeError:
-        return _Parsed(stamp, None, "", f"{SKILL_FILE} is not UTF-8 text")
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+        return _Problem(f"{SKILL_FILE} is not UTF-8 text")
+
+
+def _front_matter(text: str, stamp: tuple[int, int]) -> _Parsed:
     if not text.startswith("---\n"):
         return _Parsed(stamp, None, "", f"{SKILL_FILE} does not start with YAML front matter between '---' lines")
     end = text.find("\n---", 3)
     if end < 0:
         return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is never closed with '---'")
+    if end - 4 > MAX_FRONT_MATTER:
+        return _Parsed(
+            stamp, None, "", f"{SKILL_FILE}'s front matter is {end - 4:,} characters; at most {MAX_FRONT_MATTER:,}"
+        )
     try:
         front = yaml.safe_load(text[4:end])
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 2}" if where is not None else ""
         return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is not valid YAML{line}")
+    except RecursionError:
+        return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is nested too deeply to read")
     if not isinstance(front, dict):
         return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is not a mapping of fields")
     after = text[end + 4 :]

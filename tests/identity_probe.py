@@ -2,14 +2,28 @@
 
 Run by tests/test_identity_seeds.py under PYTHONHASHSEED 0 to 99. Every spec passes
 through a deep copy, a JSON round trip and a journal write and read; each stage's
-identities are printed, and all of them, in every process, must agree.
+identities are printed, and all of them, in every process, must agree. Beyond the specs:
+a model with set fields at several depths, an enum built from a set inside a tool's
+parameters, and a whole rendered request of a chat with tools (no HTTP). Each fixture's raw
+set iteration order is printed too, so the sweep can show that some seed iterates it
+unsorted, which is what makes the sweep able to fail.
 """
 
+import hashlib
 import json
 import sys
 import tempfile
 from pathlib import Path
 
+from pydantic import BaseModel
+
+from desktop.catalog.modelsdev import load_models_dev
+from desktop.catalog.transport import load_transport_catalog
+from desktop.context import Context, Message, SystemUpdatePart, TextPart
+from desktop.projection import project
+from desktop.routes import resolve_route
+from desktop.settings import Account
+from host.canonical import canonical_json_bytes
 from host.identity import prefix_sha256, tool_schema_sha256
 from host.journal import Journal
 from host.tools import ToolSpec
@@ -62,6 +76,52 @@ def identities(tools: list[ToolSpec]) -> list[str]:
     return [prefix_sha256(PREFIX, pinned), tool_schema_sha256(tools)]
 
 
+def built(*names: str) -> set[str]:
+    out: set[str] = set()
+    for name in names:
+        out.add(name)
+    return out
+
+
+class PlanRecord(BaseModel):
+    """A model with sets at several depths, as a plan record might hold them."""
+
+    declared: set[str]
+    by_server: dict[str, frozenset[str]]
+    groups: list[set[str]]
+
+
+def plan_record() -> PlanRecord:
+    return PlanRecord(
+        declared=built("search", "read_file", "write_file", "fetch"),
+        by_server={"mail": frozenset(built("send", "archive", "label"))},
+        groups=[built("b", "a", "c"), built("delta", "alpha")],
+    )
+
+
+ENUM = ("celsius", "fahrenheit", "kelvin", "rankine")
+
+
+def enum_tool() -> ToolSpec:
+    parameters = {
+        "type": "object",
+        "properties": {"unit": {"type": "string", "enum": built(*ENUM)}},
+        "required": ["unit"],
+    }
+    return ToolSpec(name="convert", description="Convert a temperature.", parameters=parameters)
+
+
+def rendered_request(tools: list[ToolSpec]) -> bytes:
+    account = Account(name="DeepSeek", provider="deepseek", default_model="deepseek-flash")
+    route = resolve_route(account, None, load_transport_catalog(), load_models_dev(Path("/nonexistent")))
+    messages = [
+        Message(role="system", parts=[SystemUpdatePart(section="instructions", content="You are Cairn.")]),
+        Message(role="system", parts=[SystemUpdatePart(section="tool_activation", content={"active": ["a", "b"]})]),
+        Message(role="user", parts=[TextPart(text="Convert 20 C.")]),
+    ]
+    return project(Context(messages=messages, tools=tools), route).body_bytes
+
+
 def main() -> None:
     original = specs()
     stages = {"original": identities(original)}
@@ -81,7 +141,22 @@ def main() -> None:
         stored_text = [r.content for r in rows]
     stages["journal_json_mode"] = identities(from_json)
     stages["journal_python_mode"] = identities(from_python)
-    json.dump({"stages": stages, "stored": stored_text}, sys.stdout)
+
+    record = plan_record()
+    records = [record, record.model_copy(deep=True), PlanRecord.model_validate_json(record.model_dump_json())]
+    enum_specs = [enum_tool(), enum_tool().model_copy(deep=True)]
+    tools = [*reloaded, enum_tool()]
+    others = {
+        "plan_record": sorted({hashlib.sha256(canonical_json_bytes(r)).hexdigest() for r in records}),
+        "enum_schema": sorted({tool_schema_sha256([spec]) for spec in enum_specs}),
+        "rendered_request": hashlib.sha256(rendered_request(tools)).hexdigest(),
+    }
+    orders = {
+        "scopes": list(original[2].required_scopes),
+        "plan_record": list(record.declared),
+        "enum": list(built(*ENUM)),
+    }
+    json.dump({"stages": stages, "stored": stored_text, "others": others, "orders": orders}, sys.stdout)
 
 
 if __name__ == "__main__":

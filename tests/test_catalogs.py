@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from desktop.catalog.modelsdev import BUNDLED_PATH, CACHE_NAME, load_models_dev, refresh_models_dev
-from desktop.catalog.transport import TransportFlags, load_transport_catalog, normalize_base_url
+from desktop.catalog.transport import CatalogError, TransportFlags, load_transport_catalog, normalize_base_url
 from desktop.routes import resolve_route
 from desktop.settings import Account
 from host.paths import CairnPaths
@@ -71,6 +71,27 @@ def test_an_unknown_model_gets_no_flags_and_no_prices(cairn_paths: CairnPaths) -
 def test_a_custom_account_on_the_exact_official_endpoint_matches(cairn_paths: CairnPaths) -> None:
     r = route(cairn_paths, provider="custom", base_url="https://API.deepseek.com/")
     assert r.flags.mid_conversation_system
+    # Prices and limits follow the published identity too: the official endpoint's record.
+    official = route(cairn_paths)
+    assert r.model_info is not None
+    assert r.model_info == official.model_info
+    assert r.model_info.cost is not None
+
+
+def test_a_custom_account_elsewhere_gets_no_prices(cairn_paths: CairnPaths) -> None:
+    r = route(cairn_paths, provider="custom", base_url="https://relay.example.com/v1")
+    assert r.model_info is None
+
+
+@pytest.mark.parametrize("grant", [{"flags": {"mid_conversation_system": True}}, {"fixed_declarations_verified": True}])
+def test_a_generic_record_that_grants_anything_is_refused(tmp_path: Path, grant: dict) -> None:
+    data = json.loads(TRANSPORT.model_dump_json())
+    generic = next(b for b in data["bindings"] if b["model"] == "*")
+    generic.update(grant)
+    bad = tmp_path / "transport.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(CatalogError, match="only an exact published binding may grant flags"):
+        load_transport_catalog(bad)
 
 
 def test_local_servers_have_generic_entries_with_every_flag_off(cairn_paths: CairnPaths) -> None:

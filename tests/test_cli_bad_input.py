@@ -187,3 +187,19 @@ def test_provider_failures_read_as_sentences(
     assert expected in done.stderr
     assert unwanted not in done.stderr
     assert "--retry" in done.stderr
+
+
+def test_skill_text_cannot_drive_the_terminal(cairn_paths: CairnPaths) -> None:
+    skills = cairn_paths.skills_dir
+    (skills / "escape").mkdir(parents=True)
+    (skills / "escape" / "SKILL.md").write_text(
+        '---\nname: escape\ndescription: "Retitle \\e]0;pwned\\a and clear \\e[2J, \\u202eevil"\n---\nbody\n'
+    )
+    (skills / "\x1b[2Jbad").mkdir()
+    done = cairn("skills")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr
+    assert "\x07" not in done.stdout
+    assert "\u202e" not in done.stdout
+    assert "escape (user): Retitle \\x1b]0;pwned\\x07 and clear \\x1b[2J, \\u202eevil" in done.stdout
+    assert "\\x1b[2Jbad" in done.stderr

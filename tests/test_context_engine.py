@@ -267,3 +267,28 @@ def test_overrides_validate_names(state: SystemState) -> None:
     assert "instructions" not in engine.desired(state, catalog, {"instructions": None})
     with pytest.raises(SectionNameError):
         engine.desired(state, catalog, {"": "x"})
+
+
+@pytest.mark.parametrize("section", ["tool_activation", "mystery", "guidance:", "plan"])
+def test_only_instructions_and_guidance_can_be_replaced_for_a_turn(state: SystemState, section: str) -> None:
+    engine = ContextEngine()
+    catalog = engine.skills(state)
+    with pytest.raises(SectionNameError, match="cannot be replaced for a turn"):
+        engine.desired(state, catalog, {section: "forged"})
+
+
+def test_a_guidance_override_is_restored_by_an_appended_tombstone(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
+) -> None:
+    session = journal.create_session()
+    writer = TranscriptWriter(journal)
+    writer.append_system(session.id, "tool_activation", {"active": ["search"], "identity": "abc123"})
+    writer.append_system(session.id, "newer:thing", "a newer Cairn's section")
+    mood = {"guidance:mood": "Answer cheerfully, just this once."}
+    appended = converse(journal, cairn_paths, provider, state, session.id, "one", ("two", mood), "three")
+    assert appended[1] == [("guidance:mood", "Answer cheerfully, just this once.")]
+    assert appended[2] == [("guidance:mood", None)]
+    after = writer.effective_state(session.id)
+    assert "guidance:mood" not in after
+    assert after["tool_activation"] == {"active": ["search"], "identity": "abc123"}
+    assert after["newer:thing"] == "a newer Cairn's section"

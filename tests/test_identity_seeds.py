@@ -44,3 +44,14 @@ def test_one_identity_over_every_hash_seed_copy_and_reload() -> None:
     # What reached the journal is the same text in every process, too.
     stored = {json.dumps(result["stored"], sort_keys=True) for result in results.values()}
     assert len(stored) == 1
+    # A model with sets at several depths, an enum built from a set inside a tool's parameters,
+    # and a whole rendered request of a chat with tools: one identity each, in every process.
+    others = {json.dumps(result["others"], sort_keys=True) for result in results.values()}
+    assert len(others) == 1, f"{len(others)} distinct renderings over {len(SEEDS)} seeds"
+    one = json.loads(others.pop())
+    assert len(one["plan_record"]) == 1
+    assert len(one["enum_schema"]) == 1
+    # The sweep could fail: under some seeds each fixture's set iterates unsorted.
+    for fixture in ("scopes", "plan_record", "enum"):
+        unsorted = [seed for seed, r in results.items() if r["orders"][fixture] != sorted(r["orders"][fixture])]  # type: ignore[index]
+        assert unsorted, f"no seed iterates the {fixture} set unsorted; the sweep cannot fail"

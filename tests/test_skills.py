@@ -152,3 +152,66 @@ def test_scanning_again_reuses_parsed_files_until_they_change(roots) -> None:
     assert skills.scan().skills[0].description == "First."
     write_skill(user, "notes", "Second, longer description.")
     assert skills.scan().skills[0].description == "Second, longer description."
+
+
+def scan_in_time(store_: SkillStore, seconds: float = 10.0):
+    """Scan on a thread, so a scan that blocks fails the test instead of hanging the suite."""
+    import threading
+
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(store_.scan()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert result, f"the scan did not finish within {seconds} s"
+    return result[0]
+
+
+def test_hostile_skill_folders_never_stop_or_hang_a_scan(roots) -> None:
+    user, _ = roots
+    write_skill(user, "good", "A skill that works.")
+    # A YAML bomb: 2 KB nested a thousand levels deep (PyYAML raises RecursionError).
+    (user / "deep").mkdir()
+    (user / "deep" / "SKILL.md").write_text("---\nname: deep\ndescription: " + "[" * 1000 + "]" * 1000 + "\n---\n")
+    # Aliases that would expand to a billion entries.
+    laughs = "---\nname: laughs\ndescription: x\na: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    laughs += "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+    (user / "laughs").mkdir()
+    (user / "laughs" / "SKILL.md").write_text(laughs + "---\nbody\n")
+    # Front matter over the cap.
+    (user / "huge-front").mkdir()
+    (user / "huge-front" / "SKILL.md").write_text(
+        "---\nname: huge-front\ndescription: x\npad: " + "y" * 20_000 + "\n---\n"
+    )
+    # A FIFO named SKILL.md: reading it would wait forever.
+    (user / "fifo").mkdir()
+    os.mkfifo(user / "fifo" / "SKILL.md")
+    # A device, through a link that stays inside the folder.
+    (user / "device").mkdir()
+    os.symlink("/dev/zero", user / "device" / "SKILL.md")
+    # A folder named SKILL.md, and a symlink loop.
+    (user / "folder-file" / "SKILL.md").mkdir(parents=True)
+    os.symlink("loop", user / "loop")
+    catalog = scan_in_time(store(roots))
+    assert [s.name for s in catalog.skills] == ["good", "laughs"]
+    found = {i.path.name: i.reason for i in catalog.invalid}
+    assert "nested too deeply" in found["deep"]
+    assert "front matter is 20,037 characters; at most 16,384" in found["huge-front"]
+    assert "not a regular file" in found["fifo"]
+    assert "outside the skills folder" in found["device"]
+    assert "not a regular file" in found["folder-file"] or "no readable" in found["folder-file"]
+    assert "loop" in found
+    # The bridge refuses the hostile ones too, and still serves the good one.
+    with pytest.raises(SkillError):
+        store(roots).load_body("fifo", catalog)
+    assert store(roots).load_body("good", catalog).startswith("# good")
+
+
+def test_a_fifo_appearing_after_the_scan_cannot_hang_load_skill(roots) -> None:
+    user, _ = roots
+    write_skill(user, "swapped", "Swapped later.")
+    skills = store(roots)
+    catalog = skills.scan()
+    (user / "swapped" / "SKILL.md").unlink()
+    os.mkfifo(user / "swapped" / "SKILL.md")
+    with pytest.raises(SkillError, match="not a regular file"):
+        skills.load_body("swapped", catalog)

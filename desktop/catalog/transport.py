@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from assets import ASSETS_DIR
 
@@ -87,6 +87,23 @@ class TransportCatalog(BaseModel):
     version: Literal[1]
     providers: list[ProviderPreset]
     bindings: list[TransportBinding]
+
+    @model_validator(mode="after")
+    def _generic_records_grant_nothing(self) -> TransportCatalog:
+        """A generic record (any model at a local endpoint) proves nothing about a model's
+        template, so it may carry no transport flag and no verified fixed declarations."""
+        for binding in self.bindings:
+            if binding.model != ANY_MODEL:
+                continue
+            granted = [name for name, on in binding.flags.model_dump().items() if on]
+            if binding.fixed_declarations_verified:
+                granted.append("fixed_declarations_verified")
+            if granted:
+                raise ValueError(
+                    f"the generic record for {binding.provider} at {binding.base_url} grants {', '.join(granted)}; "
+                    "only an exact published binding may grant flags"
+                )
+        return self
 
     def preset(self, provider_id: str) -> ProviderPreset | None:
         return next((p for p in self.providers if p.id == provider_id), None)

@@ -17,7 +17,7 @@ from desktop.catalog.modelsdev import MODELS_DEV_URL, refresh_models_dev
 from desktop.catalog.transport import CatalogError
 from desktop.cli.accounts import run_accounts
 from desktop.cli.chat import run_chat
-from desktop.cli.common import CommandError
+from desktop.cli.common import CommandError, printable
 from desktop.routes import RouteError
 from desktop.secrets import SecretStore
 from desktop.services import Services
@@ -113,9 +113,9 @@ def _skills(args: argparse.Namespace, services: Services) -> int:
     if not catalog.skills and not catalog.invalid:
         print(f"No skills yet. Put skill folders in {services.paths.skills_dir}.")
     for skill in catalog.skills:
-        print(f"{skill.name} ({skill.source}): {skill.description}")
+        print(printable(f"{skill.name} ({skill.source}): {skill.description}"))
     for invalid in catalog.invalid:
-        print(f"left out {invalid.path}: {invalid.reason}", file=sys.stderr)
+        print(printable(f"left out {invalid.path}: {invalid.reason}"), file=sys.stderr)
     return 0
 
 

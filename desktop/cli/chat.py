@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from desktop.cli.common import CommandError
+from desktop.cli.common import CommandError, printable
 from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnFailed
 from desktop.message_text import CONTINUE, decode_input, message_problem
 from desktop.routes import ResolvedRoute
@@ -49,7 +49,7 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
     journal = services.open_journal()
     state = services.system_state(settings, args.workspace)
     for invalid in services.engine.skills(state).invalid:
-        print(f"cairn: skill {invalid.path} left out: {invalid.reason}", file=sys.stderr)
+        print(printable(f"cairn: skill {invalid.path} left out: {invalid.reason}"), file=sys.stderr)
     if args.session:
         if journal.session(args.session) is None:
             raise CommandError(f"There is no session {args.session}; `cairn sessions` lists them.")
@@ -111,12 +111,17 @@ def _message(words: list[str]) -> str:
 
 
 def _printer(out: TextIO, err: TextIO) -> Callable[[RuntimeEvent], None]:
+    # On a terminal the model's text is shown with its control characters escaped; piped,
+    # it is passed on exactly.
+    shown_out = (lambda t: printable(t, keep_newlines=True)) if out.isatty() else (lambda t: t)
+    shown_err = (lambda t: printable(t, keep_newlines=True)) if err.isatty() else (lambda t: t)
+
     def show(event: RuntimeEvent) -> None:
         if isinstance(event, TextDelta):
-            out.write(event.text)
+            out.write(shown_out(event.text))
             out.flush()
         elif isinstance(event, ReasoningDelta):
-            err.write(f"\x1b[2m{event.text}\x1b[0m" if err.isatty() else event.text)
+            err.write(f"\x1b[2m{shown_err(event.text)}\x1b[0m" if err.isatty() else event.text)
             err.flush()
         elif isinstance(event, Retrying):
             err.write(f"\n[retrying in {event.delay:.1f} s: {event.reason}]\n")
