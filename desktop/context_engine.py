@@ -67,9 +67,14 @@ class ContextEngine:
         return self.store(state).scan()
 
     def desired(
-        self, state: SystemState, catalog: SkillCatalog, overrides: Mapping[str, JsonValue] | None = None
+        self,
+        state: SystemState,
+        catalog: SkillCatalog,
+        overrides: Mapping[str, JsonValue] | None = None,
+        *,
+        tools_allowed: bool = True,
     ) -> dict[str, JsonValue]:
-        desired = state.sections(catalog)
+        desired = state.sections(catalog, tools_allowed=tools_allowed)
         for name, content in (overrides or {}).items():
             check_caller_section(name)
             if content is None:
@@ -79,13 +84,18 @@ class ContextEngine:
         return desired
 
     def tools(self, state: SystemState, catalog: SkillCatalog) -> ToolCatalog:
-        """The turn's tools: ``load_skill`` through the skill store's bridge, while skills exist."""
-        if not catalog.skills:
-            return ToolCatalog()
+        """The turn's tools: ``load_skill`` through the skill store's bridge.
+
+        Declared whether or not any skill exists, so that adding the first skill or removing
+        the last never changes the declarations (which providers render before the messages,
+        so a change there would rewrite the top of the prompt). With no skills it says so.
+        """
         store = self.store(state)
 
         async def load_skill(arguments: Mapping[str, JsonValue]) -> ToolOutput:
             name = arguments.get("name")
+            if not catalog.skills:
+                return ToolOutput("There are no skills in this chat, so there is nothing to load.", is_error=True)
             if not isinstance(name, str):
                 return ToolOutput("load_skill needs a skill name.", is_error=True)
             try:
@@ -103,18 +113,21 @@ class ContextEngine:
         *,
         anchor: str | None,
         overrides: Mapping[str, JsonValue] | None = None,
+        tools_allowed: bool = True,
     ) -> Prepared:
         """Append (and commit) one system row per changed section; see the module docstring.
 
         ``anchor`` is the user row this turn answers, when it was just committed; updates
         between tool calls have none. Raises ``JournalWriteError`` if a row cannot be saved,
-        and then nothing may be sent.
+        and then nothing may be sent. ``tools_allowed`` is false for a route that takes no
+        tools: then nothing is declared, and the skills are listed for reference only.
         """
         catalog = self.skills(state)
-        desired = self.desired(state, catalog, overrides)
+        desired = self.desired(state, catalog, overrides, tools_allowed=tools_allowed)
         current = {k: v for k, v in writer.effective_state(session_id).items() if _managed(k) or k in desired}
         rows = tuple(
             writer.append_system(session_id, name, content, anchor=anchor)
             for name, content in diff_sections(current, desired)
         )
-        return Prepared(rows, catalog, self.tools(state, catalog), tuple(sorted(desired, key=section_order)))
+        tools = self.tools(state, catalog) if tools_allowed else ToolCatalog()
+        return Prepared(rows, catalog, tools, tuple(sorted(desired, key=section_order)))

@@ -51,6 +51,9 @@ class ResolvedRoute(BaseModel):
     # The account sends the opening system content as a tagged block in the first user
     # message (for chat templates that drop the system role); later updates fold too.
     fold_opening: bool = False
+    # Whether requests declare tools: models.dev's tool_call where it has a record; a route
+    # without one (most local servers) is taken as tool-capable unless the account says not.
+    accepts_tools: bool = True
     max_output_tokens: int | None = None
     max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
 
@@ -110,6 +113,7 @@ def resolve_route(
     )
     info = models_dev.model(listed.models_dev, model) if listed is not None and listed.models_dev else None
     return ResolvedRoute(
+        accepts_tools=info.tool_call if info is not None else True,
         account_id=account.id,
         published=published,
         actual=actual,

@@ -36,10 +36,10 @@ from desktop.provider.errors import MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import Finished, ReplyAssembler, Retrying
 from desktop.provider.usage import Usage
-from desktop.route_fallback import FOLD_NOTE, fold_fallback, folds_updates, refuses_late_system
+from desktop.route_fallback import SessionFallbacks, fallback_for
 from desktop.routes import ResolvedRoute
 from desktop.system_state import SystemState
-from host.content import ErrorContent, ErrorRecord, MessageContent, TextPart, ToolResultPart
+from host.content import ErrorContent, ErrorRecord, MessageContent, RouteFallback, TextPart, ToolResultPart
 from host.errors import JournalWriteError
 from host.identity import prefix_sha256
 from host.journal import Journal
@@ -197,33 +197,20 @@ class ChatRuntime:
 
     async def _step(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> _Step:
         route, client = self.route, self.client
-        tools = ToolCatalog()
-        sections: tuple[str, ...] = ()
-        if self.engine is not None:
-            try:
-                prepared = self.engine.prepare(
-                    self.writer, session_id, self.system(), anchor=anchor, overrides=overrides
-                )
-            except JournalWriteError as exc:
-                # A local preparation failure: nothing is sent; a retry prepares again.
-                message = f"{exc} Nothing was sent."
-                self._emit(TurnFailed(message, "JournalWriteError", True, None, None))
-                return _Step(failed=message)
-            if prepared.rows:
-                self._emit(SectionsAppended(prepared.rows))
-            tools = prepared.tools
-            sections = prepared.sections
-        rows = self.writer.model_order(session_id)
-        context = context_from_rows(rows, list(tools.specs))
-        fold = folds_updates(rows, route)
+        known = SessionFallbacks.of(self.writer.model_order(session_id), route)
         while True:
-            request = project(context, route, fold_updates=fold)
+            prepared = self._prepare(
+                session_id, anchor, overrides, tools_allowed=route.accepts_tools and not known.no_tools
+            )
+            if isinstance(prepared, str):
+                return _Step(failed=prepared)
+            tools, sections = prepared
+            context = context_from_rows(self.writer.model_order(session_id), list(tools.specs))
+            request = project(context, route, fold_updates=known.fold_updates)
             started = _request_started(
                 session_id, route, request, messages=context.messages, tools=tools, sections=sections
             )
-            if fold and route.flags.mid_conversation_system:
-                started = replace(started, notes=(*started.notes, FOLD_NOTE))
-            self._emit(started)
+            self._emit(replace(started, notes=(*started.notes, *known.notes(route))))
             assembler = ReplyAssembler(route.key)
             try:
                 finished = await self._stream(client, request, assembler)
@@ -234,13 +221,17 @@ class ChatRuntime:
                 self._emit(TurnCancelled(partial))
                 raise
             except ProviderError as exc:
-                if not fold and not assembler.has_content and refuses_late_system(exc, request):
-                    # The catalog promised mid-conversation system messages and the route refused
-                    # them: remember that for this session (a row, not a rewrite) and ask again
-                    # once with the updates folded.
-                    fold = True
-                    if not self._record_fallback(session_id, route, exc):
+                fallback = None if assembler.has_content else fallback_for(exc, request, route, known)
+                if fallback is not None:
+                    # The route refused what its catalog promised: remember it for this session
+                    # (a row, not a rewrite) and ask again, adapted.
+                    if not self._record_fallback(session_id, fallback):
                         return _Step(failed=str(exc))
+                    known = replace(
+                        known,
+                        fold_updates=known.fold_updates or fallback.fallback == "fold_system_updates",
+                        no_tools=known.no_tools or fallback.fallback == "no_tools",
+                    )
                     continue
                 partial = self._save_partial(session_id, assembler, route, hidden=True)
                 self._fail(session_id, exc, partial)
@@ -308,16 +299,34 @@ class ChatRuntime:
             )
         return row
 
-    def _record_fallback(self, session_id: str, route: ResolvedRoute, error: ProviderError) -> bool:
-        fallback = fold_fallback(route, error)
-        reason = fallback.reason
+    def _prepare(
+        self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None, *, tools_allowed: bool
+    ) -> tuple[ToolCatalog, tuple[str, ...]] | str:
+        """The context engine's rows for this request, committed; the tools and sections it goes
+        out with. A failure to save is a local preparation failure: its message is returned."""
+        if self.engine is None:
+            return ToolCatalog(), ()
+        try:
+            prepared = self.engine.prepare(
+                self.writer, session_id, self.system(), anchor=anchor, overrides=overrides, tools_allowed=tools_allowed
+            )
+        except JournalWriteError as exc:
+            # Nothing is sent; a retry prepares again.
+            message = f"{exc} Nothing was sent."
+            self._emit(TurnFailed(message, "JournalWriteError", True, None, None))
+            return message
+        if prepared.rows:
+            self._emit(SectionsAppended(prepared.rows))
+        return prepared.tools, prepared.sections
+
+    def _record_fallback(self, session_id: str, fallback: RouteFallback) -> bool:
         try:
             row = self.writer.append_meta(session_id, fallback)
         except JournalWriteError as exc:
             self._emit(TurnFailed(f"{exc} Nothing more was sent.", "JournalWriteError", True, None, None))
             return False
-        log.warning("session %s: %s; its system updates are folded from now on", session_id, reason)
-        self._emit(RouteFallbackRecorded(row, reason))
+        log.warning("session %s: %s; adapting as %s from now on", session_id, fallback.reason, fallback.fallback)
+        self._emit(RouteFallbackRecorded(row, fallback.reason))
         return True
 
     def _save_partial(

@@ -19,7 +19,14 @@ from host.paths import CairnPaths
 from host.skills import SkillCatalog, SkillStore, Source
 from host.tools import ToolSpec
 
-__all__ = ["BUILTIN_INSTRUCTIONS", "LOAD_SKILL", "SKILLS_HEADER", "SystemState", "environment_guidance"]
+__all__ = [
+    "BUILTIN_INSTRUCTIONS",
+    "LOAD_SKILL",
+    "SKILLS_HEADER",
+    "SKILLS_HEADER_NO_TOOLS",
+    "SystemState",
+    "environment_guidance",
+]
 
 BUILTIN_INSTRUCTIONS = (
     "You are the assistant in Cairn, a desktop chat app. Answer clearly and concisely; use Markdown, "
@@ -31,6 +38,10 @@ BUILTIN_INSTRUCTIONS = (
 SKILLS_HEADER = (
     "Skills extend what you can do. Each skill is listed by name with what it is for. Before you follow "
     "a skill, call load_skill with its name to read its full instructions."
+)
+SKILLS_HEADER_NO_TOOLS = (
+    "These skills are listed for reference only: tools are not available in this chat, so their full "
+    "instructions cannot be loaded. Use what each description says; say so when a request needs more."
 )
 
 LOAD_SKILL = ToolSpec(
@@ -74,14 +85,14 @@ class SystemState:
             roots.append(("workspace", SkillStore.workspace_root(workspace)))
         return cls(custom_instructions, workspace, environment_guidance(), tuple(roots))
 
-    def sections(self, catalog: SkillCatalog) -> dict[str, JsonValue]:
+    def sections(self, catalog: SkillCatalog, *, tools_allowed: bool = True) -> dict[str, JsonValue]:
         state: dict[str, JsonValue] = {INSTRUCTIONS: self.instructions()}
         if self.environment:
             state[f"{GUIDANCE_PREFIX}environment"] = self.environment
         if self.workspace is not None:
             state[f"{GUIDANCE_PREFIX}workspace"] = f"The workspace folder is {self.workspace}."
         if catalog.skills:
-            state[SKILLS] = SKILLS_HEADER
+            state[SKILLS] = SKILLS_HEADER if tools_allowed else SKILLS_HEADER_NO_TOOLS
             for skill in catalog.skills:
                 state[f"{SKILL_PREFIX}{skill.name}"] = f"{skill.name}: {skill.description}"
         return state

@@ -38,6 +38,7 @@ __all__ = [
     "MODEL_SYSTEM",
     "ErrorContent",
     "ErrorRecord",
+    "Fallback",
     "ImagePart",
     "MessageContent",
     "ModelSystem",
@@ -179,13 +180,16 @@ class SectionUpdate(_Frozen):
         return self.content is None
 
 
+Fallback = Literal["fold_system_updates", "no_tools"]
+
+
 class RouteFallback(_Frozen):
     """From this row on, requests of this session to ``route`` adapt as ``fallback`` says."""
 
     v: Literal[1] = 1
     kind: Literal["route_fallback"] = "route_fallback"
     route: dict[str, str]  # the actual route's identity: provider, model, api, base_url
-    fallback: Literal["fold_system_updates"]
+    fallback: Fallback
     reason: str
 
 

@@ -292,3 +292,47 @@ def test_a_guidance_override_is_restored_by_an_appended_tombstone(
     assert "guidance:mood" not in after
     assert after["tool_activation"] == {"active": ["search"], "identity": "abc123"}
     assert after["newer:thing"] == "a newer Cairn's section"
+
+
+def test_declarations_follow_the_route_not_the_skill_count(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    """load_skill is declared from the first request on a tool-capable route, skills or not,
+    so adding the first skill and removing the last never change the top of the prompt."""
+    skills = cairn_paths.skills_dir
+    empty = SystemState(skill_roots=(("user", skills),))
+    session = journal.create_session()
+    converse(
+        journal, cairn_paths, provider, empty, session.id,
+        'one [[call load_skill {"name": "notes"}]]',
+        lambda: write_skill(skills, "notes", "Keep notes."),
+        "two",
+        lambda: remove_skill(skills, "notes"),
+        "three",
+    )  # fmt: skip
+    tools = {r.body_bytes[r.body_bytes.index(b'"tools"') :] for r in provider.requests}
+    assert len(tools) == 1  # the same declarations, byte for byte, in every request
+    assert [t["function"]["name"] for t in provider.requests[0].body["tools"]] == ["load_skill"]
+    result = next(r for r in TranscriptWriter(journal).rows(session.id) if r.role == "tool")
+    assert "There are no skills in this chat" in result.body().parts[0].content
+
+
+def test_a_route_without_tools_lists_skills_for_reference_only(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
+) -> None:
+    from desktop.system_state import SKILLS_HEADER_NO_TOOLS
+
+    session = journal.create_session()
+    route = route_for(loopback_account(provider), cairn_paths).model_copy(update={"accepts_tools": False})
+
+    async def run() -> None:
+        async with chat_runtime(journal, route) as chat:
+            chat.runtime.engine = ContextEngine()
+            chat.runtime.system = lambda: state
+            assert (await chat.runtime.send(session.id, "hi")).ok
+
+    asyncio.run(run())
+    body = provider.requests[0].body
+    assert "tools" not in body
+    assert SKILLS_HEADER_NO_TOOLS in body["messages"][0]["content"]
+    assert "notes: Keep notes." in body["messages"][0]["content"]
