@@ -65,6 +65,7 @@ class Journal:
         self._process_lock = lock
         self._guard = threading.RLock()
         self._closed = False
+        self._depth = 0  # write transactions open on the connection, the outermost first
 
     # -- opening and closing -------------------------------------------------------------
 
@@ -153,7 +154,12 @@ class Journal:
 
     @contextmanager
     def write(self, what: str) -> Iterator[sqlite3.Connection]:
-        """One write transaction; it has committed when the ``with`` block returns.
+        """One write transaction; it has committed when the outermost ``with`` block returns.
+
+        A ``write`` inside another one (on the same thread) joins it: it runs as a savepoint,
+        so its own failure undoes only its changes, and nothing of it is committed until the
+        outer block commits; if the outer block fails, everything rolls back. That is how a
+        reply and its usage are committed together.
 
         Any failure rolls back and surfaces as ``JournalWriteError``; ``what`` names the
         thing being saved, for the message.
@@ -161,24 +167,50 @@ class Journal:
         with self._guard:
             self._check_open()
             conn = self._conn
+            nested = self._depth > 0
+            if nested and not conn.in_transaction:
+                # SQLite rolled the outer transaction back on an earlier failure; a savepoint
+                # now would commit on its own, outside the transaction the caller asked for.
+                raise JournalWriteError(
+                    f"Cairn could not save {what} to its journal {self.path}: an earlier failure already "
+                    "rolled back the transaction it belongs to; retry the whole operation.",
+                    self.path,
+                )
+            savepoint = f"cairn_write_{self._depth}"
+            began = False
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                yield conn
-                conn.execute("COMMIT")
+                conn.execute(f"SAVEPOINT {savepoint}" if nested else "BEGIN IMMEDIATE")
+                began = True
+                self._depth += 1
+                try:
+                    yield conn
+                finally:
+                    self._depth -= 1
+                conn.execute(f"RELEASE {savepoint}" if nested else "COMMIT")
             except BaseException as exc:
-                if conn.in_transaction:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        log.exception("rollback failed in %s", self.path)
+                if began:
+                    self._undo(savepoint if nested else None)
                 if isinstance(exc, sqlite3.Error):
                     raise JournalWriteError(
                         f"Cairn could not save {what} to its journal {self.path}: {exc}. "
-                        "Nothing was sent; check free disk space and the file's permissions, "
-                        "then retry.",
+                        "Check free disk space and the file's permissions, then retry.",
                         self.path,
                     ) from exc
                 raise
+
+    def _undo(self, savepoint: str | None) -> None:
+        """Roll back the outermost transaction, or only a nested write's savepoint."""
+        conn = self._conn
+        if not conn.in_transaction:  # SQLite already rolled everything back
+            return
+        try:
+            if savepoint is None:
+                conn.execute("ROLLBACK")
+            else:
+                conn.execute(f"ROLLBACK TO {savepoint}")
+                conn.execute(f"RELEASE {savepoint}")
+        except sqlite3.Error:
+            log.exception("rollback failed in %s", self.path)
 
     def _check_open(self) -> None:
         if self._closed:
