@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from host.errors import JournalOpenError, JournalTooNewError, NotAJournalError
-from host.schema import APPLICATION_ID, Migration, latest_version
+from host.schema import APPLICATION_ID, META_MIN_READER, Migration, latest_version
 
 if TYPE_CHECKING:
     from host.journal import Journal
@@ -41,6 +41,12 @@ def migrate(journal: Journal, current: int, migrations: tuple[Migration, ...]) -
         with journal.write(f"the schema migration to version {migration.version}") as conn:
             for statement in migration.statements:
                 conn.execute(statement)
+            if migration.min_reader is not None:
+                conn.execute(
+                    "INSERT INTO journal_meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (META_MIN_READER, str(migration.min_reader)),
+                )
             conn.execute(f"PRAGMA user_version = {int(migration.version)}")
         log.info("journal %s migrated to version %d (%s)", journal.path, migration.version, migration.description)
 

@@ -275,7 +275,7 @@ def test_a_failure_in_the_second_nested_write_rolls_back_the_first(journal: Jour
             # A usage row for a session that does not exist breaks its foreign key.
             ledger.record(**_usage(new_id(), reply_id))
 
-    with pytest.raises(JournalWriteError, match="request usage") as caught:
+    with pytest.raises(JournalWriteError, match="usage of a chat request") as caught:
         reply_and_usage()
     assert "FOREIGN KEY" in str(caught.value)
     assert [r.content for r in writer.rows(session.id)] == ["question"]
