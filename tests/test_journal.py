@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from host.errors import JournalLockedError, JournalTooNewError, JournalWriteError, NotAJournalError
+from host.errors import JournalLockedError, JournalReadOnlyError, JournalWriteError, NotAJournalError
 from host.ids import new_id
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -85,19 +85,28 @@ def test_another_programs_database_is_refused_and_untouched(cairn_paths: CairnPa
     assert cairn_paths.journal.read_bytes() == before
 
 
-def test_a_journal_from_a_newer_cairn_is_refused_and_untouched(cairn_paths: CairnPaths) -> None:
+def test_a_newer_journal_that_records_no_minimum_reader_opens_read_only_and_untouched(
+    cairn_paths: CairnPaths,
+) -> None:
+    # A newer Cairn that (against the rules) dropped the record: this Cairn cannot know
+    # whether it may write, so it does not. tests/test_newer_journal.py covers the rest.
     with Journal.open(cairn_paths.journal) as journal:
         journal.create_session("from the future")
         with journal.write("a newer schema") as conn:
             conn.execute("CREATE TABLE future_things (x TEXT) STRICT")
+            conn.execute("DROP TABLE journal_meta")
             conn.execute(f"PRAGMA user_version = {latest_version() + 5}")
     before = cairn_paths.journal.read_bytes()
-    with pytest.raises(JournalTooNewError) as caught:
-        Journal.open(cairn_paths.journal)
-    assert caught.value.found == latest_version() + 5
-    assert "newer Cairn" in str(caught.value)
-    assert "update Cairn" in str(caught.value)
-    assert str(cairn_paths.journal) in str(caught.value)
+    with Journal.open(cairn_paths.journal) as journal:
+        assert journal.read_only
+        reason = journal.read_only_reason or ""
+        assert str(cairn_paths.journal) in reason
+        assert f"schema {latest_version() + 5}" in reason
+        assert "no record of which older Cairns may change it" in reason
+        assert "update Cairn" in reason
+        assert [s.title for s in journal.sessions()] == ["from the future"]
+        with pytest.raises(JournalReadOnlyError, match="open read-only"):
+            journal.create_session("not saved")
     assert cairn_paths.journal.read_bytes() == before
 
 
@@ -157,9 +166,14 @@ def test_migrating_takes_a_dated_backup_first_and_keeps_data(cairn_paths: CairnP
         assert copy.execute("SELECT title FROM sessions").fetchall() == [("before the migration",)]
     finally:
         copy.close()
-    # The current code now meets a journal one version ahead of it: refused, as above.
-    with pytest.raises(JournalTooNewError):
-        Journal.open(cairn_paths.journal)
+    # The current code now meets a journal one version ahead of it. The test migration kept
+    # the minimum reader version (a new table an older Cairn ignores), so it may write.
+    with Journal.open(cairn_paths.journal) as journal:
+        assert not journal.read_only
+        assert journal.read_only_reason is None
+        TranscriptWriter(journal).append_user(session.id, "written by the older Cairn")
+        assert journal.schema_version == latest_version() + 1
+    assert len(list((cairn_paths.data_dir / "backups").iterdir())) == 1
 
 
 def test_a_failed_migration_leaves_the_old_schema(cairn_paths: CairnPaths) -> None:
@@ -344,3 +358,4 @@ def test_a_write_error_says_what_where_and_why_without_guessing_what_was_sent(jo
     assert "no such table: no_such_table" in message
     assert "Check free disk space and the file's permissions" in message
     assert "sent" not in message
+    assert not isinstance(caught.value, JournalReadOnlyError)

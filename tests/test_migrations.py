@@ -138,6 +138,7 @@ def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
 
     with Journal.open(cairn_paths.journal) as journal:
         assert journal.schema_version == latest_version() == 4
+        assert not journal.read_only
         with journal.read() as conn:
             after = {name: table(conn, name) for name in ("sessions", "transcript_rows", "request_usage")}
             meta = dict(conn.execute("SELECT key, value FROM journal_meta").fetchall())
