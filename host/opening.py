@@ -161,6 +161,12 @@ def inspect_schema(path: Path) -> SchemaState:
             app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
             tables = int(conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0])
+        except sqlite3.OperationalError as exc:  # it could not be opened, not what it holds
+            raise JournalOpenError(
+                f"Cairn cannot read its journal {path}: {exc}. Check the file's and its folder's "
+                "permissions, or set CAIRN_HOME to another folder.",
+                path,
+            ) from exc
         except sqlite3.DatabaseError as exc:
             raise NotAJournalError(
                 f"{path} cannot be read as a SQLite database ({exc}), so Cairn will not use it "
