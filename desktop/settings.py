@@ -2,6 +2,11 @@
 
 Every option is declared once here, with its type and default. A file that cannot be read
 is reported and left alone (it is never replaced by defaults behind a person's back).
+
+A file written by a newer Cairn still loads: what this Cairn understands is used, and every
+field it does not know (at the top level or in an account) is kept and written back as it
+was, together with the file's own ``schema_version``. A value this Cairn cannot use in a
+field it knows is still reported, with where it is.
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -17,9 +22,10 @@ from desktop.catalog.transport import normalize_base_url
 from host.files import atomic_write_text
 from host.ids import new_id
 
-__all__ = ["Account", "Settings", "SettingsError", "SettingsStore"]
+__all__ = ["SETTINGS_VERSION", "Account", "Settings", "SettingsError", "SettingsStore"]
 
-SETTINGS_VERSION: Literal[1] = 1
+# The settings format this Cairn writes. A file of a newer version keeps its number.
+SETTINGS_VERSION = 1
 # Header names that carry credentials belong in the keychain, as the account's API key.
 _SECRET_HEADER = re.compile(r"(authorization|api[-_]?key|token|secret|cookie)", re.IGNORECASE)
 
@@ -29,9 +35,12 @@ class SettingsError(Exception):
 
 
 class Account(BaseModel):
-    """Provider credentials and overrides. The API key itself lives in the OS keychain."""
+    """Provider credentials and overrides. The API key itself lives in the OS keychain.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    Fields a newer Cairn added are kept in ``model_extra`` and saved back unchanged.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
 
     id: str = Field(default_factory=new_id)
     name: str = Field(min_length=1, max_length=80)
@@ -60,9 +69,11 @@ class Account(BaseModel):
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """The whole settings file. Fields a newer Cairn added are kept in ``model_extra``."""
 
-    schema_version: Literal[1] = SETTINGS_VERSION
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: int = Field(default=SETTINGS_VERSION, ge=1)
     accounts: list[Account] = Field(default_factory=list)
     default_account: str | None = None
     custom_instructions: str = ""
@@ -90,17 +101,18 @@ class SettingsStore:
                 f"Cairn's settings file {self.path} cannot be read ({exc}). It was left as it is: "
                 "fix it or move it aside to start with default settings."
             ) from exc
-        version = raw.get("schema_version") if isinstance(raw, dict) else None
-        if isinstance(version, int) and version > SETTINGS_VERSION:
-            raise SettingsError(
-                f"Cairn's settings file {self.path} was written by a newer Cairn (version {version}). "
-                "Update Cairn to use it."
-            )
         try:
             return Settings.model_validate(raw)
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
+            where = ".".join(str(p) for p in first["loc"]) or "the top level"
+            version = raw.get("schema_version") if isinstance(raw, dict) else None
+            if isinstance(version, int) and not isinstance(version, bool) and version > SETTINGS_VERSION:
+                raise SettingsError(
+                    f"Cairn's settings file {self.path}, written by a newer Cairn (version {version}), has a "
+                    f"value this Cairn cannot use at {where}: {first['msg']}. It was left as it is: update "
+                    "Cairn, or fix that value."
+                ) from exc
             raise SettingsError(
                 f"Cairn's settings file {self.path} has a bad value at {where}: {first['msg']}. "
                 "It was left as it is: fix it or move it aside."
@@ -129,7 +141,7 @@ class SettingsStore:
         clash = settings.account(account.name)
         if clash is not None and clash.id != account.id:
             raise SettingsError(f"An account named {account.name!r} already exists; pick another name.")
-        settings.accounts[index] = account
+        settings.accounts[index] = _keeping_unknown_fields(settings.accounts[index], account)
         self.save(settings)
         return settings
 
@@ -140,3 +152,13 @@ class SettingsStore:
             settings.default_account = settings.accounts[0].id if settings.accounts else None
         self.save(settings)
         return settings
+
+
+def _keeping_unknown_fields(stored: Account, edited: Account) -> Account:
+    """``edited``, with the fields a newer Cairn stored on the account that ``edited`` lacks
+    (an account built afresh from a form has none)."""
+    kept = {k: v for k, v in (stored.model_extra or {}).items() if k not in (edited.model_extra or {})}
+    if not kept:
+        return edited
+    merged: dict[str, Any] = {**kept, **edited.model_dump()}
+    return Account.model_validate(merged)

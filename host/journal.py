@@ -2,8 +2,9 @@
 
 WAL mode with ``synchronous=FULL``: a commit that has returned survives a crash or power
 loss. Foreign keys are on. One running Cairn owns the journal at a time (see ``lock``).
-Opening never changes a file it cannot safely use: a foreign file, a newer schema or a
-journal another Cairn holds is reported and left exactly as it was.
+Opening never changes a file it cannot safely use: a foreign file or a journal another
+Cairn holds is reported and left exactly as it was, and a journal a newer Cairn wrote, which
+this one must not change, is opened read-only (see ``host.opening``).
 """
 
 from __future__ import annotations
@@ -22,12 +23,21 @@ from pydantic import BaseModel, ConfigDict
 from host.errors import (
     JournalLockedError,
     JournalOpenError,
+    JournalReadOnlyError,
     JournalWriteError,
 )
 from host.ids import is_uuid7, new_id
 from host.lock import LockHeldError, ProcessLock
-from host.opening import configure, inspect_schema, migrate, refuse_foreign_file
-from host.schema import MIGRATIONS, Migration
+from host.opening import (
+    configure,
+    configure_read_only,
+    connect_read_only,
+    inspect_schema,
+    migrate,
+    newer_schema_detail,
+    refuse_foreign_file,
+)
+from host.schema import MIGRATIONS, Migration, latest_version
 
 __all__ = ["Journal", "SessionRecord", "utc_now"]
 
@@ -57,14 +67,27 @@ class Journal:
 
     All access goes through one connection guarded by a lock, so the journal may be used
     from the core's worker thread while tests or tools use it from another.
+
+    A journal that a newer Cairn wrote and this one must not change is open read-only:
+    ``read_only`` is true, ``read_only_reason`` says why in one sentence (for a banner),
+    reads work and every write raises ``JournalReadOnlyError``.
     """
 
-    def __init__(self, path: Path, connection: sqlite3.Connection, lock: ProcessLock) -> None:
+    def __init__(
+        self,
+        path: Path,
+        connection: sqlite3.Connection,
+        lock: ProcessLock,
+        *,
+        newer_schema: str | None = None,
+    ) -> None:
         self.path = path
         self._conn = connection
         self._process_lock = lock
         self._guard = threading.RLock()
         self._closed = False
+        self._newer_schema = newer_schema
+        self._depth = 0  # write transactions open on the connection, the outermost first
 
     # -- opening and closing -------------------------------------------------------------
 
@@ -72,8 +95,10 @@ class Journal:
     def open(cls, path: Path, *, migrations: tuple[Migration, ...] = MIGRATIONS) -> Journal:
         """Open (creating if needed) the journal at ``path`` and bring its schema up to date.
 
+        A journal of a newer schema is not migrated: it opens read-write when its minimum
+        reader version is at most the latest of ``migrations``, and read-only otherwise.
         Raises a ``JournalOpenError`` subclass, leaving the file untouched, when the file is
-        not a Cairn journal, was written by a newer Cairn, or is held by another Cairn.
+        not a Cairn journal or is held by another Cairn.
         """
         path = path.absolute()
         try:
@@ -106,11 +131,17 @@ class Journal:
 
         connection: sqlite3.Connection | None = None
         try:
+            state = inspect_schema(path)
+            newer = newer_schema_detail(state, latest_version(migrations))
+            if newer is not None:
+                connection = connect_read_only(path)
+                configure_read_only(connection, path)
+                log.warning("journal %s opened read-only: %s", path, newer)
+                return cls(path, connection, lock, newer_schema=newer)
             connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            version = inspect_schema(connection, path, migrations)
             configure(connection, path)
             journal = cls(path, connection, lock)
-            migrate(journal, version, migrations)
+            migrate(journal, state.version, migrations)
             return journal
         except BaseException:
             if connection is not None:
@@ -142,6 +173,21 @@ class Journal:
         with self.read() as conn:
             return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
+    @property
+    def read_only(self) -> bool:
+        return self._newer_schema is not None
+
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why the journal is open read-only and what to do, in one sentence; ``None`` when
+        it is writable."""
+        if self._newer_schema is None:
+            return None
+        return (
+            f"The journal {self.path} was written by a newer Cairn ({self._newer_schema}), "
+            "so it is open read-only; update Cairn to keep chatting."
+        )
+
     # -- transactions --------------------------------------------------------------------
 
     @contextmanager
@@ -153,32 +199,70 @@ class Journal:
 
     @contextmanager
     def write(self, what: str) -> Iterator[sqlite3.Connection]:
-        """One write transaction; it has committed when the ``with`` block returns.
+        """One write transaction; it has committed when the outermost ``with`` block returns.
+
+        A ``write`` inside another one (on the same thread) joins it: it runs as a savepoint,
+        so its own failure undoes only its changes, and nothing of it is committed until the
+        outer block commits; if the outer block fails, everything rolls back. That is how a
+        reply and its usage are committed together.
 
         Any failure rolls back and surfaces as ``JournalWriteError``; ``what`` names the
-        thing being saved, for the message.
+        thing being saved, for the message. A read-only journal raises
+        ``JournalReadOnlyError`` before anything is tried.
         """
         with self._guard:
             self._check_open()
+            if self._newer_schema is not None:
+                raise JournalReadOnlyError(
+                    f"Cairn cannot save {what}: the journal {self.path} is open read-only because a newer "
+                    f"Cairn wrote it ({self._newer_schema}); update Cairn to keep chatting.",
+                    self.path,
+                )
             conn = self._conn
+            nested = self._depth > 0
+            if nested and not conn.in_transaction:
+                # SQLite rolled the outer transaction back on an earlier failure; a savepoint
+                # now would commit on its own, outside the transaction the caller asked for.
+                raise JournalWriteError(
+                    f"Cairn could not save {what} to its journal {self.path}: an earlier failure already "
+                    "rolled back the transaction it belongs to; retry the whole operation.",
+                    self.path,
+                )
+            savepoint = f"cairn_write_{self._depth}"
+            began = False
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                yield conn
-                conn.execute("COMMIT")
+                conn.execute(f"SAVEPOINT {savepoint}" if nested else "BEGIN IMMEDIATE")
+                began = True
+                self._depth += 1
+                try:
+                    yield conn
+                finally:
+                    self._depth -= 1
+                conn.execute(f"RELEASE {savepoint}" if nested else "COMMIT")
             except BaseException as exc:
-                if conn.in_transaction:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        log.exception("rollback failed in %s", self.path)
+                if began:
+                    self._undo(savepoint if nested else None)
                 if isinstance(exc, sqlite3.Error):
                     raise JournalWriteError(
                         f"Cairn could not save {what} to its journal {self.path}: {exc}. "
-                        "Nothing was sent; check free disk space and the file's permissions, "
-                        "then retry.",
+                        "Check free disk space and the file's permissions, then retry.",
                         self.path,
                     ) from exc
                 raise
+
+    def _undo(self, savepoint: str | None) -> None:
+        """Roll back the outermost transaction, or only a nested write's savepoint."""
+        conn = self._conn
+        if not conn.in_transaction:  # SQLite already rolled everything back
+            return
+        try:
+            if savepoint is None:
+                conn.execute("ROLLBACK")
+            else:
+                conn.execute(f"ROLLBACK TO {savepoint}")
+                conn.execute(f"RELEASE {savepoint}")
+        except sqlite3.Error:
+            log.exception("rollback failed in %s", self.path)
 
     def _check_open(self) -> None:
         if self._closed:

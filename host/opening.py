@@ -1,7 +1,11 @@
 """Opening a journal safely: refusing what Cairn must not touch, configuring, migrating.
 
-Nothing here writes to a file before it is known to be a Cairn journal of a schema this
-Cairn understands; a migration is preceded by a dated backup of the whole database.
+Nothing here writes to a file before it is known to be a Cairn journal that this Cairn may
+change. The schema is read through a read-only connection. A journal of a schema newer than
+this Cairn knows is opened read-write only when its recorded minimum reader version allows
+it (and then never migrated); otherwise it is opened read-only, through a read-only
+connection with ``query_only`` on, and the database file is not changed at all. A
+migration is preceded by a dated backup of the whole database.
 """
 
 from __future__ import annotations
@@ -9,21 +13,55 @@ from __future__ import annotations
 import logging
 import shutil
 import sqlite3
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from host.errors import JournalOpenError, JournalTooNewError, NotAJournalError
-from host.schema import APPLICATION_ID, Migration, latest_version
+from host.errors import JournalOpenError, NotAJournalError
+from host.schema import APPLICATION_ID, META_MIN_READER, Migration
 
 if TYPE_CHECKING:
     from host.journal import Journal
 
-__all__ = ["configure", "inspect_schema", "migrate", "refuse_foreign_file"]
+__all__ = [
+    "SchemaState",
+    "configure",
+    "configure_read_only",
+    "connect_read_only",
+    "inspect_schema",
+    "migrate",
+    "newer_schema_detail",
+    "refuse_foreign_file",
+]
 
 log = logging.getLogger(__name__)
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    """What a journal file says about its schema, read without writing anything."""
+
+    version: int
+    """``PRAGMA user_version``; 0 for a file that does not exist yet or is empty."""
+    min_reader: int | None
+    """The recorded minimum reader version; ``None`` when not recorded or unreadable."""
+
+
+def newer_schema_detail(state: SchemaState, supported: int) -> str | None:
+    """Why this Cairn (which knows schemas up to ``supported``) must not change the journal,
+    as a phrase for the messages; ``None`` when it may read and write it."""
+    if state.version <= supported:
+        return None
+    if state.min_reader is not None and state.min_reader <= supported:
+        return None
+    if state.min_reader is None:
+        needs = "with no record of which older Cairns may change it"
+    else:
+        needs = f"which needs schema {state.min_reader} or newer to change it"
+    return f"schema {state.version}, {needs}; this Cairn knows up to {supported}"
 
 
 # -- migrations ----------------------------------------------------------------------
@@ -41,6 +79,12 @@ def migrate(journal: Journal, current: int, migrations: tuple[Migration, ...]) -
         with journal.write(f"the schema migration to version {migration.version}") as conn:
             for statement in migration.statements:
                 conn.execute(statement)
+            if migration.min_reader is not None:
+                conn.execute(
+                    "INSERT INTO journal_meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (META_MIN_READER, str(migration.min_reader)),
+                )
             conn.execute(f"PRAGMA user_version = {int(migration.version)}")
         log.info("journal %s migrated to version %d (%s)", journal.path, migration.version, migration.description)
 
@@ -65,6 +109,9 @@ def _backup(journal: Journal, version: int) -> Path:
     return target
 
 
+# -- looking before touching ---------------------------------------------------------
+
+
 def refuse_foreign_file(path: Path) -> None:
     if not path.exists():
         return
@@ -85,36 +132,71 @@ def refuse_foreign_file(path: Path) -> None:
         )
 
 
-def inspect_schema(conn: sqlite3.Connection, path: Path, migrations: tuple[Migration, ...]) -> int:
-    """Read the schema version without writing anything; refuse what Cairn must not touch."""
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot change the database file (SQLite's ``mode=ro``).
+
+    A WAL journal's committed transactions are still seen, even those not yet copied back
+    into the database file; SQLite may create its empty ``-wal`` and ``-shm`` side files.
+    """
     try:
-        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        tables = int(conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0])
-    except sqlite3.DatabaseError as exc:
-        raise NotAJournalError(
-            f"{path} cannot be read as a SQLite database ({exc}), so Cairn will not use it "
-            "as its journal. It was left untouched: move it aside or set CAIRN_HOME to "
-            "another folder.",
+        return sqlite3.connect(
+            path.absolute().as_uri() + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as exc:
+        raise JournalOpenError(
+            f"Cairn cannot read its journal {path}: {exc}. Check the file's and its folder's "
+            "permissions, or set CAIRN_HOME to another folder.",
             path,
         ) from exc
-    if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables > 0):
-        raise NotAJournalError(
-            f"{path} is a SQLite database but not a Cairn journal. It was left untouched: "
-            "move it aside or set CAIRN_HOME to another folder.",
-            path,
-        )
-    supported = latest_version(migrations)
-    if version > supported:
-        raise JournalTooNewError(
-            f"The journal {path} was written by a newer Cairn (schema version {version}; "
-            f"this Cairn knows up to {supported}). It was left untouched: update Cairn to "
-            "open it.",
-            path,
-            version,
-            supported,
-        )
-    return version
+
+
+def inspect_schema(path: Path) -> SchemaState:
+    """Read the schema version and minimum reader version through a read-only connection;
+    refuse a file that is not a Cairn journal. A file that does not exist is version 0."""
+    if not path.exists():
+        return SchemaState(version=0, min_reader=None)
+    conn = connect_read_only(path)
+    try:
+        try:
+            app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = int(conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0])
+        except sqlite3.OperationalError as exc:  # it could not be opened, not what it holds
+            raise JournalOpenError(
+                f"Cairn cannot read its journal {path}: {exc}. Check the file's and its folder's "
+                "permissions, or set CAIRN_HOME to another folder.",
+                path,
+            ) from exc
+        except sqlite3.DatabaseError as exc:
+            raise NotAJournalError(
+                f"{path} cannot be read as a SQLite database ({exc}), so Cairn will not use it "
+                "as its journal. It was left untouched: move it aside or set CAIRN_HOME to "
+                "another folder.",
+                path,
+            ) from exc
+        if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables > 0):
+            raise NotAJournalError(
+                f"{path} is a SQLite database but not a Cairn journal. It was left untouched: "
+                "move it aside or set CAIRN_HOME to another folder.",
+                path,
+            )
+        return SchemaState(version=version, min_reader=_min_reader(conn))
+    finally:
+        conn.close()
+
+
+def _min_reader(conn: sqlite3.Connection) -> int | None:
+    try:
+        row = conn.execute("SELECT value FROM journal_meta WHERE key = ?", (META_MIN_READER,)).fetchone()
+    except sqlite3.DatabaseError:  # no journal_meta: a journal older than schema 4, or a damaged one
+        return None
+    value = None if row is None else row[0]
+    if isinstance(value, str) and value.strip().isdecimal():
+        value = int(value)
+    return value if isinstance(value, int) and value > 0 else None
+
+
+# -- connection settings -------------------------------------------------------------
 
 
 def configure(conn: sqlite3.Connection, path: Path) -> None:
@@ -135,3 +217,19 @@ def configure(conn: sqlite3.Connection, path: Path) -> None:
             "keep it on a local disk rather than a network share.",
             path,
         )
+
+
+def configure_read_only(conn: sqlite3.Connection, path: Path) -> None:
+    """Settings for a read-only connection: the journal mode is left as the file has it,
+    and ``query_only`` refuses every write even if the connection could make one."""
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+    except sqlite3.Error as exc:
+        raise JournalOpenError(
+            f"Cairn cannot read its journal {path}: {exc}. Check the file's and its folder's "
+            "permissions, or set CAIRN_HOME to another folder.",
+            path,
+        ) from exc

@@ -2,32 +2,69 @@
 
 Each migration moves the schema from ``version - 1`` to ``version`` and runs in one
 transaction together with the ``user_version`` bump, so a crash leaves either the old
-schema or the new one. Migrations only add; they never drop user data. Later tables
-(checkpoints, epochs, request usage, tool calls) are each one more entry here.
+schema or the new one. Migrations never drop user data; one that must reshape a table
+rebuilds it in that same transaction and copies every row.
+
+The schema is meant to stay small. The seed state that later work adds (activation,
+declaration epochs with their plan records, tool calls with their pins and approval state,
+chat-scoped grants, compaction checkpoints) is kept as versioned ``model_system`` metadata
+on hidden transcript rows, never in new tables: a kind or version this Cairn does not know
+is kept byte for byte and ignored, so older and newer Cairns share one journal without a
+migration. Only a table change that is truly needed is a migration here.
+
+Since version 4 the journal records its **minimum reader version** in ``journal_meta``: the
+oldest schema version whose Cairn can safely read *and write* it. Every migration says what
+that minimum is once it has run (``Migration.min_reader``). A Cairn that meets a journal
+newer than it knows opens it read-write when the recorded minimum is at most its own latest
+version, and read-only otherwise (see ``host.opening``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["APPLICATION_ID", "MIGRATIONS", "Migration", "latest_version"]
+__all__ = ["APPLICATION_ID", "META_MIN_READER", "MIGRATIONS", "Migration", "latest_version"]
 
 # Written to SQLite's header so a Cairn journal can be told from any other database.
 APPLICATION_ID = 0x43414952  # "CAIR"
 
+# The ``journal_meta`` key holding the minimum reader version, as decimal text.
+META_MIN_READER = "min_reader_version"
+
 
 @dataclass(frozen=True)
 class Migration:
-    """One forward step of the schema."""
+    """One forward step of the schema.
+
+    ``min_reader`` is the minimum reader version the journal records once this migration
+    has run; ``None`` leaves the recorded one as it is (the journal has no ``journal_meta``
+    before version 4, so migrations 1 to 3 leave it unset). How to choose it: if a Cairn
+    that knows only an older schema ``k`` could still read and write every table correctly
+    after this change (it ignores a new table, a new nullable column with a default, a new
+    index), keep the previous minimum. If an older Cairn would misread or corrupt something
+    (it would drop a new column's value on a rewrite, break a new constraint, read a new
+    NULL as a number), raise it to this migration's version.
+    """
 
     version: int
     description: str
     statements: tuple[str, ...]
+    min_reader: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.min_reader is not None and not 1 <= self.min_reader <= self.version:
+            raise ValueError(
+                f"migration {self.version}: min_reader {self.min_reader} must be between 1 and {self.version}"
+            )
 
 
 _TEXT_OF = "(SELECT COALESCE(group_concat(value, ' '), '') FROM json_tree({0}) WHERE key = 'text' AND type = 'text')"
 _TEXT_OF_NEW = _TEXT_OF.format("NEW.content")
 _TEXT_OF_ROW = _TEXT_OF.format("r.content")
+_USAGE_V2_COLUMNS = (
+    "id, session_id, row_id, account_id, provider, model, api, base_url, prompt_tokens, cached_tokens, "
+    "uncached_tokens, output_tokens, reasoning_tokens, cost_usd, body_sha256, created_at"
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -114,6 +151,48 @@ MIGRATIONS: tuple[Migration, ...] = (
             SELECT {_TEXT_OF_ROW}, r.session_id, r.id FROM transcript_rows AS r
             WHERE r.hidden = 0 AND r.role IN ('user', 'assistant')
             """,
+        ),
+    ),
+    Migration(
+        version=4,
+        description="journal_meta with the minimum reader version; usage that was not reported is NULL, "
+        "and each request has a kind",
+        # The first recorded minimum. A Cairn of schema 3 would read a NULL token count as a
+        # number (or fail on it), so only Cairns that know schema 4 may use the journal. A
+        # later migration keeps 4 when a schema-4 Cairn can still read and write every table
+        # correctly after it, and raises it to its own version otherwise (see ``Migration``).
+        min_reader=4,
+        statements=(
+            "CREATE TABLE journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT",
+            # SQLite cannot drop NOT NULL in place: build the new table, copy every row,
+            # drop the old one and take its name. No table refers to request_usage, so
+            # foreign keys stay on and check every copied row.
+            """
+            CREATE TABLE request_usage_v4 (
+                id               TEXT PRIMARY KEY,
+                session_id       TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                row_id           TEXT REFERENCES transcript_rows(id),
+                account_id       TEXT NOT NULL,
+                provider         TEXT NOT NULL,
+                model            TEXT NOT NULL,
+                api              TEXT NOT NULL,
+                base_url         TEXT NOT NULL,
+                prompt_tokens    INTEGER CHECK (prompt_tokens >= 0),
+                cached_tokens    INTEGER CHECK (cached_tokens >= 0),
+                uncached_tokens  INTEGER CHECK (uncached_tokens >= 0),
+                output_tokens    INTEGER CHECK (output_tokens >= 0),
+                reasoning_tokens INTEGER CHECK (reasoning_tokens >= 0),
+                cost_usd         REAL,
+                body_sha256      TEXT NOT NULL,
+                created_at       TEXT NOT NULL,
+                kind             TEXT NOT NULL DEFAULT 'chat'
+            ) STRICT
+            """,
+            f"INSERT INTO request_usage_v4 ({_USAGE_V2_COLUMNS}, kind) "
+            f"SELECT {_USAGE_V2_COLUMNS}, 'chat' FROM request_usage",
+            "DROP TABLE request_usage",
+            "ALTER TABLE request_usage_v4 RENAME TO request_usage",
+            "CREATE INDEX request_usage_session ON request_usage(session_id, created_at)",
         ),
     ),
 )

@@ -1,17 +1,34 @@
-"""The usage ledger: what each request cost, one journal row per request."""
+"""The usage ledger: what each request cost, one journal row per request.
+
+A provider does not always report usage. Such a request is recorded with ``None`` token
+counts (and so an unknown cost), never with zeros: totals count it as ``unreported`` and
+sum only what was reported, and their cost is unknown as soon as one request's cost is.
+Each request has a ``kind`` (``chat``, ``compaction``, ``title``) so that the requests
+Cairn makes for itself can be told from the chat's own; a kind a newer Cairn recorded is
+read back as it is.
+"""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from host.ids import new_id
 from host.journal import Journal, utc_now
 
-__all__ = ["RequestUsage", "UsageLedger", "UsageTotals"]
+__all__ = ["USAGE_KINDS", "RequestUsage", "UsageKind", "UsageLedger", "UsageTotals"]
+
+UsageKind = Literal["chat", "compaction", "title"]
+USAGE_KINDS: tuple[UsageKind, ...] = ("chat", "compaction", "title")
 
 
 class RequestUsage(BaseModel):
-    """One request's route and tokens. ``cost_usd`` is ``None`` when prices are unknown."""
+    """One request's route and tokens.
+
+    The token counts are ``None`` when the provider did not report usage (``reported`` is
+    then false); ``cost_usd`` is ``None`` when the prices or the tokens are unknown.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -23,44 +40,130 @@ class RequestUsage(BaseModel):
     model: str
     api: str
     base_url: str
-    prompt_tokens: int
-    cached_tokens: int
-    uncached_tokens: int
-    output_tokens: int
-    reasoning_tokens: int
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    uncached_tokens: int | None
+    output_tokens: int | None
+    reasoning_tokens: int | None
     cost_usd: float | None
     body_sha256: str
     created_at: str
+    kind: str = "chat"
+
+    @property
+    def reported(self) -> bool:
+        """Whether the provider reported this request's prompt, cache and output tokens."""
+        return None not in (self.prompt_tokens, self.cached_tokens, self.uncached_tokens, self.output_tokens)
+
+    @property
+    def cached_share(self) -> float | None:
+        """The share of the prompt read from the provider's cache; ``None`` if unreported."""
+        if self.prompt_tokens is None or self.cached_tokens is None:
+            return None
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
 class UsageTotals(BaseModel):
+    """A session's usage. Token sums cover reported requests only; ``unreported`` counts
+    the others. ``cost_usd`` is ``None`` whenever any request's cost is unknown."""
+
     model_config = ConfigDict(frozen=True)
 
     requests: int = 0
+    unreported: int = 0
     prompt_tokens: int = 0
     cached_tokens: int = 0
     uncached_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float | None = None
+    cost_usd: float | None = 0.0
+
+    @property
+    def reported(self) -> int:
+        return self.requests - self.unreported
 
     @property
     def cached_share(self) -> float:
+        """The share of reported prompt tokens read from the provider's cache."""
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
 _FIELDS = tuple(RequestUsage.model_fields)
+# A request counts as reported when the four counts the totals sum are all known (as
+# ``RequestUsage.reported`` says); reasoning tokens are part of the output.
+_REPORTED = (
+    "(prompt_tokens IS NOT NULL AND cached_tokens IS NOT NULL AND uncached_tokens IS NOT NULL "
+    "AND output_tokens IS NOT NULL)"
+)
+_TOTALS = (
+    "SELECT count(*), "
+    f"count(*) - coalesce(sum({_REPORTED}), 0), "
+    f"coalesce(sum(CASE WHEN {_REPORTED} THEN prompt_tokens END), 0), "
+    f"coalesce(sum(CASE WHEN {_REPORTED} THEN cached_tokens END), 0), "
+    f"coalesce(sum(CASE WHEN {_REPORTED} THEN uncached_tokens END), 0), "
+    f"coalesce(sum(CASE WHEN {_REPORTED} THEN output_tokens END), 0), "
+    "CASE WHEN count(cost_usd) = count(*) THEN coalesce(sum(cost_usd), 0.0) END"
+)
 
 
 class UsageLedger:
+    """Records and sums request usage in the journal."""
+
     def __init__(self, journal: Journal) -> None:
         self._journal = journal
 
-    def record(self, **values: object) -> RequestUsage:
-        """Commit one request's usage; ``id`` and ``created_at`` are filled in."""
-        usage = RequestUsage.model_validate({"id": new_id(), "created_at": utc_now(), **values})
+    def record(
+        self,
+        *,
+        session_id: str,
+        row_id: str | None,
+        account_id: str,
+        provider: str,
+        model: str,
+        api: str,
+        base_url: str,
+        prompt_tokens: int | None,
+        cached_tokens: int | None,
+        uncached_tokens: int | None,
+        output_tokens: int | None,
+        reasoning_tokens: int | None,
+        cost_usd: float | None,
+        body_sha256: str,
+        kind: UsageKind = "chat",
+    ) -> RequestUsage:
+        """Commit one request's usage; ``id`` and ``created_at`` are filled in.
+
+        Pass ``None`` for every token count (and for ``cost_usd``) when the provider did
+        not report usage. Inside an outer ``journal.write`` it commits with that write.
+        """
+        tokens = (prompt_tokens, cached_tokens, uncached_tokens, output_tokens, reasoning_tokens)
+        if any(t is None for t in tokens) and any(t is not None for t in tokens):
+            raise ValueError("token counts are either all reported or all None (usage not reported)")
+        if prompt_tokens is None and cost_usd is not None:
+            raise ValueError("a request whose usage was not reported cannot have a known cost")
+        if kind not in USAGE_KINDS:
+            raise ValueError(f"usage kind {kind!r} is not one of {', '.join(USAGE_KINDS)}")
+        usage = RequestUsage(
+            id=new_id(),
+            session_id=session_id,
+            row_id=row_id,
+            account_id=account_id,
+            provider=provider,
+            model=model,
+            api=api,
+            base_url=base_url,
+            prompt_tokens=prompt_tokens,
+            cached_tokens=cached_tokens,
+            uncached_tokens=uncached_tokens,
+            output_tokens=output_tokens,
+            reasoning_tokens=reasoning_tokens,
+            cost_usd=cost_usd,
+            body_sha256=body_sha256,
+            created_at=utc_now(),
+            kind=kind,
+        )
         columns = ", ".join(_FIELDS)
         marks = ", ".join("?" for _ in _FIELDS)
-        with self._journal.write("request usage") as conn:
+        with self._journal.write(f"the usage of a {kind} request") as conn:
             conn.execute(
                 f"INSERT INTO request_usage ({columns}) VALUES ({marks})",
                 tuple(getattr(usage, name) for name in _FIELDS),
@@ -68,6 +171,7 @@ class UsageLedger:
         return usage
 
     def requests(self, session_id: str) -> list[RequestUsage]:
+        """Every request of the session, oldest first."""
         with self._journal.read() as conn:
             rows = conn.execute(
                 f"SELECT {', '.join(_FIELDS)} FROM request_usage WHERE session_id = ? ORDER BY created_at, id",
@@ -75,19 +179,31 @@ class UsageLedger:
             ).fetchall()
         return [RequestUsage.model_validate(dict(zip(_FIELDS, row, strict=True))) for row in rows]
 
-    def totals(self, session_id: str) -> UsageTotals:
+    def totals(self, session_id: str, *, kind: str | None = None) -> UsageTotals:
+        """The session's totals over every request, or over the requests of one ``kind``."""
+        where, params = "session_id = ?", [session_id]
+        if kind is not None:
+            where, params = where + " AND kind = ?", [*params, kind]
         with self._journal.read() as conn:
-            row = conn.execute(
-                "SELECT count(*), COALESCE(sum(prompt_tokens), 0), COALESCE(sum(cached_tokens), 0), "
-                "COALESCE(sum(uncached_tokens), 0), COALESCE(sum(output_tokens), 0), sum(cost_usd) "
-                "FROM request_usage WHERE session_id = ?",
-                (session_id,),
-            ).fetchone()
-        return UsageTotals(
-            requests=row[0],
-            prompt_tokens=row[1],
-            cached_tokens=row[2],
-            uncached_tokens=row[3],
-            output_tokens=row[4],
-            cost_usd=row[5],
-        )
+            row = conn.execute(f"{_TOTALS} FROM request_usage WHERE {where}", params).fetchone()
+        return _totals(row)
+
+    def totals_by_kind(self, session_id: str) -> dict[str, UsageTotals]:
+        """The session's totals for each kind of request it has, by kind."""
+        with self._journal.read() as conn:
+            rows = conn.execute(
+                f"{_TOTALS}, kind FROM request_usage WHERE session_id = ? GROUP BY kind ORDER BY kind", (session_id,)
+            ).fetchall()
+        return {row[-1]: _totals(row[:-1]) for row in rows}
+
+
+def _totals(row: tuple[int, int, int, int, int, int, float | None]) -> UsageTotals:
+    return UsageTotals(
+        requests=row[0],
+        unreported=row[1],
+        prompt_tokens=row[2],
+        cached_tokens=row[3],
+        uncached_tokens=row[4],
+        output_tokens=row[5],
+        cost_usd=row[6],
+    )

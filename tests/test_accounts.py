@@ -68,14 +68,6 @@ def test_a_broken_settings_file_is_reported_and_kept(cairn_paths: CairnPaths) ->
     assert path.read_text() == "{not json"
 
 
-def test_a_settings_file_from_a_newer_cairn_is_refused(cairn_paths: CairnPaths) -> None:
-    path = cairn_paths.config_dir / "settings.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"schema_version": 9, "accounts": []}))
-    with pytest.raises(SettingsError, match="newer Cairn"):
-        store(cairn_paths).load()
-
-
 def test_a_bad_value_names_where_it_is(cairn_paths: CairnPaths) -> None:
     path = cairn_paths.config_dir / "settings.json"
     path.parent.mkdir(parents=True)

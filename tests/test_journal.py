@@ -2,14 +2,17 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from host.errors import JournalLockedError, JournalTooNewError, JournalWriteError, NotAJournalError
+from host.errors import JournalLockedError, JournalReadOnlyError, JournalWriteError, NotAJournalError
+from host.ids import new_id
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.schema import MIGRATIONS, Migration, latest_version
 from host.transcript import TranscriptWriter
+from host.usage import UsageLedger
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -82,19 +85,28 @@ def test_another_programs_database_is_refused_and_untouched(cairn_paths: CairnPa
     assert cairn_paths.journal.read_bytes() == before
 
 
-def test_a_journal_from_a_newer_cairn_is_refused_and_untouched(cairn_paths: CairnPaths) -> None:
+def test_a_newer_journal_that_records_no_minimum_reader_opens_read_only_and_untouched(
+    cairn_paths: CairnPaths,
+) -> None:
+    # A newer Cairn that (against the rules) dropped the record: this Cairn cannot know
+    # whether it may write, so it does not. tests/test_newer_journal.py covers the rest.
     with Journal.open(cairn_paths.journal) as journal:
         journal.create_session("from the future")
         with journal.write("a newer schema") as conn:
             conn.execute("CREATE TABLE future_things (x TEXT) STRICT")
+            conn.execute("DROP TABLE journal_meta")
             conn.execute(f"PRAGMA user_version = {latest_version() + 5}")
     before = cairn_paths.journal.read_bytes()
-    with pytest.raises(JournalTooNewError) as caught:
-        Journal.open(cairn_paths.journal)
-    assert caught.value.found == latest_version() + 5
-    assert "newer Cairn" in str(caught.value)
-    assert "update Cairn" in str(caught.value)
-    assert str(cairn_paths.journal) in str(caught.value)
+    with Journal.open(cairn_paths.journal) as journal:
+        assert journal.read_only
+        reason = journal.read_only_reason or ""
+        assert str(cairn_paths.journal) in reason
+        assert f"schema {latest_version() + 5}" in reason
+        assert "no record of which older Cairns may change it" in reason
+        assert "update Cairn" in reason
+        assert [s.title for s in journal.sessions()] == ["from the future"]
+        with pytest.raises(JournalReadOnlyError, match="open read-only"):
+            journal.create_session("not saved")
     assert cairn_paths.journal.read_bytes() == before
 
 
@@ -154,9 +166,14 @@ def test_migrating_takes_a_dated_backup_first_and_keeps_data(cairn_paths: CairnP
         assert copy.execute("SELECT title FROM sessions").fetchall() == [("before the migration",)]
     finally:
         copy.close()
-    # The current code now meets a journal one version ahead of it: refused, as above.
-    with pytest.raises(JournalTooNewError):
-        Journal.open(cairn_paths.journal)
+    # The current code now meets a journal one version ahead of it. The test migration kept
+    # the minimum reader version (a new table an older Cairn ignores), so it may write.
+    with Journal.open(cairn_paths.journal) as journal:
+        assert not journal.read_only
+        assert journal.read_only_reason is None
+        TranscriptWriter(journal).append_user(session.id, "written by the older Cairn")
+        assert journal.schema_version == latest_version() + 1
+    assert len(list((cairn_paths.data_dir / "backups").iterdir())) == 1
 
 
 def test_a_failed_migration_leaves_the_old_schema(cairn_paths: CairnPaths) -> None:
@@ -225,3 +242,120 @@ def test_display_pages_skip_system_rows_and_cost_the_same_however_long(journal: 
     assert [r.content["parts"][0]["text"] for r in last] == ["q28", "a28", "q29", "a29"]
     older = writer.display_page(session.id, before_seq=last[0].seq, limit=3)
     assert [r.content["parts"][0]["text"] for r in older] == ["a26", "q27", "a27"]
+
+
+# -- write transactions --------------------------------------------------------------
+
+
+def _committed_rows(path: Path) -> int:
+    """Rows another connection sees: only what has been committed."""
+    other = sqlite3.connect(path.as_uri() + "?mode=ro", uri=True)
+    try:
+        return int(other.execute("SELECT count(*) FROM transcript_rows").fetchone()[0])
+    finally:
+        other.close()
+
+
+def _usage(session_id: str, row_id: str | None) -> dict[str, Any]:
+    return {
+        "session_id": session_id, "row_id": row_id, "account_id": "acct", "provider": "p", "model": "m",
+        "api": "openai-completions", "base_url": "http://127.0.0.1:1/v1", "prompt_tokens": 10,
+        "cached_tokens": 4, "uncached_tokens": 6, "output_tokens": 3, "reasoning_tokens": 0,
+        "cost_usd": 0.5, "body_sha256": "0" * 64,
+    }  # fmt: skip
+
+
+def test_nested_writes_commit_together_when_the_outer_write_returns(journal: Journal) -> None:
+    writer, ledger = TranscriptWriter(journal), UsageLedger(journal)
+    session = journal.create_session()
+    with journal.write("a reply and its usage"):
+        row = writer.append_assistant(session.id, {"text": "answer"})
+        ledger.record(**_usage(session.id, row.id))
+        assert _committed_rows(journal.path) == 0  # the inner writes did not commit on their own
+        assert [r.id for r in writer.rows(session.id)] == [row.id]  # but the writer sees them
+    assert _committed_rows(journal.path) == 1
+    assert [u.row_id for u in ledger.requests(session.id)] == [row.id]
+
+
+def test_a_failure_in_the_second_nested_write_rolls_back_the_first(journal: Journal) -> None:
+    writer, ledger = TranscriptWriter(journal), UsageLedger(journal)
+    session = journal.create_session()
+    writer.append_user(session.id, "question")
+    reply_id = new_id()
+
+    def reply_and_usage() -> None:
+        with journal.write("a reply and its usage"):
+            writer.append_assistant(session.id, {"text": "answer"}, row_id=reply_id)
+            # A usage row for a session that does not exist breaks its foreign key.
+            ledger.record(**_usage(new_id(), reply_id))
+
+    with pytest.raises(JournalWriteError, match="usage of a chat request") as caught:
+        reply_and_usage()
+    assert "FOREIGN KEY" in str(caught.value)
+    assert [r.content for r in writer.rows(session.id)] == ["question"]
+    assert ledger.requests(session.id) == []
+    # Nothing is left half done: the same id can be written again, at the next seq.
+    again = writer.append_assistant(session.id, {"text": "answer"}, row_id=reply_id)
+    assert again.seq == 2
+
+
+def test_any_exception_in_the_outer_write_rolls_back_every_nested_write(journal: Journal) -> None:
+    writer = TranscriptWriter(journal)
+    session = journal.create_session()
+
+    def two_rows_then_a_crash() -> None:
+        with journal.write("two rows"):
+            writer.append_user(session.id, "one")
+            writer.append_assistant(session.id, "two")
+            raise RuntimeError("stream broke")
+
+    with pytest.raises(RuntimeError, match="stream broke"):
+        two_rows_then_a_crash()
+    assert writer.rows(session.id) == []
+    assert writer.append_user(session.id, "after").seq == 1
+
+
+def test_a_nested_write_that_fails_and_is_handled_undoes_only_its_own_changes(journal: Journal) -> None:
+    writer = TranscriptWriter(journal)
+    session = journal.create_session()
+
+    def broken_extra() -> None:
+        with journal.write("a broken extra") as conn:
+            conn.execute("UPDATE sessions SET title = 'half done' WHERE id = ?", (session.id,))
+            conn.execute("INSERT INTO no_such_table VALUES (1)")
+
+    with journal.write("rows and a broken extra"):
+        kept = writer.append_user(session.id, "kept")
+        with pytest.raises(JournalWriteError, match="a broken extra"):
+            broken_extra()
+        also = writer.append_assistant(session.id, "also kept")
+    assert [r.id for r in writer.rows(session.id)] == [kept.id, also.id]
+    assert journal.session(session.id).title == ""
+
+
+def test_a_nested_write_never_commits_on_its_own_once_the_outer_transaction_is_gone(journal: Journal) -> None:
+    writer = TranscriptWriter(journal)
+    session = journal.create_session()
+
+    def outer() -> None:
+        with journal.write("rows after a lost transaction") as conn:
+            writer.append_user(session.id, "lost")
+            conn.execute("ROLLBACK")  # as SQLite does itself on some errors (a full disk, an I/O error)
+            writer.append_assistant(session.id, "must not be saved on its own")
+
+    with pytest.raises(JournalWriteError, match="earlier failure already rolled back") as caught:
+        outer()
+    assert "rows after a lost transaction" not in str(caught.value)  # the nested write refused first
+    assert writer.rows(session.id) == []
+    assert writer.append_user(session.id, "after").seq == 1
+
+
+def test_a_write_error_says_what_where_and_why_without_guessing_what_was_sent(journal: Journal) -> None:
+    with pytest.raises(JournalWriteError) as caught, journal.write("a test record") as conn:
+        conn.execute("INSERT INTO no_such_table VALUES (1)")
+    message = str(caught.value)
+    assert message.startswith(f"Cairn could not save a test record to its journal {journal.path}: ")
+    assert "no such table: no_such_table" in message
+    assert "Check free disk space and the file's permissions" in message
+    assert "sent" not in message
+    assert not isinstance(caught.value, JournalReadOnlyError)

@@ -20,7 +20,7 @@ def usage_text(totals: UsageTotals, last: RequestUsage | None) -> str:
     )
     if last is None:
         return chat
-    share = last.cached_tokens / last.prompt_tokens if last.prompt_tokens else 0.0
+    share = (last.cached_tokens or 0) / last.prompt_tokens if last.prompt_tokens else 0.0
     return (
         f"{chat}    Last: {last.prompt_tokens:,} in ({share:.0%} cached) · "
         f"{last.output_tokens:,} out · {_cost(last.cost_usd)}"
