@@ -101,7 +101,7 @@ class CairnApp:
             workspace=self.settings.workspace,
             skills_dir=self.paths.skills_dir,
             keychain_problem=self.secrets.keychain_problem(),
-            read_only=None,
+            read_only=self.journal.read_only_reason if self.journal.read_only else None,
             transport=services.transport,
             models_dev=services.models_dev,
             catalog_models={p: tuple(services.catalog_models(p)) for p in [*providers, "custom"]},
@@ -280,12 +280,15 @@ class CairnApp:
         return found
 
     async def close(self) -> None:
-        """Stop every reply (what arrived is already kept, marked interrupted), then the services."""
+        """Stop every reply (what arrived is already kept, marked interrupted), remove the
+        chats deleted for good, then stop the services."""
         for task in list(self._running.values()):
             task.cancel()
         for task in list(self._running.values()):
             with contextlib.suppress(asyncio.CancelledError, ProviderError):
                 await task
+        if not self.journal.read_only:
+            self.journal.purge_deleted()
         await self.services.stop()
 
 

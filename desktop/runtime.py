@@ -61,11 +61,15 @@ class NothingToRetry(Exception):
 
 @dataclass(frozen=True)
 class TurnOutcome:
+    """A turn's replies and what they cost. ``usage`` sums the requests whose usage was
+    reported; ``unreported`` counts the others, whose tokens (and so cost) are unknown."""
+
     ok: bool
     assistant_rows: tuple[TranscriptRow, ...]
     usage: Usage
     cost_usd: float | None
     error: str | None = None
+    unreported: int = 0
 
 
 class ChatRuntime:
@@ -277,10 +281,12 @@ class ChatRuntime:
         request: ProjectedRequest,
         route: ResolvedRoute,
     ) -> TranscriptRow:
-        """The reply and its usage, committed together."""
-        row = self.writer.append_assistant(session_id, content)
+        """The reply and its usage, in one transaction: after a crash a session's cost total is
+        never missing a request whose answer was saved. Usage the provider did not report is
+        recorded as such (no token counts), never as zero."""
         usage = finished.usage
-        if usage is not None:
+        with self.journal.write("the reply and its usage"):
+            row = self.writer.append_assistant(session_id, content)
             self.ledger.record(
                 session_id=session_id,
                 row_id=row.id,
@@ -289,12 +295,12 @@ class ChatRuntime:
                 model=route.actual.model,
                 api=route.actual.api,
                 base_url=route.actual.base_url,
-                prompt_tokens=usage.prompt_tokens,
-                cached_tokens=usage.cached_tokens,
-                uncached_tokens=usage.uncached_tokens,
-                output_tokens=usage.output_tokens,
-                reasoning_tokens=usage.reasoning_tokens,
-                cost_usd=usage.cost(route.model_info.cost if route.model_info else None),
+                prompt_tokens=usage.prompt_tokens if usage else None,
+                cached_tokens=usage.cached_tokens if usage else None,
+                uncached_tokens=usage.uncached_tokens if usage else None,
+                output_tokens=usage.output_tokens if usage else None,
+                reasoning_tokens=usage.reasoning_tokens if usage else None,
+                cost_usd=usage.cost(route.model_info.cost if route.model_info else None) if usage else None,
                 body_sha256=hashlib.sha256(request.body_bytes).hexdigest(),
             )
         return row
@@ -402,4 +408,5 @@ def _outcome(steps: list[_Step], error: str | None = None) -> TurnOutcome:
     answered = [s for s in steps if s.row is not None]
     costs = [s.cost for s in answered]
     cost = sum(c for c in costs if c is not None) if answered and None not in costs else None
-    return TurnOutcome(error is None, rows, usage, cost, error)
+    unreported = sum(1 for s in answered if s.usage is None)
+    return TurnOutcome(error is None, rows, usage, cost, error, unreported)

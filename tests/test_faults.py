@@ -245,3 +245,33 @@ def test_context_overflow_is_recognized(journal: Journal, cairn_paths: CairnPath
         asyncio.run(run())
     assert failures[0].kind == "ContextOverflow"
     assert "longer than the model's context" in failures[0].message
+
+
+def test_a_reply_that_cannot_be_saved_after_sending_is_reported_and_kept_on_screen(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    provider.script(Reply(text="An answer worth keeping."))
+    failures: list[TurnFailed] = []
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY) as chat:
+            with journal.write("a trigger that makes replies fail to save") as conn:
+                conn.execute(
+                    "CREATE TRIGGER no_replies BEFORE INSERT ON transcript_rows WHEN NEW.role = 'assistant' "
+                    "BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+                )
+            outcome = await chat.runtime.send(session.id, "hi")
+            assert not outcome.ok
+            failures.extend(e for e in chat.events if isinstance(e, TurnFailed))
+
+    asyncio.run(run())
+    assert len(provider.requests) == 1  # it was sent, and answered
+    assert len(failures) == 1
+    failure = failures[0]
+    assert failure.unsaved == "An answer worth keeping."
+    assert "could not be saved" in failure.message
+    assert "shown but not kept" in failure.message
+    assert "Nothing was sent" not in failure.message
+    assert [r.role for r in TranscriptWriter(journal).rows(session.id)] == ["user"]

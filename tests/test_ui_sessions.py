@@ -203,3 +203,23 @@ def _inner(control: object) -> bool:
         or type(control).__name__ in ("QToolButton",)
         or (parent is not None and type(parent).__name__ in ("QTabBar", "QAbstractScrollArea", "QScrollBar"))
     )
+
+
+def test_a_journal_from_a_newer_cairn_opens_read_only_with_a_banner(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    from tests.test_newer_journal import FUTURE, digest, make_future_journal
+
+    future = make_future_journal(cairn_paths.journal, min_reader=FUTURE)
+    before = digest(cairn_paths.journal)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        assert w.read_only_banner.isVisible()
+        assert "newer Cairn" in w.read_only_banner.text()
+        assert "Update Cairn" in w.read_only_banner.text() or "update Cairn" in w.read_only_banner.text()
+        assert not w.composer.isEnabled()
+        assert not w.sidebar.new_button.isEnabled()
+        # Everything stays readable: the chat list and the chat itself.
+        qtbot.waitUntil(lambda: w.sidebar.list.count() == 1, timeout=10_000)
+        w.open_session(future.session)
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 2, timeout=10_000)
+        assert w.chat.model_rows().messages[1].text == "They form as lava cools."
+    assert digest(cairn_paths.journal) == before

@@ -98,11 +98,7 @@ class Shell(QObject):
     def shut_down(self) -> None:
         """Stop every reply (keeping what arrived), finish deletions, close the journal."""
 
-        async def last() -> None:
-            await self.app.close()
-            self.app.journal.purge_deleted()
-
-        self.core.stop(last)
+        self.core.stop(self.app.close)
 
 
 def run(paths: CairnPaths) -> int:

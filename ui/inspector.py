@@ -109,7 +109,7 @@ class Inspector(QDockWidget):
                 f"{usage.prompt_tokens:,} prompt ({usage.cached_tokens:,} cached, {usage.uncached_tokens:,} uncached)"
                 f" · {usage.output_tokens:,} output · {cost}"
                 if usage
-                else "answered (no usage reported)"
+                else "answered · usage not reported"
             )
         elif isinstance(event, TurnFailed) and records:
             records[-1].outcome = f"failed: {event.message}"

@@ -17,11 +17,9 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QFileDialog,
-    QFrame,
     QHBoxLayout,
     QLabel,
     QMainWindow,
-    QPushButton,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -34,6 +32,7 @@ from desktop.snapshot import AppSnapshot
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
+from ui.banners import EditBanner, notice_label
 from ui.chat_controller import ChatController
 from ui.chat_view import ChatView
 from ui.composer import Composer
@@ -75,12 +74,12 @@ class MainWindow(QMainWindow):
         self.sidebar = Sidebar()
         self.chat = ChatView()
         self.composer = Composer()
-        self.notice = QLabel()
-        self.notice.setWordWrap(True)
-        self.notice.setAccessibleName("Notice")
-        self.notice.setStyleSheet("color: #c62828; padding: 4px 10px;")
-        self.notice.hide()
-        self.edit_banner = self._build_edit_banner()
+        self.notice = notice_label("Notice", "color: #c62828; padding: 4px 10px;")
+        self.edit_banner = EditBanner()
+        self.cancel_edit = self.edit_banner.cancel
+        self.read_only_banner = notice_label(
+            "Read-only journal", "background: #fff4e5; color: #7a4b00; padding: 6px 10px;"
+        )
         self.accounts = QComboBox()
         self.accounts.setAccessibleName("Account")
         self.models = QComboBox()
@@ -109,7 +108,13 @@ class MainWindow(QMainWindow):
 
         splitter = QSplitter()
         splitter.addWidget(self.sidebar)
-        splitter.addWidget(self.pages)
+        right = QWidget()
+        right_column = QVBoxLayout(right)
+        right_column.setContentsMargins(0, 0, 0, 0)
+        right_column.setSpacing(0)
+        right_column.addWidget(self.read_only_banner)  # above both pages: a read-only journal shows on each
+        right_column.addWidget(self.pages, 1)
+        splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([260, 840])
         self.setCentralWidget(splitter)
@@ -118,24 +123,15 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
         self.inspector.hide()
 
+        self._build_status_bar()
+
+    def _build_status_bar(self) -> None:
         self.route_label = QLabel()
         self.route_label.setAccessibleName("Route")
         self.usage_label = QLabel()
         self.usage_label.setAccessibleName("Usage")
         self.statusBar().addWidget(self.route_label, 1)
         self.statusBar().addPermanentWidget(self.usage_label)
-
-    def _build_edit_banner(self) -> QFrame:
-        frame = QFrame()
-        frame.setAccessibleName("Editing a message")
-        row = QHBoxLayout(frame)
-        row.setContentsMargins(10, 2, 10, 2)
-        row.addWidget(QLabel("Editing your last message: sending replaces it and the answer after it."), 1)
-        self.cancel_edit = QPushButton("Cancel")
-        self.cancel_edit.setAccessibleName("Cancel editing")
-        row.addWidget(self.cancel_edit)
-        frame.hide()
-        return frame
 
     def _cancel_edit(self) -> None:
         self.controller.end_edit()
@@ -202,12 +198,22 @@ class MainWindow(QMainWindow):
     def start(self, last_session: str | None) -> None:
         """Fill the window from the core: accounts, sessions, and the last chat."""
         self.refresh_routes()
+        self._show_read_only()
         self.refresh_sessions(select=last_session)
 
     def apply_snapshot(self, snapshot: AppSnapshot) -> None:
         """Render what the core published: accounts, the route, settings."""
         self.snapshot = snapshot
         self.refresh_routes()
+        self._show_read_only()
+
+    def _show_read_only(self) -> None:
+        """A journal a newer Cairn wrote: everything stays readable, nothing can be written."""
+        reason = self.snapshot.read_only
+        self.read_only_banner.setVisible(reason is not None)
+        self.read_only_banner.setText(reason or "")
+        for widget in (self.composer, self.sidebar.new_button):
+            widget.setEnabled(reason is None)
 
     def refresh_routes(self) -> None:
         snapshot = self.snapshot

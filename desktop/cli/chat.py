@@ -18,8 +18,9 @@ from desktop.secrets import KEY_ENV
 from desktop.services import Services
 from desktop.settings import Account
 from desktop.system_state import SystemState
+from desktop.usage_text import cost_text, turn_usage_text
 from host.content import MessageContent
-from host.usage import UsageLedger
+from host.usage import UsageLedger, UsageTotals
 
 __all__ = ["run_chat"]
 
@@ -73,7 +74,7 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
             f"[cut off at the length limit; continue with: cairn chat --session {session_id} {CONTINUE!r}]",
             file=sys.stderr,
         )
-    print(_summary(outcome, totals.cost_usd, session_id), file=sys.stderr)
+    print(_summary(outcome, totals, session_id), file=sys.stderr)
     return 0
 
 
@@ -131,15 +132,8 @@ def _printer(out: TextIO, err: TextIO) -> Callable[[RuntimeEvent], None]:
     return show
 
 
-def _summary(outcome: TurnOutcome, session_cost: float | None, session_id: str) -> str:
-    u = outcome.usage
-    share = f"{u.cached_tokens / u.prompt_tokens:.0%}" if u.prompt_tokens else "0%"
-    cost = f"${outcome.cost_usd:.4f}" if outcome.cost_usd is not None else "cost unknown"
-    total = f"${session_cost:.4f}" if session_cost is not None else "unknown"
-    return (
-        f"[{u.prompt_tokens:,} prompt tokens ({u.cached_tokens:,} cached, {share}) · {u.output_tokens:,} output · "
-        f"{cost} · session {session_id} total {total}]"
-    )
+def _summary(outcome: TurnOutcome, totals: UsageTotals, session_id: str) -> str:
+    return f"[{turn_usage_text(outcome)} · session {session_id} total {cost_text(totals.cost_usd, totals.unreported)}]"
 
 
 def _api_key(account: Account, route: ResolvedRoute, services: Services) -> str | None:
