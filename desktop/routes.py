@@ -112,8 +112,13 @@ def resolve_route(
         (p for p in transport.providers if normalize_base_url(p.base_url) == published.base_url), None
     )
     info = models_dev.model(listed.models_dev, model) if listed is not None and listed.models_dev else None
+    official = listed is not None and normalize_base_url(listed.base_url) == actual.base_url
+    flags, reason = _opening_fold(account, flags, reason)
     return ResolvedRoute(
-        accepts_tools=info.tool_call if info is not None else True,
+        accepts_tools=account.tools and (info.tool_call if info is not None else True),
+        fold_opening=account.instructions_in_first_message,
+        max_output_tokens=account.max_output_tokens,
+        max_output_field=listed.max_output_field if official and listed is not None else "max_tokens",
         account_id=account.id,
         published=published,
         actual=actual,
@@ -124,3 +129,12 @@ def resolve_route(
         fixed_declarations_verified=granted and binding is not None and binding.fixed_declarations_verified,
         model_info=info,
     )
+
+
+def _opening_fold(account: Account, flags: TransportFlags, reason: str) -> tuple[TransportFlags, str]:
+    """An account whose chat template has no system role sends the opening content in the first
+    user message; later system messages would be dropped too, so no system role is used at all."""
+    if not account.instructions_in_first_message:
+        return flags, reason
+    flags = flags.model_copy(update={"mid_conversation_system": False, "developer_role": False})
+    return flags, f"{reason} The account sends Cairn's instructions in the first message, so no system role is used."

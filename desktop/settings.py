@@ -48,6 +48,21 @@ class Account(BaseModel):
     base_url: str | None = Field(default=None, description="Overrides the preset's endpoint.")
     default_model: str = Field(min_length=1)
     headers: dict[str, str] = Field(default_factory=dict)
+    max_output_tokens: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="The longest reply to ask for; unset lets the server decide."
+    )
+    first_token_timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=86_400,
+        description="Seconds to wait for the first token; unset uses 2 minutes, or 10 on a local server.",
+    )
+    instructions_in_first_message: bool = Field(
+        default=False,
+        description="Send Cairn's instructions at the start of the first message, for chat templates without a "
+        "system role.",
+    )
+    tools: bool = Field(default=True, description="Offer tools to models on this account.")
 
     @field_validator("base_url")
     @classmethod

@@ -211,3 +211,18 @@ def test_models_dev_never_grants_flags(cairn_paths: CairnPaths) -> None:
     r = route(cairn_paths, provider="openrouter", default_model="openai/gpt-5-mini")
     assert r.model_info is not None
     assert r.flags == TransportFlags()
+
+
+def test_account_options_shape_the_route(cairn_paths: CairnPaths) -> None:
+    official = route(cairn_paths, provider="openai", default_model="o3", max_output_tokens=800)
+    assert (official.max_output_tokens, official.max_output_field) == (800, "max_completion_tokens")
+    relay = route(cairn_paths, provider="openai", default_model="o3", base_url="https://relay.example.com/v1")
+    assert relay.max_output_field == "max_tokens"
+    assert route(cairn_paths, max_output_tokens=800).max_output_field == "max_tokens"  # DeepSeek
+    folded = route(cairn_paths, instructions_in_first_message=True)
+    assert folded.fold_opening
+    assert not folded.flags.mid_conversation_system
+    assert "instructions in the first message" in folded.flags_reason
+    assert not route(cairn_paths, tools=False).accepts_tools
+    assert route(cairn_paths).accepts_tools
+    assert route(cairn_paths, provider="ollama", default_model="qwen3:8b").accepts_tools  # no record: capable

@@ -121,3 +121,33 @@ def test_chat_uses_the_context_engine_and_reports_invalid_skills(cairn_paths: Ca
     assert "house-style: Write in the house style." in system["content"]
     assert f"The workspace folder is {workspace}." in system["content"]
     assert [t["function"]["name"] for t in provider.requests[0].body["tools"]] == ["load_skill"]
+
+
+def test_account_options_from_the_command_line_reach_the_request(cairn_paths: CairnPaths) -> None:
+    from desktop.projection import OPENING_TAG
+
+    with LoopbackProvider(api_key=KEY) as provider:
+        added = cairn(
+            "accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat",
+            "--max-output", "512", "--first-token-timeout", "300", "--instructions-in-first-message", "--no-tools",
+        )  # fmt: skip
+        assert added.returncode == 0, added.stderr
+        listed = cairn("accounts", "list").stdout
+        assert "replies up to 512 tokens" in listed
+        assert "waits 300 s for the first token" in listed
+        assert "instructions in the first message" in listed
+        assert "no tools" in listed
+        done = cairn("chat", "hello")
+        assert done.returncode == 0, done.stderr
+        body = provider.requests[0].body
+        assert body["max_tokens"] == 512
+        assert "tools" not in body
+        assert [m["role"] for m in body["messages"]] == ["user"]
+        assert body["messages"][0]["content"].startswith(f"<{OPENING_TAG}>")
+        edited = cairn("accounts", "edit", "Loop", "--max-output", "0", "--no-instructions-in-first-message", "--tools")
+        assert edited.returncode == 0, edited.stderr
+        cairn("chat", "again")
+        body = provider.requests[1].body
+        assert "max_tokens" not in body
+        assert body["messages"][0]["role"] == "system"
+        assert [t["function"]["name"] for t in body["tools"]] == ["load_skill"]

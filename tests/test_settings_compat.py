@@ -69,10 +69,20 @@ def test_a_newer_file_loads_and_keeps_what_this_cairn_does_not_know(settings_pat
         assert saved[key] == FUTURE[key], key
     assert "telemetry" in saved  # a null unknown field is kept, not dropped
     first, second = saved["accounts"]
-    assert first == {**FUTURE_ACCOUNT, "default_model": "deepseek-pro", "headers": {}}
+    # This Cairn's own options are written with their defaults beside the fields it keeps.
+    options = Account(name="x", provider="p", default_model="m").model_dump(
+        exclude={"id", "name", "provider", "base_url", "default_model", "headers"}
+    )
+    assert options == {
+        "max_output_tokens": None,
+        "first_token_timeout": None,
+        "instructions_in_first_message": False,
+        "tools": True,
+    }
+    assert first == {**FUTURE_ACCOUNT, "default_model": "deepseek-pro", "headers": {}, **options}
     assert second["name"] == "Local"
     assert second["default_model"] == "llama3.2"
-    assert set(second) == {"id", "name", "provider", "base_url", "default_model", "headers"}
+    assert set(second) == {"id", "name", "provider", "base_url", "default_model", "headers", *options}
 
     # And it loads again, the same.
     again = store.load()

@@ -199,3 +199,28 @@ def test_the_skills_tab_lists_skills_and_reasons(qtbot: QtBot, cairn_paths: Cair
         assert dialog.skills.item(0).text() == "house-style (workspace): Write in the house style."
         assert json.loads((cairn_paths.config_dir / "settings.json").read_text())["workspace"] == str(workspace)
         dialog.reject()
+
+
+def test_account_options_round_trip(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider() as provider, running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.accounts
+        fill(dialog, provider="custom", name="Local", base_url=provider.base_url, model="loopback-chat")
+        tab.options.max_output.setValue(2048)
+        tab.options.first_token.setValue(600)
+        tab.options.instructions_first.setChecked(True)
+        tab.options.tools.setChecked(False)
+        QTest.mouseClick(tab.save, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: tab.result.text() == "Saved Local.", timeout=WAIT)
+        saved = json.loads((cairn_paths.config_dir / "settings.json").read_text())["accounts"][0]
+        assert (saved["max_output_tokens"], saved["first_token_timeout"]) == (2048, 600.0)
+        assert saved["instructions_in_first_message"] is True
+        assert saved["tools"] is False
+        assert "no system role is used" in tab.flags.text()
+        dialog.accept()
+        again = open_settings(qtbot, run.window)
+        options = again.accounts.options
+        assert (options.max_output.value(), options.first_token.value()) == (2048, 600)
+        assert options.instructions_first.isChecked()
+        assert not options.tools.isChecked()
+        again.accept()

@@ -27,6 +27,7 @@ from desktop.routes import RouteError, resolve_route
 from desktop.secrets import KeychainUnavailable
 from desktop.settings import Account
 from desktop.snapshot import AppSnapshot
+from ui.account_options import AccountOptions
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -54,6 +55,7 @@ class AccountsTab(QWidget):
         self.provider.currentIndexChanged.connect(self._provider_changed)
         for signal in (self.base_url.textChanged, self.model.currentTextChanged, self.headers.textChanged):
             signal.connect(self._show_flags)
+        self.options.instructions_first.toggled.connect(self._show_flags)
         self.load_models.clicked.connect(self._load_models)
         self.test.clicked.connect(self._test)
         self.save.clicked.connect(self._save)
@@ -117,6 +119,7 @@ class AccountsTab(QWidget):
         form.addRow("API key", self.key)
         form.addRow("", self.memory_only)
         form.addRow("Headers", self.headers)
+        self.options = AccountOptions()
         actions = QHBoxLayout()
         actions.addWidget(self.test)
         actions.addStretch(1)
@@ -126,6 +129,7 @@ class AccountsTab(QWidget):
 
         right = QVBoxLayout()
         right.addLayout(form)
+        right.addWidget(self.options)
         right.addLayout(actions)
         right.addWidget(self.result)
         right.addWidget(flags_box)
@@ -183,6 +187,7 @@ class AccountsTab(QWidget):
         self.key.clear()
         self.key.setPlaceholderText("Saved" if views[row].has_key else "Not saved")
         self.headers.setPlainText("\n".join(f"{k}: {v}" for k, v in account.headers.items()))
+        self.options.load(account)
         self.result.clear()
         self._show_flags()
 
@@ -195,6 +200,7 @@ class AccountsTab(QWidget):
         self.key.clear()
         self.key.setPlaceholderText("Kept in the system keychain")
         self.headers.clear()
+        self.options.load(None)
         self._provider_changed()
         self.name.setFocus()
 
@@ -233,6 +239,7 @@ class AccountsTab(QWidget):
             "base_url": self.base_url.text().strip() or None,
             "default_model": self.model.currentText().strip(),
             "headers": headers,
+            **self.options.values(),
         }
         if self.editing is not None:
             fields["id"] = self.editing.id

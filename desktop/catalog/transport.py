@@ -64,6 +64,9 @@ class ProviderPreset(BaseModel):
     models_dev: str | None = None
     default_model: str | None = None
     local: bool = False
+    # The request field for the longest reply at this endpoint: OpenAI's reasoning models
+    # accept only max_completion_tokens; everyone else knows max_tokens.
+    max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
 
 
 class TransportBinding(BaseModel):

@@ -52,6 +52,19 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         p.add_argument("--base-url", help="a custom OpenAI-compatible endpoint, such as https://host/v1")
         p.add_argument("--model", help="the default model")
         p.add_argument("--header", action="append", default=[], metavar="NAME=VALUE", help="an extra header")
+        p.add_argument("--max-output", type=int, metavar="TOKENS", help="the longest reply to ask for (0: unset)")
+        p.add_argument(
+            "--first-token-timeout",
+            type=float,
+            metavar="SECONDS",
+            help="how long to wait for a reply to start (0: unset)",
+        )
+        p.add_argument(
+            "--instructions-in-first-message",
+            action=argparse.BooleanOptionalAction,
+            help="send Cairn's instructions in the first message (chat templates without a system role)",
+        )
+        p.add_argument("--tools", action=argparse.BooleanOptionalAction, help="offer tools to the model (default: on)")
         if verb == "edit":
             p.add_argument("--rename", help="a new name")
         p.add_argument("--set-key", action="store_true", help="ask for the API key and keep it in the keychain")

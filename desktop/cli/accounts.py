@@ -28,7 +28,7 @@ def _accounts_list(_args: argparse.Namespace, services: Services) -> int:
         default = " (default)" if a.id == settings.default_account else ""
         where = a.base_url or (p.base_url if (p := transport.preset(a.provider)) else "")
         has_key = "key in keychain" if secrets.get(a.id) else "no key saved"
-        print(f"{a.name}{default}: {a.provider}, {a.default_model} at {where}; {has_key}")
+        print(f"{a.name}{default}: {a.provider}, {a.default_model} at {where}; {has_key}{_options_text(a)}")
     return 0
 
 
@@ -56,7 +56,14 @@ def _accounts_add(args: argparse.Namespace, services: Services) -> int:
     if not model:
         raise CommandError("Say which model to use by default with --model.")
     headers = dict(_header(h) for h in args.header)
-    account = Account(name=args.name, provider=provider, base_url=args.base_url, default_model=model, headers=headers)
+    account = Account(
+        name=args.name,
+        provider=provider,
+        base_url=args.base_url,
+        default_model=model,
+        headers=headers,
+        **_options(args),
+    )
     store.add_account(account)
     print(f"Saved account {account.name}.")
     if args.set_key or (preset.key_required if preset else True):
@@ -80,6 +87,7 @@ def _accounts_edit(args: argparse.Namespace, services: Services) -> int:
         changes["default_model"] = args.model
     if args.header:
         changes["headers"] = dict(_header(h) for h in args.header)
+    changes.update(_options(args))
     account = Account.model_validate({**found.model_dump(), **changes})
     store.replace_account(account)
     print(f"Saved account {account.name}.")
@@ -107,6 +115,33 @@ def _store_key(account: Account, secrets: SecretStore) -> None:
             f"{exc} It was not saved: `cairn chat` will ask for it each run, or read it from {KEY_ENV}.",
             file=sys.stderr,
         )
+
+
+def _options_text(account: Account) -> str:
+    said = []
+    if account.max_output_tokens:
+        said.append(f"replies up to {account.max_output_tokens:,} tokens")
+    if account.first_token_timeout:
+        said.append(f"waits {account.first_token_timeout:g} s for the first token")
+    if account.instructions_in_first_message:
+        said.append("instructions in the first message")
+    if not account.tools:
+        said.append("no tools")
+    return f"; {', '.join(said)}" if said else ""
+
+
+def _options(args: argparse.Namespace) -> dict[str, object]:
+    """The request options given on the command line, as Account fields (0 unsets a number)."""
+    options: dict[str, object] = {}
+    if args.max_output is not None:
+        options["max_output_tokens"] = args.max_output or None
+    if args.first_token_timeout is not None:
+        options["first_token_timeout"] = args.first_token_timeout or None
+    if args.instructions_in_first_message is not None:
+        options["instructions_in_first_message"] = args.instructions_in_first_message
+    if args.tools is not None:
+        options["tools"] = args.tools
+    return options
 
 
 def _header(text: str) -> tuple[str, str]:

@@ -1,0 +1,74 @@
+"""An account's request options: the longest reply, how long to wait for the first token,
+instructions in the first message, and tools. Shown under "Options" in the account form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QWidget
+
+from desktop.settings import Account
+
+__all__ = ["AccountOptions"]
+
+
+class AccountOptions(QGroupBox):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Options", parent)
+        self.max_output = QSpinBox()
+        self.max_output.setRange(0, 1_000_000)
+        self.max_output.setSingleStep(256)
+        self.max_output.setSpecialValueText("Let the server decide")
+        self.max_output.setSuffix(" tokens")
+        self.max_output.setAccessibleName("Longest reply")
+        self.max_output.setToolTip(
+            "The most tokens a reply may have. Set it for small local models, which can otherwise run on "
+            "until their context is full."
+        )
+        self.first_token = QSpinBox()
+        self.first_token.setRange(0, 86_400)
+        self.first_token.setSingleStep(30)
+        self.first_token.setSpecialValueText("Default (2 min; 10 min on this computer)")
+        self.first_token.setSuffix(" s")
+        self.first_token.setAccessibleName("Wait for the first word")
+        self.first_token.setToolTip(
+            "How long to wait for the reply to start. A model running on a CPU can take minutes to read a long chat."
+        )
+        self.instructions_first = QCheckBox("Send Cairn's instructions in the first message")
+        self.instructions_first.setAccessibleName("Send instructions in the first message")
+        self.instructions_first.setToolTip(
+            "For models whose chat template has no system role (some Gemma builds, for example), which would "
+            "silently drop Cairn's instructions and skill list."
+        )
+        self.tools = QCheckBox("Offer tools to the model")
+        self.tools.setAccessibleName("Offer tools")
+        self.tools.setToolTip("Turn this off for a server that rejects tools.")
+        for spin in (self.max_output, self.first_token):
+            editor = spin.findChild(QLineEdit)  # the box's own text field, named like the box
+            if editor is not None:
+                editor.setAccessibleName(spin.accessibleName())
+        form = QFormLayout(self)
+        form.addRow("Longest reply", self.max_output)
+        form.addRow("Wait for the first word", self.first_token)
+        form.addRow("", self.instructions_first)
+        form.addRow("", self.tools)
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        form.addRow(self.hint)
+        self.load(None)
+
+    def load(self, account: Account | None) -> None:
+        self.max_output.setValue(account.max_output_tokens or 0 if account else 0)
+        self.first_token.setValue(int(account.first_token_timeout or 0) if account else 0)
+        self.instructions_first.setChecked(bool(account and account.instructions_in_first_message))
+        self.tools.setChecked(account.tools if account else True)
+        self.hint.clear()
+
+    def values(self) -> dict[str, Any]:
+        """The options as Account fields."""
+        return {
+            "max_output_tokens": self.max_output.value() or None,
+            "first_token_timeout": float(self.first_token.value()) or None,
+            "instructions_in_first_message": self.instructions_first.isChecked(),
+            "tools": self.tools.isChecked(),
+        }
