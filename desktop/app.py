@@ -158,7 +158,7 @@ class CairnApp:
             text = to_json(session, rows, self.ledger.requests(session_id))
         else:
             text = to_markdown(session, rows)
-        atomic_write_text(path, text)
+        atomic_write_text(path, self.services.redactor.redact(text))
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -228,6 +228,7 @@ class CairnApp:
         self.account_id = self.account_id or account.id
         try:
             if key:
+                self.services.redactor.add(key)
                 self.secrets.set(account.id, key, memory_only=memory_only)
         finally:
             self.publish()
@@ -262,8 +263,13 @@ class CairnApp:
     async def list_models(self, account: Account, key: str | None) -> list[str]:
         """The endpoint's models (``/models``); raises a ``ProviderError`` saying what is wrong."""
         route = self.services.route(account)
+        self.services.redactor.add(key)
         client = OpenAICompatClient(self.services.http(), route.actual.base_url, api_key=key or self.api_key(account))
-        return await client.list_models()
+        try:
+            return await client.list_models()
+        except ProviderError as exc:
+            exc.args = (self.services.redactor.redact(str(exc)),)  # an endpoint may quote the key back
+            raise
 
     async def probe_local(self, ports: dict[str, int] | None = None) -> list[LocalServer]:
         """Local servers answering on loopback right now, with their models."""

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+from io import TextIOWrapper
 from pathlib import Path
 
+from host.files import private_dir, private_file
+
 __all__ = ["configure_logging"]
+
+
+class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """Every log file it opens, first or after rotating, is owner-only."""
+
+    def _open(self) -> TextIOWrapper:
+        private_file(Path(self.baseFilename))
+        return super()._open()
+
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -24,8 +36,8 @@ def configure_logging(log_dir: Path, *, level: int = logging.INFO) -> Path | Non
     root.setLevel(level)
     path = log_dir / "cairn.log"
     try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+        private_dir(log_dir)
+        handler = _PrivateRotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
     except OSError:
         return None
     handler.setFormatter(logging.Formatter(LOG_FORMAT))

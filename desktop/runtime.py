@@ -34,8 +34,10 @@ from desktop.events import (
 from desktop.projection import ProjectedRequest, project
 from desktop.provider.errors import MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.provider.stream import Finished, ReplyAssembler, Retrying
+from desktop.provider.stream import Finished, ReplyAssembler
 from desktop.provider.usage import Usage
+from desktop.redaction import Redactor
+from desktop.reply import redacted_parts, stream_reply
 from desktop.route_fallback import SessionFallbacks, fallback_for
 from desktop.routes import ResolvedRoute
 from desktop.system_state import SystemState
@@ -91,6 +93,7 @@ class ChatRuntime:
         system: Callable[[], SystemState] | None = None,
         gate: ToolGate | None = None,
         approver: Approver | None = None,
+        redactor: Redactor | None = None,
         on_event: Callable[[RuntimeEvent], None] | None = None,
     ) -> None:
         self.journal = journal
@@ -102,6 +105,7 @@ class ChatRuntime:
         self.system = system or SystemState
         self.gate: ToolGate = gate or CatalogGate()
         self.approver: Approver = approver or DenyQuestions()
+        self.redactor = redactor or Redactor()
         self._emit = on_event or (lambda _event: None)
 
     def switch_route(self, route: ResolvedRoute, client: OpenAICompatClient) -> None:
@@ -197,7 +201,7 @@ class ChatRuntime:
         if decision.verdict != "allow" or tool is None:
             return ToolResultPart(call_id=call_id, content=decision.reason, is_error=True)
         output = await tool.run(request.call.arguments)
-        return ToolResultPart(call_id=call_id, content=output.text, is_error=output.is_error)
+        return ToolResultPart(call_id=call_id, content=self.redactor.redact(output.text), is_error=output.is_error)
 
     async def _step(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> _Step:
         route, client = self.route, self.client
@@ -217,8 +221,8 @@ class ChatRuntime:
             self._emit(replace(started, notes=(*started.notes, *known.notes(route))))
             assembler = ReplyAssembler(route.key)
             try:
-                finished = await self._stream(client, request, assembler)
-                parts = assembler.parts(complete=True)
+                finished = await stream_reply(client, request, assembler, self.redactor, self._emit)
+                parts = redacted_parts(assembler.parts(complete=True), self.redactor)
                 break
             except asyncio.CancelledError:
                 partial = self._save_partial(session_id, assembler, route, hidden=False)
@@ -255,23 +259,6 @@ class ChatRuntime:
         cost = usage.cost(route.model_info.cost if route.model_info else None) if usage else None
         self._emit(AssistantCommitted(row, usage, cost))
         return _Step(row=row, content=content, tools=tools, usage=usage, cost=cost)
-
-    async def _stream(
-        self, client: OpenAICompatClient, request: ProjectedRequest, assembler: ReplyAssembler
-    ) -> Finished:
-        """Send ``request`` and pass its events on; what arrives is kept in ``assembler``."""
-        finished: Finished | None = None
-        async for event in client.stream(request.body_bytes):
-            if isinstance(event, Finished):
-                finished = event
-                continue
-            if not isinstance(event, Retrying):
-                assembler.add(event)
-            self._emit(event)
-        assert finished is not None
-        if finished.finish_reason == "insufficient_system_resource":
-            raise MalformedResponse("The provider ran out of capacity mid-reply. Retry.")
-        return finished
 
     def _commit_reply(
         self,
@@ -340,7 +327,7 @@ class ChatRuntime:
     ) -> TranscriptRow | None:
         """Keep what arrived, marked interrupted. Visible (kept in the conversation) when the
         person stopped it; hidden when it failed, so a retry asks afresh."""
-        parts = assembler.parts(complete=False) if assembler.has_content else []
+        parts = redacted_parts(assembler.parts(complete=False), self.redactor) if assembler.has_content else []
         if not parts:
             return None
         content = MessageContent(parts=parts, model=route.key, status="interrupted")
@@ -350,12 +337,13 @@ class ChatRuntime:
             return None
 
     def _fail(self, session_id: str, error: ProviderError, partial: TranscriptRow | None) -> None:
-        content = ErrorContent(error=ErrorRecord(kind=error.kind, message=str(error), retryable=error.retryable))
+        message = self.redactor.redact(str(error))  # an error page may quote the key back
+        content = ErrorContent(error=ErrorRecord(kind=error.kind, message=message, retryable=error.retryable))
         try:
             error_row: TranscriptRow | None = self.writer.append(session_id, "assistant", content, hidden=True)
         except JournalWriteError:
             error_row = None
-        self._emit(TurnFailed(str(error), error.kind, error.retryable, error_row, partial))
+        self._emit(TurnFailed(message, error.kind, error.retryable, error_row, partial))
 
 
 @dataclass(frozen=True)

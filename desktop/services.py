@@ -24,6 +24,7 @@ from desktop.catalog.transport import TransportCatalog, load_transport_catalog
 from desktop.context_engine import ContextEngine
 from desktop.events import RuntimeEvent
 from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
+from desktop.redaction import RedactingFilter, Redactor
 from desktop.routes import ResolvedRoute, resolve_route
 from desktop.runtime import ChatRuntime
 from desktop.secrets import SecretStore
@@ -67,6 +68,11 @@ class Services:
         self.engine = ContextEngine()
         self.gate: ToolGate = gate or CatalogGate()
         self.approver: Approver = approver or DenyQuestions()
+        # Every secret handed out is known here, and kept out of the log from now on.
+        self.redactor = Redactor()
+        self._log_filter = RedactingFilter(self.redactor)
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(self._log_filter)
         self._journal: Journal | None = None
         self._http: httpx.AsyncClient | None = None
         self._components: list[Component] = [Component("http", _nothing, self._close_http)]
@@ -91,6 +97,8 @@ class Services:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
+        for handler in logging.getLogger().handlers:
+            handler.removeFilter(self._log_filter)
 
     def __enter__(self) -> Services:
         return self
@@ -143,8 +151,12 @@ class Services:
         return resolve_route(account, model, self.transport, self.models_dev)
 
     def api_key(self, account: Account) -> str | None:
+        """The account's key (keychain, memory or environment); from now on it is redacted
+        from everything Cairn stores, logs, prints or exports."""
         preset = self.transport.preset(account.provider)
-        return self.secrets.find(account.id, preset.key_env if preset else [])
+        key = self.secrets.find(account.id, preset.key_env if preset else [])
+        self.redactor.add(key)
+        return key
 
     def catalog_models(self, provider: str) -> list[str]:
         """Models Cairn's catalogs know for a provider preset, for the model pickers."""
@@ -187,6 +199,7 @@ class Services:
             system=system,
             gate=self.gate,
             approver=self.approver,
+            redactor=self.redactor,
             on_event=on_event,
         )
 

@@ -26,6 +26,7 @@ from host.errors import (
     JournalReadOnlyError,
     JournalWriteError,
 )
+from host.files import private_dir, private_file
 from host.ids import is_uuid7, new_id
 from host.lock import LockHeldError, ProcessLock
 from host.opening import (
@@ -102,7 +103,7 @@ class Journal:
         """
         path = path.absolute()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
         except OSError as exc:
             raise JournalOpenError(
                 f"Cairn cannot create the folder for its journal {path}: {exc.strerror}. "
@@ -138,6 +139,8 @@ class Journal:
                 configure_read_only(connection, path)
                 log.warning("journal %s opened read-only: %s", path, newer)
                 return cls(path, connection, lock, newer_schema=newer)
+            # Owner-only before SQLite first writes it; its -wal and -shm files take its mode.
+            private_file(path)
             connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             configure(connection, path)
             journal = cls(path, connection, lock)

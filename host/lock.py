@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from host.files import PRIVATE_FILE
+
 __all__ = ["LockHeldError", "ProcessLock"]
 
 
@@ -31,7 +33,8 @@ class ProcessLock:
         self._file: IO[str] | None = None
 
     def acquire(self) -> None:
-        handle = open(self.path, "a+", encoding="ascii")  # noqa: SIM115 - held until release()
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
+        handle = os.fdopen(fd, "a+", encoding="ascii")  # held until release()
         try:
             _lock(handle)
         except OSError:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from host.errors import JournalOpenError, NotAJournalError
+from host.files import private_dir, private_file
 from host.schema import APPLICATION_ID, META_MIN_READER, Migration
 
 if TYPE_CHECKING:
@@ -90,15 +91,14 @@ def migrate(journal: Journal, current: int, migrations: tuple[Migration, ...]) -
 
 
 def _backup(journal: Journal, version: int) -> Path:
-    folder = journal.path.parent / "backups"
-    folder.mkdir(exist_ok=True)
+    folder = private_dir(journal.path.parent / "backups")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     target = folder / f"{journal.path.stem}-v{version}-{stamp}.sqlite3"
     n = 1
     while target.exists():
         n += 1
         target = folder / f"{journal.path.stem}-v{version}-{stamp}-{n}.sqlite3"
-    partial = target.with_name(target.name + ".partial")
+    partial = private_file(target.with_name(target.name + ".partial"))
     with journal.read() as conn:
         copy = sqlite3.connect(partial)
         try:
