@@ -1,9 +1,10 @@
 """A 32-turn chat that changes Cairn's system content as it goes, for the cache tests and the
 cache benchmark.
 
-Along the way skills are added, edited, renamed and removed on disk, the custom instructions
-are edited twice, one turn runs with a temporary persona, and one turn has the model load a
-skill. The chat is driven in a separate process per range of turns, so a whole-process
+The chat starts with no skills at all. Along the way the first skills are added, one is
+edited, renamed and removed on disk, the custom instructions are edited twice, one turn runs
+with a temporary persona, one turn has the model load a skill, every skill is removed, and
+one is added back. The chat is driven in a separate process per range of turns, so a whole-process
 restart can sit in the middle:
 
     python -m tests.cache_scenario --session ID --base-url URL --catalog FILE --workspace DIR --turns 0:16
@@ -61,16 +62,21 @@ def remove_skill(root: Path, name: str) -> None:
 
 
 def set_up(skills: Path, workspace: Path) -> None:
-    write_skill(skills, "notes", "Keep tidy notes of what the person decides.")
-    write_skill(skills, "trip-planner", "Plan walking trips with distances and daylight.")
-    write_skill(SkillStore.workspace_root(workspace), "project-style", "Follow the project's writing style.")
+    """The chat starts with no skills: both skill folders exist and are empty."""
+    skills.mkdir(parents=True, exist_ok=True)
+    SkillStore.workspace_root(workspace).mkdir(parents=True, exist_ok=True)
 
 
 def apply(turn: int, skills: Path, states: list[SystemState]) -> dict[str, JsonValue] | None:
     """Change the world before ``turn`` (a settings change appends a new state to ``states``);
     return the turn's temporary overrides, if any."""
+    workspace_skills = SkillStore.workspace_root(Path(states[-1].workspace or "."))
     if turn == 3:
-        write_skill(skills, "recipes", "Cook simple meals from what is at hand.")
+        write_skill(skills, "recipes", "Cook simple meals from what is at hand.")  # the first skill
+    elif turn == 5:
+        write_skill(skills, "notes", "Keep tidy notes of what the person decides.")
+        write_skill(skills, "trip-planner", "Plan walking trips with distances and daylight.")
+        write_skill(workspace_skills, "project-style", "Follow the project's writing style.")
     elif turn == 6:
         write_skill(skills, "notes", "Keep tidy, dated notes of what the person decides and why.")
     elif turn in INSTRUCTION_EDITS:
@@ -85,7 +91,11 @@ def apply(turn: int, skills: Path, states: list[SystemState]) -> dict[str, JsonV
     elif turn == 27:
         return {"instructions": "For this one answer, speak as a cheerful ship's cook."}
     elif turn == 30:
-        remove_skill(skills, "notes")
+        for name in ("notes", "cooking", "gardening"):  # every skill goes
+            remove_skill(skills, name)
+        remove_skill(workspace_skills, "project-style")
+    elif turn == 31:
+        write_skill(skills, "notes", "Keep tidy notes of what the person decides.")  # and one comes back
     return None
 
 

@@ -110,7 +110,7 @@ def test_updates_are_in_place_on_one_route_and_folded_on_the_other(chats) -> Non
     for request in folded:
         assert [m["role"] for m in request.body["messages"][1:]].count("system") == 0
     folded_users = [m["content"] for m in folded[-1].body["messages"] if m["role"] == "user"]
-    assert any(c.startswith('<system-update section="skill:recipes">') for c in folded_users)
+    assert any('<system-update section="skill:recipes">' in c for c in folded_users)
     assert any('<system-update section="skill:trip-planner" removed="true"/>' in c for c in folded_users)
 
 
@@ -128,19 +128,15 @@ def test_the_journal_records_each_change_once_where_it_happened(chats) -> None:
     with Journal.open(CairnPaths.under(home).journal) as journal:
         rows = TranscriptWriter(journal).rows(session_id)
     updates = [(r.model_system["section"], r.model_system["content"] is None) for r in rows if r.role == "system"]
-    baseline = [
-        ("instructions", False),
-        ("guidance:environment", False),
-        ("guidance:workspace", False),
-        ("skills", False),
-        ("skill:notes", False),
-        ("skill:project-style", False),
-        ("skill:trip-planner", False),
-    ]
-    assert updates[: len(baseline)] == baseline
+    baseline = [("instructions", False), ("guidance:environment", False), ("guidance:workspace", False)]
+    assert updates[: len(baseline)] == baseline  # no skills at first: no skills header either
     later = updates[len(baseline) :]
     assert later == [
-        ("skill:recipes", False),  # turn 3: added
+        ("skills", False),  # turn 3: the first skill brings the header
+        ("skill:recipes", False),
+        ("skill:notes", False),  # turn 5: three more
+        ("skill:project-style", False),
+        ("skill:trip-planner", False),
         ("skill:notes", False),  # turn 6: edited
         ("instructions", False),  # turn 9: custom instructions
         ("skill:trip-planner", True),  # turn 14: removed
@@ -150,7 +146,13 @@ def test_the_journal_records_each_change_once_where_it_happened(chats) -> None:
         ("skill:gardening", False),  # turn 24
         ("instructions", False),  # turn 27: temporary persona
         ("instructions", False),  # turn 28: restored
-        ("skill:notes", True),  # turn 30
+        ("skills", True),  # turn 30: every skill removed
+        ("skill:cooking", True),
+        ("skill:gardening", True),
+        ("skill:notes", True),
+        ("skill:project-style", True),
+        ("skills", False),  # turn 31: one is back
+        ("skill:notes", False),
     ]
     persona, restored = [r for r in rows if r.role == "system" and r.model_system["section"] == "instructions"][-2:]
     assert "ship's cook" in persona.model_system["content"]
