@@ -9,38 +9,31 @@ consuming task closes the stream.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from desktop.provider.decode import ReplyDecoder, completion_events
 from desktop.provider.errors import (
     MalformedResponse,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeout,
+    endpoint_label,
     status_error,
+    stream_error,
+    transport_detail,
 )
-from desktop.provider.stream import (
-    FINISH_REASONS,
-    Finished,
-    ReasoningDelta,
-    Retrying,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-)
-from desktop.provider.usage import Usage
+from desktop.provider.stream import Retrying, StreamEvent
 
 __all__ = ["DEFAULT_TIMEOUT", "OpenAICompatClient", "RetryPolicy"]
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
 USER_AGENT = "Cairn/0.1"
-RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+ERROR_BODY_LIMIT = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -105,102 +98,121 @@ class OpenAICompatClient:
     async def list_models(self) -> list[str]:
         """The model ids the endpoint's ``/models`` lists."""
         url = f"{self.base_url}/models"
+        where = endpoint_label(url)
         try:
             response = await self._http.get(url, headers=self._headers, timeout=DEFAULT_TIMEOUT)
         except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"{url} did not answer in time.") from exc
+            raise ProviderTimeout(f"{where} did not answer in time. Check the base URL and try again.") from exc
         except httpx.TransportError as exc:
-            raise ProviderConnectionError(f"Could not reach {url} ({exc}). Check the base URL.") from exc
+            raise ProviderConnectionError(
+                f"Could not reach {where}: {transport_detail(exc)}. Check the base URL."
+            ) from exc
+        content_type = response.headers.get("content-type", "")
         if response.status_code != 200:
-            raise status_error(response.status_code, response.text, url)
+            raise status_error(response.status_code, response.text, where, content_type=content_type)
         try:
             data = response.json()["data"]
             return sorted(str(item["id"]) for item in data)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, RecursionError, KeyError, TypeError) as exc:
             raise MalformedResponse(
-                f"{url} did not answer with a model list ({_describe(response)}). Check the base URL; "
-                "OpenAI-compatible endpoints usually end in /v1."
+                f"{where} did not answer with a model list ({_describe(response, response.text)}). Check the base "
+                "URL; OpenAI-compatible endpoints usually end in /v1."
             ) from exc
 
     # -- one attempt -----------------------------------------------------------------------
 
     async def _send(self, request: httpx.Request) -> httpx.Response:
         """Send and wait for the response head; retryable statuses become errors."""
+        where = endpoint_label(request.url)
         try:
             response = await self._http.send(request, stream=True)
         except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"{request.url} did not answer in time. Try again.") from exc
+            raise ProviderTimeout(f"{where} did not answer in time. Try again.") from exc
+        except httpx.ConnectError as exc:
+            raise ProviderConnectionError(
+                f"Could not reach {request.url.host}: {transport_detail(exc)}. Check the base URL and your connection."
+            ) from exc
         except httpx.TransportError as exc:
             raise ProviderConnectionError(
-                f"Could not reach {request.url.host} ({type(exc).__name__}: {exc}). "
-                "Check the base URL and your connection."
+                f"{request.url.host} hung up before answering: {transport_detail(exc)}. Try again."
             ) from exc
         if response.status_code == 200:
             return response
-        try:
-            body = (await response.aread()).decode("utf-8", "replace")
-        except httpx.HTTPError:
-            body = ""
-        finally:
-            await response.aclose()
-        raise status_error(response.status_code, body, str(request.url), _retry_after(response))
+        content_type = response.headers.get("content-type", "")
+        body = await _error_body(response)
+        raise status_error(response.status_code, body, where, _retry_after(response), content_type=content_type)
 
     async def _read(self, response: httpx.Response) -> AsyncIterator[StreamEvent]:
+        where = endpoint_label(response.url)
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if content_type == "application/json":
-            body = await self._read_body(response)
-            for event in _events_from_completion(body, str(response.url)):
+            for event in completion_events(await self._read_body(response), where):
                 yield event
             return
         if content_type != "text/event-stream":
-            await self._read_body(response)
+            body = await self._read_body(response)
             raise MalformedResponse(
-                f"{response.url} answered with {_describe(response)} instead of an event stream. "
+                f"{where} answered with {_describe(response, body)} instead of an event stream. "
                 "Check the account's base URL; OpenAI-compatible endpoints usually end in /v1."
             )
-        usage: Usage | None = None
-        finish: str | None = None
-        async for chunk in _sse_chunks(response):
-            if isinstance(chunk.get("usage"), dict):
-                usage = Usage.from_payload(chunk["usage"])
-            for event in _chunk_events(chunk):
-                if isinstance(event, Finished):
-                    finish = event.finish_reason
-                else:
-                    yield event
-        if finish is None:
-            raise MalformedResponse("The reply stream ended before the reply was complete; what arrived is kept.")
-        yield Finished(finish_reason=finish, usage=usage)
+        decoder = ReplyDecoder(where)
+        async for data in _sse_data(response):
+            for event in decoder.feed_data(data):
+                yield event
+        for event in decoder.finish():
+            yield event
 
     async def _read_body(self, response: httpx.Response) -> str:
         try:
             return (await response.aread()).decode("utf-8", "replace")
         except httpx.HTTPError as exc:
-            raise MalformedResponse(f"The response from {response.url} broke off ({exc}).") from exc
+            where = endpoint_label(response.url)
+            raise MalformedResponse(f"The response from {where} broke off: {transport_detail(exc)}. Retry.") from exc
 
 
-async def _sse_chunks(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-    """The stream's JSON chunks up to ``[DONE]``; transport failures become provider errors."""
+async def _error_body(response: httpx.Response) -> str:
+    """The start of an error answer's body, enough to say what went wrong; the rest is dropped."""
+    body = bytearray()
+    try:
+        async for piece in response.aiter_bytes():
+            body += piece
+            if len(body) >= ERROR_BODY_LIMIT:
+                break
+    except httpx.HTTPError:
+        pass  # what came before the break still says something
+    finally:
+        await response.aclose()
+    return body[:ERROR_BODY_LIMIT].decode("utf-8", "replace")
+
+
+async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
+    """The ``data`` of each event up to ``[DONE]``; transport failures become provider errors."""
+    # The SSE standard says UTF-8 whatever the charset: bytes that are not become U+FFFD,
+    # and a leading byte-order mark is dropped.
+    response.encoding = "utf-8-sig"
+    where = endpoint_label(response.url)
     try:
         async for sse in EventSource(response).aiter_sse():
             data = sse.data.strip()
+            if sse.event == "error":
+                raise stream_error(data, where)
             if data == "[DONE]":
                 return
-            if not data:
-                continue
-            chunk = _json_chunk(data)
-            if "error" in chunk:
-                raise status_error(200, data, str(response.url))
-            yield chunk
-    except httpx.TimeoutException as exc:
-        raise ProviderTimeout("The provider stopped sending mid-reply; what arrived is kept.") from exc
-    except (httpx.TransportError, SSEError) as exc:
-        raise MalformedResponse(f"The reply stream broke off ({exc}); what arrived is kept.") from exc
+            if data:
+                yield data
+    except (httpx.TransportError, httpx.DecodingError) as exc:
+        raise MalformedResponse(
+            f"The reply stream from {where} broke off: {transport_detail(exc)}. Retry the reply."
+        ) from exc
+    except SSEError as exc:
+        raise MalformedResponse(f"The reply from {where} is not an event stream ({exc}). Retry the reply.") from exc
 
 
-def _describe(response: httpx.Response) -> str:
+def _describe(response: httpx.Response, body: str = "") -> str:
     kind = response.headers.get("content-type", "no content type").partition(";")[0]
-    return "an HTML page" if "html" in kind else f"status {response.status_code}, {kind}"
+    if "html" in kind or body.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
+        return "an HTML page"
+    return f"status {response.status_code}, {kind}"
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -211,58 +223,3 @@ def _retry_after(response: httpx.Response) -> float | None:
         return max(float(value), 0.0)
     except ValueError:
         return None  # an HTTP date: fall back to backoff
-
-
-def _json_chunk(data: str) -> dict[str, Any]:
-    try:
-        chunk = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise MalformedResponse(f"The provider sent a chunk that is not valid JSON ({exc.msg}).") from exc
-    if not isinstance(chunk, dict):
-        raise MalformedResponse("The provider sent a chunk that is not a JSON object.")
-    return chunk
-
-
-def _chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
-    events: list[StreamEvent] = []
-    for choice in chunk.get("choices") or []:
-        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-            continue
-        delta = choice.get("delta") or choice.get("message") or {}
-        if isinstance(delta.get("reasoning_content"), str) and delta["reasoning_content"]:
-            events.append(ReasoningDelta(delta["reasoning_content"]))
-        if isinstance(delta.get("content"), str) and delta["content"]:
-            events.append(TextDelta(delta["content"]))
-        for position, call in enumerate(delta.get("tool_calls") or []):
-            function = call.get("function") or {}
-            arguments = function.get("arguments")
-            events.append(
-                ToolCallDelta(
-                    index=int(call.get("index", position)),
-                    call_id=call.get("id"),
-                    name=function.get("name"),
-                    arguments=arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
-                )
-            )
-        reason = choice.get("finish_reason")
-        if reason is not None:
-            if reason not in FINISH_REASONS:
-                raise MalformedResponse(
-                    f"The provider ended the reply with an unknown finish reason {reason!r}; what arrived is kept."
-                )
-            events.append(Finished(finish_reason=reason, usage=None))
-    return events
-
-
-def _events_from_completion(body: str, url: str) -> list[StreamEvent]:
-    """A whole (non-streamed) completion, as the same events a stream would give."""
-    chunk = _json_chunk(body)
-    if "error" in chunk:
-        raise status_error(200, body, url)
-    if not chunk.get("choices"):
-        raise MalformedResponse(f"{url} answered with JSON that holds no reply.")
-    events = _chunk_events(chunk)
-    finish = next((e for e in events if isinstance(e, Finished)), None)
-    usage = Usage.from_payload(chunk["usage"]) if isinstance(chunk.get("usage"), dict) else None
-    body_events = [e for e in events if not isinstance(e, Finished)]
-    return [*body_events, Finished(finish_reason=finish.finish_reason if finish else "stop", usage=usage)]
