@@ -1,17 +1,20 @@
 """The OpenAI-compatible adapter: one streamed chat completion over httpx and SSE.
 
-Retries (with backoff, honouring Retry-After) happen only before any of the reply has
-arrived: on a refused connection, a timeout waiting for the answer, a 429 or a 5xx. Once a
-reply streams, a failure is raised and what arrived stays with the caller. Cancelling the
-consuming task closes the stream.
+Retries (with backoff, honouring Retry-After) happen only before the response head has
+arrived: on a refused or dropped connection, a connect timeout, a 429 or a 5xx. A reply
+that has started, or a first-token limit that ran out, is not retried: the person has
+already waited that long. Time limits (``limits.Timeouts``) are enforced here, with
+asyncio; httpx only bounds connecting. Cancelling the consuming task closes the stream.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
+from typing import Any, Literal, overload
 
 import httpx
 from httpx_sse import EventSource, SSEError
@@ -23,17 +26,28 @@ from desktop.provider.errors import (
     ProviderError,
     ProviderTimeout,
     endpoint_label,
+    human_seconds,
     status_error,
     stream_error,
     transport_detail,
 )
-from desktop.provider.stream import Retrying, StreamEvent
+from desktop.provider.limits import ReplyWatch, Timeouts, timeouts_for
+from desktop.provider.stream import (
+    ReasoningDelta,
+    ReplyEvent,
+    Retrying,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    Waiting,
+)
 
-__all__ = ["DEFAULT_TIMEOUT", "OpenAICompatClient", "RetryPolicy"]
+__all__ = ["DEFAULT_TIMEOUT", "WAITING_TICKS", "OpenAICompatClient", "RetryPolicy"]
 
-DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
+DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)  # for /models
 USER_AGENT = "Cairn/0.1"
 ERROR_BODY_LIMIT = 64 * 1024
+WAITING_TICKS = (2.0, 5.0)  # the first Waiting after 2 s, then one every 5 s
 
 
 @dataclass(frozen=True)
@@ -51,7 +65,12 @@ class RetryPolicy:
 
 
 class OpenAICompatClient:
-    """Chat completions against one endpoint. The ``httpx.AsyncClient`` is passed in (a seam)."""
+    """Chat completions against one endpoint. The ``httpx.AsyncClient`` is passed in (a seam).
+
+    ``timeouts`` default to what suits ``base_url`` (``limits.timeouts_for``); ``waiting_ticks``
+    is when ``Waiting`` events come while the model has not started: after the first number
+    of seconds, then every second number.
+    """
 
     def __init__(
         self,
@@ -61,39 +80,55 @@ class OpenAICompatClient:
         api_key: str | None,
         headers: dict[str, str] | None = None,
         retry: RetryPolicy = RetryPolicy(),
+        timeouts: Timeouts | None = None,
+        waiting_ticks: tuple[float, float] = WAITING_TICKS,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._http = http
         self.base_url = base_url.rstrip("/")
         self._headers = {"User-Agent": USER_AGENT, **(headers or {})}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
+        if api_key and api_key.strip():
+            self._headers["Authorization"] = f"Bearer {api_key.strip()}"
         self._retry = retry
+        self.timeouts = timeouts or timeouts_for(base_url)
+        self._ticks = waiting_ticks
         self._sleep = sleep
 
-    async def stream(self, body: bytes) -> AsyncIterator[StreamEvent]:
-        """POST ``body`` (already serialized) and yield the reply's events."""
-        url = f"{self.base_url}/chat/completions"
-        headers = {**self._headers, "Content-Type": "application/json", "Accept": "text/event-stream"}
-        request = self._http.build_request("POST", url, content=body, headers=headers)
+    @overload
+    def stream(
+        self, body: bytes, *, report_waiting: Literal[False] = False
+    ) -> AsyncIterator[ReplyEvent | Retrying]: ...
+
+    @overload
+    def stream(self, body: bytes, *, report_waiting: Literal[True]) -> AsyncIterator[StreamEvent]: ...
+
+    async def stream(self, body: bytes, *, report_waiting: bool = False) -> AsyncIterator[StreamEvent]:
+        """POST ``body`` (already serialized) and yield the reply's events.
+
+        With ``report_waiting`` it also yields ``Waiting`` while the model has not started.
+        """
+        request = self._request(body)
         attempt = 0
         while True:
             attempt += 1
+            watch = ReplyWatch(self.timeouts, endpoint_label(request.url), self._ticks if report_waiting else None)
+            answered = False
             try:
-                response = await self._send(request)
+                async with aclosing(_paced(self._attempt(request), watch)) as steps:
+                    async for step in steps:
+                        if isinstance(step, Waiting):
+                            yield step
+                            continue
+                        answered = True
+                        for event in step:
+                            yield event
+                return
             except ProviderError as exc:
-                if not exc.retryable or attempt >= self._retry.attempts:
+                if answered or not self._worth_retrying(exc, attempt):
                     raise
                 delay = self._retry.delay(attempt, getattr(exc, "retry_after", None))
                 yield Retrying(attempt=attempt, delay=delay, reason=str(exc))
                 await self._sleep(delay)
-                continue
-            break
-        try:
-            async for event in self._read(response):
-                yield event
-        finally:
-            await response.aclose()
 
     async def list_models(self) -> list[str]:
         """The model ids the endpoint's ``/models`` lists."""
@@ -121,13 +156,57 @@ class OpenAICompatClient:
 
     # -- one attempt -----------------------------------------------------------------------
 
+    def _request(self, body: bytes) -> httpx.Request:
+        for name, value in self._headers.items():
+            if not all(" " <= char <= "~" or char == "\t" for char in value):
+                what = "The API key" if name == "Authorization" else f"The {name} header"
+                # Never the value itself: it may be the key.
+                raise ProviderError(
+                    f"{what} holds a character that cannot be sent over HTTP, such as a line break or a "
+                    "non-ASCII letter. Enter it again in Settings."
+                )
+        headers = {**self._headers, "Content-Type": "application/json", "Accept": "text/event-stream"}
+        try:
+            return self._http.build_request(
+                "POST",
+                f"{self.base_url}/chat/completions",
+                content=body,
+                headers=headers,
+                timeout=self.timeouts.httpx(),
+            )
+        except httpx.InvalidURL as exc:
+            raise ProviderError(
+                f"The base URL {self.base_url!r} is not a valid URL ({exc}). Fix it in Settings."
+            ) from exc
+
+    def _worth_retrying(self, exc: ProviderError, attempt: int) -> bool:
+        if not exc.retryable or attempt >= self._retry.attempts:
+            return False
+        # A reply that did not start within the first-token limit has kept the person
+        # waiting long enough; sending the whole prompt again would double that silently.
+        return not isinstance(exc, ProviderTimeout) or exc.limit == "connect"
+
+    async def _attempt(self, request: httpx.Request) -> AsyncGenerator[list[ReplyEvent], None]:
+        """One request: an empty batch once the response head is in, then the events of each chunk."""
+        response = await self._send(request)
+        try:
+            yield []
+            async for batch in self._read(response):
+                yield batch
+        finally:
+            await response.aclose()
+
     async def _send(self, request: httpx.Request) -> httpx.Response:
-        """Send and wait for the response head; retryable statuses become errors."""
+        """Send and wait for the response head; error statuses become errors."""
         where = endpoint_label(request.url)
         try:
             response = await self._http.send(request, stream=True)
         except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"{where} did not answer in time. Try again.") from exc
+            raise ProviderTimeout(
+                f"Could not connect to {request.url.host} within {human_seconds(self.timeouts.connect)} (the "
+                "connect limit). Check the base URL and your connection.",
+                "connect",
+            ) from exc
         except httpx.ConnectError as exc:
             raise ProviderConnectionError(
                 f"Could not reach {request.url.host}: {transport_detail(exc)}. Check the base URL and your connection."
@@ -142,12 +221,12 @@ class OpenAICompatClient:
         body = await _error_body(response)
         raise status_error(response.status_code, body, where, _retry_after(response), content_type=content_type)
 
-    async def _read(self, response: httpx.Response) -> AsyncIterator[StreamEvent]:
+    async def _read(self, response: httpx.Response) -> AsyncIterator[list[ReplyEvent]]:
+        """The events of the reply, one batch per chunk (a chunk may hold none)."""
         where = endpoint_label(response.url)
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if content_type == "application/json":
-            for event in completion_events(await self._read_body(response), where):
-                yield event
+            yield completion_events(await self._read_body(response), where)
             return
         if content_type != "text/event-stream":
             body = await self._read_body(response)
@@ -157,17 +236,58 @@ class OpenAICompatClient:
             )
         decoder = ReplyDecoder(where)
         async for data in _sse_data(response):
-            for event in decoder.feed_data(data):
-                yield event
-        for event in decoder.finish():
-            yield event
+            yield decoder.feed_data(data)
+        yield decoder.finish()
 
     async def _read_body(self, response: httpx.Response) -> str:
         try:
             return (await response.aread()).decode("utf-8", "replace")
         except httpx.HTTPError as exc:
             where = endpoint_label(response.url)
-            raise MalformedResponse(f"The response from {where} broke off: {transport_detail(exc)}. Retry.") from exc
+            raise MalformedResponse(
+                f"The response from {where} broke off: {transport_detail(exc)}. Retry the reply."
+            ) from exc
+
+
+async def _paced(
+    steps: AsyncGenerator[list[ReplyEvent], None], watch: ReplyWatch
+) -> AsyncGenerator[list[ReplyEvent] | Waiting, None]:
+    """``steps`` within ``watch``'s limits, with ``Waiting`` while the first token is due.
+
+    Until then each step runs as a task, so a ``Waiting`` can be handed out while the read
+    goes on; after it, each step is awaited directly with its deadline. Either way no timer
+    is armed while this generator is suspended at a ``yield``.
+    """
+    async with aclosing(steps):
+        while True:
+            if watch.streaming:
+                batch = await watch.step(anext(steps, None))
+            else:
+                task = asyncio.ensure_future(anext(steps, None))
+                try:
+                    while (tick := await watch.wait(task)) is not None:
+                        yield tick
+                    batch = task.result()
+                finally:
+                    await _settle(task)
+            if batch is None:
+                return
+            if not watch.streaming and any(isinstance(event, _REPLY) for event in batch):
+                watch.first_token()
+            yield batch
+
+
+_REPLY = (TextDelta, ReasoningDelta, ToolCallDelta)
+
+
+async def _settle(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` unless it is done, and wait until it is, so the generator it was
+    advancing can be closed."""
+    if not task.done():
+        task.cancel()
+        await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: its error, if any, has been raised or superseded
 
 
 async def _error_body(response: httpx.Response) -> str:

@@ -28,6 +28,7 @@ __all__ = [
     "StreamEvent",
     "TextDelta",
     "ToolCallDelta",
+    "Waiting",
 ]
 
 # finish_reason values the OpenAI-compatible providers Cairn supports are known to send.
@@ -62,14 +63,22 @@ class Retrying:
 
 
 @dataclass(frozen=True)
+class Waiting:
+    """Still no reply, ``elapsed`` seconds after the request went out: a model (often a
+    local one) is reading the prompt. Only streams asked to report waiting yield it."""
+
+    elapsed: float
+
+
+@dataclass(frozen=True)
 class Finished:
     finish_reason: str
     usage: Usage | None
 
 
-# What a reply is made of; a stream adds how it is going (Retrying).
+# What a reply is made of; a stream adds how it is going (Retrying, Waiting).
 ReplyEvent = TextDelta | ReasoningDelta | ToolCallDelta | Finished
-StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Finished
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Waiting | Finished
 
 
 @dataclass
@@ -80,8 +89,8 @@ class _PendingCall:
 
 
 class ReplyAssembler:
-    """Accumulates deltas; tool-call fragments are joined by their ``index``. ``Retrying``
-    and ``Finished`` say nothing about the reply's content and are ignored."""
+    """Accumulates deltas; tool-call fragments are joined by their ``index``. ``Retrying``,
+    ``Waiting`` and ``Finished`` say nothing about the reply's content and are ignored."""
 
     def __init__(self, model_key: str) -> None:
         self.model_key = model_key
