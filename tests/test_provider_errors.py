@@ -1,11 +1,13 @@
 """What a person reads when a provider answers badly: HTML error pages, reset connections,
-long Retry-After waits, and never a key. Against the loopback provider over real HTTP."""
+long Retry-After waits, and never a key. Mostly against the loopback provider over real HTTP."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import httpx
 import pytest
@@ -16,6 +18,7 @@ from desktop.provider.errors import (
     ProviderConnectionError,
     ProviderError,
     ProviderStatusError,
+    RateLimited,
 )
 from desktop.provider.openai_compat import OpenAICompatClient, RetryPolicy
 from desktop.provider.stream import Finished, Retrying, StreamEvent, TextDelta
@@ -207,3 +210,67 @@ def test_html_is_recognized_by_its_start_too(status: int, content_type: str, wor
     assert words in str(error)
     assert_readable(str(error))
     assert "Oops" not in str(error)
+
+
+# -- Retry-After beyond what Cairn waits ---------------------------------------------------------
+
+
+def stream_with_sleeps(
+    base_url: str, retry: RetryPolicy
+) -> tuple[list[StreamEvent], ProviderError | None, list[float]]:
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    async def go() -> tuple[list[StreamEvent], ProviderError | None]:
+        events: list[StreamEvent] = []
+        async with httpx.AsyncClient() as http:
+            client = OpenAICompatClient(http, base_url, api_key=KEY, retry=retry, sleep=sleep)
+            try:
+                async for event in client.stream(BODY):
+                    events.append(event)
+            except ProviderError as exc:
+                return events, exc
+        return events, None
+
+    events, error = asyncio.run(go())
+    return events, error, slept
+
+
+def test_a_retry_after_beyond_the_cap_fails_at_once_and_names_the_wait(provider: LoopbackProvider) -> None:
+    provider.script(Reply(fault=Fault("rate_limit", retry_after=600)), Reply(text="too late"))
+    events, error, slept = stream_with_sleeps(provider.base_url, RetryPolicy())
+    assert isinstance(error, RateLimited)
+    assert error.retry_after == 600
+    assert "asked to wait 600 s (10 minutes); Cairn does not wait that long. Try again after that." in str(error)
+    assert "shortly" not in str(error)
+    assert (events, slept) == ([], [])
+    assert len(provider.requests) == 1
+
+
+def test_a_retry_after_within_the_cap_is_slept_then_retried(provider: LoopbackProvider) -> None:
+    provider.script(Reply(fault=Fault("rate_limit", retry_after=45)), Reply(text="after the wait"))
+    events, error, slept = stream_with_sleeps(provider.base_url, RetryPolicy())
+    assert error is None
+    assert slept == [45]
+    assert text(events) == "after the wait"
+    (retrying,) = [e for e in events if isinstance(e, Retrying)]
+    assert "It asked to wait 45 s." in retrying.reason
+
+
+def test_a_retry_after_date_counts_from_now() -> None:
+    later = format_datetime(datetime.now(UTC) + timedelta(hours=2), usegmt=True)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(429, headers={"retry-after": later}, json={"error": {"message": "Slow down"}})
+
+    async def go() -> ProviderError:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
+            client = OpenAICompatClient(http, "https://busy.test/v1", api_key=KEY)
+            with pytest.raises(RateLimited) as caught:
+                _ = [event async for event in client.stream(BODY)]
+            return caught.value
+
+    error = asyncio.run(go())
+    assert re.search(r"Slow down\) and asked to wait 7(199|200) s \(2 hours\); Cairn does not wait", str(error))

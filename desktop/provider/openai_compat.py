@@ -3,17 +3,23 @@
 Retries (with backoff, honouring Retry-After) happen only before the response head has
 arrived: on a refused or dropped connection, a connect timeout, a 429 or a 5xx. A reply
 that has started, or a first-token limit that ran out, is not retried: the person has
-already waited that long. Time limits (``limits.Timeouts``) are enforced here, with
-asyncio; httpx only bounds connecting. Cancelling the consuming task closes the stream.
+already waited that long. Nor is a 429 whose Retry-After is beyond
+``RetryPolicy.max_retry_after``: its error says how long the provider asked to wait.
+
+Time limits (``limits.Timeouts``) are enforced here, with asyncio; httpx only bounds
+connecting. Cancelling the consuming task closes the stream.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, Literal, overload
 
 import httpx
@@ -25,6 +31,7 @@ from desktop.provider.errors import (
     ProviderConnectionError,
     ProviderError,
     ProviderTimeout,
+    RateLimited,
     endpoint_label,
     human_seconds,
     status_error,
@@ -182,6 +189,10 @@ class OpenAICompatClient:
     def _worth_retrying(self, exc: ProviderError, attempt: int) -> bool:
         if not exc.retryable or attempt >= self._retry.attempts:
             return False
+        if isinstance(exc, RateLimited) and exc.retry_after is not None:
+            # Beyond the cap the message already says how long to wait; sleeping part of it
+            # and asking again would only fail later.
+            return exc.retry_after <= self._retry.max_retry_after
         # A reply that did not start within the first-token limit has kept the person
         # waiting long enough; sending the whole prompt again would double that silently.
         return not isinstance(exc, ProviderTimeout) or exc.limit == "connect"
@@ -219,7 +230,14 @@ class OpenAICompatClient:
             return response
         content_type = response.headers.get("content-type", "")
         body = await _error_body(response)
-        raise status_error(response.status_code, body, where, _retry_after(response), content_type=content_type)
+        raise status_error(
+            response.status_code,
+            body,
+            where,
+            _retry_after(response),
+            content_type=content_type,
+            max_wait=self._retry.max_retry_after,
+        )
 
     async def _read(self, response: httpx.Response) -> AsyncIterator[list[ReplyEvent]]:
         """The events of the reply, one batch per chunk (a chunk may hold none)."""
@@ -336,10 +354,18 @@ def _describe(response: httpx.Response, body: str = "") -> str:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
+    """Retry-After in seconds: a number, or an HTTP date from now."""
     value = response.headers.get("retry-after")
     if value is None:
         return None
     try:
         return max(float(value), 0.0)
     except ValueError:
-        return None  # an HTTP date: fall back to backoff
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None  # neither: fall back to backoff
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return float(max(math.ceil((when - datetime.now(UTC)).total_seconds()), 0))
