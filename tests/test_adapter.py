@@ -304,3 +304,18 @@ def test_bytes_that_are_not_utf8_become_replacement_characters() -> None:
     events = events_from([raw[:9], raw[9:]], content_type="text/event-stream; charset=latin-1")
     assert events[0] == TextDelta("o\ufffd\ufffdk")
     assert isinstance(events[-1], Finished)
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "message"),
+    [
+        ('{"choices": [{"index": 0, "message": 1, "finish_reason": "stop"}]}', MalformedResponse, "message that is"),
+        ('{"choices": [], "usage": {"prompt_tokens": 3}}', MalformedResponse, "holds no reply"),
+        ('{"choices": "none"}', MalformedResponse, "choices that is a string"),
+        ('{"error": {"message": "the model is overloaded", "code": 503}}', ProviderStatusError, "503 Service"),
+        ("[" * 100_000, MalformedResponse, "nested too deeply"),
+    ],
+)
+def test_a_whole_completion_of_the_wrong_shape(body: str, kind: type[Exception], message: str) -> None:
+    with pytest.raises(kind, match=message):
+        events_from([body.encode()], "application/json")

@@ -54,14 +54,15 @@ class Seam:
 
     def __init__(self) -> None:
         self.pieces: list[bytes] = []
+        self.content_type = "text/event-stream"
         self.runner = asyncio.Runner()
         self.http = httpx.AsyncClient(transport=httpx.MockTransport(self._answer))
 
     def _answer(self, request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Pieces(self.pieces))
+        return httpx.Response(200, headers={"content-type": self.content_type}, stream=_Pieces(self.pieces))
 
-    def run(self, pieces: list[bytes]) -> Outcome:
-        self.pieces = pieces
+    def run(self, pieces: list[bytes], content_type: str = "text/event-stream") -> Outcome:
+        self.pieces, self.content_type = pieces, content_type
         return self.runner.run(self._collect())
 
     async def _collect(self) -> Outcome:
@@ -387,3 +388,28 @@ def test_a_mutilated_stream_fails_only_with_a_provider_error(
     lines = [line.encode() for line in reply.lines()]
     raw = b"\n".join(mutate(lines, plan))
     assert_fails_cleanly_or_holds(seam.run(network(raw, cuts)))
+
+
+def completion(reply: Reply) -> dict[str, Any]:
+    """``reply`` as one non-streamed completion."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.reasoning:
+        message["reasoning_content"] = reply.reasoning
+    if reply.calls:
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, n, a in reply.calls
+        ]
+    choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if reply.calls else "stop"}
+    return {"id": "c1", "object": "chat.completion", "choices": [choice], "usage": {"prompt_tokens": 1}}
+
+
+@settings(FUZZ, max_examples=300)
+@given(reply=plain_replies, plan=mutations)
+def test_a_mangled_whole_completion_fails_only_with_a_provider_error(
+    seam: Seam, reply: Reply, plan: list[Mutation]
+) -> None:
+    body = json.dumps(completion(reply), ensure_ascii=reply.escape).encode()
+    # The same mutations, on the body as the one line of a stream.
+    mangled = b"".join(line.removeprefix(b"data: ") for line in mutate([b"data: " + body], plan))
+    assert_fails_cleanly_or_holds(seam.run([mangled], "application/json"))

@@ -127,13 +127,12 @@ class ReplyDecoder:
         return [*events, Finished(finish_reason=reason, usage=self._usage)]
 
     def _choice(self, choice: dict[str, Any]) -> list[ReplyEvent]:
-        delta = choice.get("delta")
-        if delta is None:
-            delta = choice.get("message")
+        field = "delta" if choice.get("delta") is not None else "message"
+        delta = choice.get(field)
         if delta is None:
             delta = {}
         if not isinstance(delta, dict):
-            raise _wrong("delta", delta, "an object")
+            raise _wrong(field, delta, "an object")
         events: list[ReplyEvent] = []
         reasoning = self._text("reasoning", _string(delta.get("reasoning_content"), "reasoning_content"))
         if reasoning:
