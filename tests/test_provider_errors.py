@@ -52,6 +52,11 @@ def stream(
     return asyncio.run(go())
 
 
+async def list_models(base_url: str, api_key: str | None) -> list[str]:
+    async with httpx.AsyncClient() as http:
+        return await OpenAICompatClient(http, base_url, api_key=api_key).list_models()
+
+
 def text(events: list[StreamEvent]) -> str:
     return "".join(e.text for e in events if isinstance(e, TextDelta))
 
@@ -145,6 +150,9 @@ def test_a_key_that_cannot_be_a_header_is_refused_before_sending_and_never_shown
         assert "The API key holds a character that cannot be sent" in str(error)
         assert "secret" not in str(error)
         assert not error.retryable
+        with pytest.raises(ProviderError, match="The API key holds a character") as caught:
+            asyncio.run(list_models(provider.base_url, key))
+        assert "secret" not in str(caught.value)
     assert provider.requests == []
     # Spaces around a pasted key are not part of it.
     _, error = stream(provider.base_url, api_key=f"  {KEY}\n")
@@ -171,6 +179,16 @@ def test_no_message_shows_credentials_from_the_base_url(fault: Fault) -> None:
     assert error is not None
     assert "url-secret" not in str(error)
     assert all("url-secret" not in e.reason for e in events if isinstance(e, Retrying))
+
+
+def test_a_base_url_that_is_no_url_is_refused_without_quoting_it() -> None:
+    for base in ("http://cairn:url-secret@[::1/v1", "http://cairn:url-secret@host:port/v1"):
+        _, error = stream(base, api_key=None)
+        assert error is not None
+        assert "base URL is not a valid URL" in str(error)
+        assert "url-secret" not in str(error)
+        with pytest.raises(ProviderError, match="base URL is not a valid URL"):
+            asyncio.run(list_models(base, None))
 
 
 def test_a_server_that_never_reports_usage() -> None:

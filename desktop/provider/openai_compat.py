@@ -114,7 +114,7 @@ class OpenAICompatClient:
 
         With ``report_waiting`` it also yields ``Waiting`` while the model has not started.
         """
-        request = self._request(body)
+        request = self._request("POST", "/chat/completions", timeout=self.timeouts.httpx(), body=body)
         attempt = 0
         while True:
             attempt += 1
@@ -139,13 +139,13 @@ class OpenAICompatClient:
 
     async def list_models(self) -> list[str]:
         """The model ids the endpoint's ``/models`` lists."""
-        url = f"{self.base_url}/models"
-        where = endpoint_label(url)
+        request = self._request("GET", "/models", timeout=DEFAULT_TIMEOUT)
+        where = endpoint_label(request.url)
         try:
-            response = await self._http.get(url, headers=self._headers, timeout=DEFAULT_TIMEOUT)
+            response = await self._http.send(request)
         except httpx.TimeoutException as exc:
             raise ProviderTimeout(f"{where} did not answer in time. Check the base URL and try again.") from exc
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:
             raise ProviderConnectionError(
                 f"Could not reach {where}: {transport_detail(exc)}. Check the base URL."
             ) from exc
@@ -163,28 +163,25 @@ class OpenAICompatClient:
 
     # -- one attempt -----------------------------------------------------------------------
 
-    def _request(self, body: bytes) -> httpx.Request:
+    def _request(self, method: str, path: str, *, timeout: httpx.Timeout, body: bytes | None = None) -> httpx.Request:
+        """The request, once its headers are known to be sendable: httpx and h11 would
+        otherwise quote an illegal header value, the key, in their error."""
         for name, value in self._headers.items():
             if not all(" " <= char <= "~" or char == "\t" for char in value):
                 what = "The API key" if name == "Authorization" else f"The {name} header"
-                # Never the value itself: it may be the key.
                 raise ProviderError(
                     f"{what} holds a character that cannot be sent over HTTP, such as a line break or a "
                     "non-ASCII letter. Enter it again in Settings."
                 )
-        headers = {**self._headers, "Content-Type": "application/json", "Accept": "text/event-stream"}
+        headers = self._headers
+        if body is not None:
+            headers = {**headers, "Content-Type": "application/json", "Accept": "text/event-stream"}
         try:
             return self._http.build_request(
-                "POST",
-                f"{self.base_url}/chat/completions",
-                content=body,
-                headers=headers,
-                timeout=self.timeouts.httpx(),
+                method, f"{self.base_url}{path}", content=body, headers=headers, timeout=timeout
             )
-        except httpx.InvalidURL as exc:
-            raise ProviderError(
-                f"The base URL {self.base_url!r} is not a valid URL ({exc}). Fix it in Settings."
-            ) from exc
+        except httpx.InvalidURL as exc:  # the URL itself stays out: it may hold a password
+            raise ProviderError(f"The account's base URL is not a valid URL ({exc}). Fix it in Settings.") from exc
 
     def _worth_retrying(self, exc: ProviderError, attempt: int) -> bool:
         if not exc.retryable or attempt >= self._retry.attempts:
@@ -218,7 +215,7 @@ class OpenAICompatClient:
                 "connect limit). Check the base URL and your connection.",
                 "connect",
             ) from exc
-        except httpx.ConnectError as exc:
+        except (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             raise ProviderConnectionError(
                 f"Could not reach {request.url.host}: {transport_detail(exc)}. Check the base URL and your connection."
             ) from exc
