@@ -214,3 +214,9 @@ def test_the_client_picks_its_limits_from_its_base_url() -> None:
     http = httpx.AsyncClient()
     assert OpenAICompatClient(http, "http://127.0.0.1:9/v1", api_key=None).timeouts == LOCAL
     assert OpenAICompatClient(http, "https://api.deepseek.com", api_key=None).timeouts == CLOUD
+
+
+@pytest.mark.parametrize("ticks", [(0.0, 5.0), (2.0, 0.0), (2.0, -1.0)])
+def test_waiting_ticks_must_be_positive(ticks: tuple[float, float]) -> None:
+    with pytest.raises(ValueError, match="waiting_ticks must be more than 0"):
+        OpenAICompatClient(httpx.AsyncClient(), "http://127.0.0.1:9/v1", api_key=None, waiting_ticks=ticks)

@@ -127,17 +127,18 @@ class ReplyWatch:
 
         At a limit, ``ProviderTimeout``; the task is left for the caller to cancel.
         """
-        deadline, limit = self._deadline()
-        wake = min(deadline, self._next_tick)
-        done, _ = await asyncio.wait({task}, timeout=max(wake - self._now(), 0.0))
-        if done:
-            return None
-        now = self._now()
-        if now >= deadline:
-            raise self._timeout(limit)
-        while self._next_tick <= now:
-            self._next_tick += self._every
-        return Waiting(elapsed=now - self.started)
+        while True:
+            deadline, limit = self._deadline()
+            done, _ = await asyncio.wait({task}, timeout=max(min(deadline, self._next_tick) - self._now(), 0.0))
+            if done:
+                return None
+            now = self._now()
+            if now >= deadline:
+                raise self._timeout(limit)
+            if now >= self._next_tick:  # else the loop woke a hair early: wait on
+                while self._next_tick <= now:
+                    self._next_tick += self._every
+                return Waiting(elapsed=now - self.started)
 
     async def step(self, awaitable: Awaitable[T]) -> T:
         """``awaitable``'s result, within the limit that applies now."""

@@ -98,6 +98,8 @@ class OpenAICompatClient:
             self._headers["Authorization"] = f"Bearer {api_key.strip()}"
         self._retry = retry
         self.timeouts = timeouts or timeouts_for(base_url)
+        if not min(waiting_ticks) > 0:
+            raise ValueError(f"waiting_ticks must be more than 0 seconds, not {waiting_ticks!r}")
         self._ticks = waiting_ticks
         self._sleep = sleep
 
