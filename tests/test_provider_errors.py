@@ -139,7 +139,8 @@ def test_a_connection_lost_mid_reply_says_how(provider: LoopbackProvider, kind: 
     assert re.search(r"broke off: the connection was (reset while reading|closed by the server)", str(error))
     assert str(error).endswith("Retry the reply.")
     assert_readable(str(error))
-    assert text(events) == "The first wo"
+    # A reset may take unread bytes with it; a clean close never does.
+    assert text(events) == "The first wo" if kind == "disconnect" else "The first wo".startswith(text(events))
     assert len(provider.requests) == 1  # the reply had started: no retry
 
 

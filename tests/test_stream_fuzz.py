@@ -223,7 +223,7 @@ def assert_reply_is_whole(outcome: Outcome, reply: Reply) -> None:
     assert (finished.usage is not None) == reply.usage
 
 
-@settings(FUZZ, max_examples=500)
+@settings(FUZZ, max_examples=300)
 @given(reply=replies, cuts=st.lists(st.integers(0, 10_000), max_size=6))
 def test_a_valid_stream_arrives_exactly(seam: Seam, reply: Reply, cuts: list[int]) -> None:
     raw = "\n".join(reply.lines()).encode()

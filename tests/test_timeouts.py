@@ -149,7 +149,7 @@ def test_waiting_events_come_while_the_model_reads_the_prompt(provider: Loopback
     assert all(isinstance(e, Waiting) for e in outcome.events[:first_text])
     elapsed = [w.elapsed for w in waits]
     assert elapsed == sorted(elapsed)
-    assert elapsed[0] == pytest.approx(0.1, abs=0.08)
+    assert 0.099 <= elapsed[0] < 0.3
     assert outcome.text == TEXT
     assert isinstance(outcome.events[-1], Finished)
     # Only a stream asked for them reports them; the assembler ignores them.
