@@ -6,6 +6,8 @@ import asyncio
 import pytest
 
 from desktop.events import TurnFailed
+from desktop.provider.limits import Timeouts
+from desktop.provider.openai_compat import OpenAICompatClient
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
@@ -149,13 +151,18 @@ def test_a_first_byte_slower_than_the_timeout_is_a_timeout(
     failures: list[TurnFailed] = []
 
     async def run() -> None:
-        async with chat_runtime(journal, route, KEY, timeout=0.2) as chat:
+        async with chat_runtime(journal, route, KEY) as chat:
+            # The adapter's own first-token limit applies, not the httpx client's timeout.
+            client = OpenAICompatClient(
+                chat.http, provider.base_url, api_key=KEY, retry=FAST_RETRY, timeouts=Timeouts(first_token=0.2)
+            )
+            chat.runtime.switch_route(route, client)
             assert not (await chat.runtime.send(session.id, "hi")).ok
             failures.extend(e for e in chat.events if isinstance(e, TurnFailed))
 
     asyncio.run(run())
     assert failures[0].kind == "ProviderTimeout"
-    assert "did not answer in time" in failures[0].message
+    assert "within 0.2 s (the first-token limit)" in failures[0].message
 
 
 def test_html_instead_of_a_stream(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:

@@ -1,46 +1,60 @@
 """The OpenAI-compatible adapter: one streamed chat completion over httpx and SSE.
 
-Retries (with backoff, honouring Retry-After) happen only before any of the reply has
-arrived: on a refused connection, a timeout waiting for the answer, a 429 or a 5xx. Once a
-reply streams, a failure is raised and what arrived stays with the caller. Cancelling the
-consuming task closes the stream.
+Retries (with backoff, honouring Retry-After) happen only before the response head has
+arrived: on a refused or dropped connection, a connect timeout, a 429 or a 5xx. A reply
+that has started, or a first-token limit that ran out, is not retried: the person has
+already waited that long. Nor is a 429 whose Retry-After is beyond
+``RetryPolicy.max_retry_after``: its error says how long the provider asked to wait.
+
+Time limits (``limits.Timeouts``) are enforced here, with asyncio; httpx only bounds
+connecting. Cancelling the consuming task closes the stream.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import math
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, Literal, overload
 
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from desktop.provider.decode import ReplyDecoder, completion_events
 from desktop.provider.errors import (
     MalformedResponse,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeout,
+    RateLimited,
+    endpoint_label,
+    human_seconds,
     status_error,
+    stream_error,
+    transport_detail,
 )
+from desktop.provider.limits import ReplyWatch, Timeouts, timeouts_for
 from desktop.provider.stream import (
-    FINISH_REASONS,
-    Finished,
     ReasoningDelta,
+    ReplyEvent,
     Retrying,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
+    Waiting,
 )
-from desktop.provider.usage import Usage
 
-__all__ = ["DEFAULT_TIMEOUT", "OpenAICompatClient", "RetryPolicy"]
+__all__ = ["DEFAULT_TIMEOUT", "WAITING_TICKS", "OpenAICompatClient", "RetryPolicy"]
 
-DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
+DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)  # for /models
 USER_AGENT = "Cairn/0.1"
-RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+ERROR_BODY_LIMIT = 64 * 1024
+WAITING_TICKS = (2.0, 5.0)  # the first Waiting after 2 s, then one every 5 s
 
 
 @dataclass(frozen=True)
@@ -58,7 +72,12 @@ class RetryPolicy:
 
 
 class OpenAICompatClient:
-    """Chat completions against one endpoint. The ``httpx.AsyncClient`` is passed in (a seam)."""
+    """Chat completions against one endpoint. The ``httpx.AsyncClient`` is passed in (a seam).
+
+    ``timeouts`` default to what suits ``base_url`` (``limits.timeouts_for``); ``waiting_ticks``
+    is when ``Waiting`` events come while the model has not started: after the first number
+    of seconds, then every second number.
+    """
 
     def __init__(
         self,
@@ -68,201 +87,284 @@ class OpenAICompatClient:
         api_key: str | None,
         headers: dict[str, str] | None = None,
         retry: RetryPolicy = RetryPolicy(),
+        timeouts: Timeouts | None = None,
+        waiting_ticks: tuple[float, float] = WAITING_TICKS,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._http = http
         self.base_url = base_url.rstrip("/")
         self._headers = {"User-Agent": USER_AGENT, **(headers or {})}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
+        if api_key and api_key.strip():
+            self._headers["Authorization"] = f"Bearer {api_key.strip()}"
         self._retry = retry
+        self.timeouts = timeouts or timeouts_for(base_url)
+        if not min(waiting_ticks) > 0:
+            raise ValueError(f"waiting_ticks must be more than 0 seconds, not {waiting_ticks!r}")
+        self._ticks = waiting_ticks
         self._sleep = sleep
 
-    async def stream(self, body: bytes) -> AsyncIterator[StreamEvent]:
-        """POST ``body`` (already serialized) and yield the reply's events."""
-        url = f"{self.base_url}/chat/completions"
-        headers = {**self._headers, "Content-Type": "application/json", "Accept": "text/event-stream"}
-        request = self._http.build_request("POST", url, content=body, headers=headers)
+    @overload
+    def stream(
+        self, body: bytes, *, report_waiting: Literal[False] = False
+    ) -> AsyncIterator[ReplyEvent | Retrying]: ...
+
+    @overload
+    def stream(self, body: bytes, *, report_waiting: Literal[True]) -> AsyncIterator[StreamEvent]: ...
+
+    async def stream(self, body: bytes, *, report_waiting: bool = False) -> AsyncIterator[StreamEvent]:
+        """POST ``body`` (already serialized) and yield the reply's events.
+
+        With ``report_waiting`` it also yields ``Waiting`` while the model has not started.
+        """
+        request = self._request("POST", "/chat/completions", timeout=self.timeouts.httpx(), body=body)
         attempt = 0
         while True:
             attempt += 1
+            watch = ReplyWatch(self.timeouts, endpoint_label(request.url), self._ticks if report_waiting else None)
+            answered = False
             try:
-                response = await self._send(request)
+                async with aclosing(_paced(self._attempt(request), watch)) as steps:
+                    async for step in steps:
+                        if isinstance(step, Waiting):
+                            yield step
+                            continue
+                        answered = True
+                        for event in step:
+                            yield event
+                return
             except ProviderError as exc:
-                if not exc.retryable or attempt >= self._retry.attempts:
+                if answered or not self._worth_retrying(exc, attempt):
                     raise
                 delay = self._retry.delay(attempt, getattr(exc, "retry_after", None))
                 yield Retrying(attempt=attempt, delay=delay, reason=str(exc))
                 await self._sleep(delay)
-                continue
-            break
-        try:
-            async for event in self._read(response):
-                yield event
-        finally:
-            await response.aclose()
 
     async def list_models(self) -> list[str]:
         """The model ids the endpoint's ``/models`` lists."""
-        url = f"{self.base_url}/models"
+        request = self._request("GET", "/models", timeout=DEFAULT_TIMEOUT)
+        where = endpoint_label(request.url)
         try:
-            response = await self._http.get(url, headers=self._headers, timeout=DEFAULT_TIMEOUT)
+            response = await self._http.send(request)
         except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"{url} did not answer in time.") from exc
-        except httpx.TransportError as exc:
-            raise ProviderConnectionError(f"Could not reach {url} ({exc}). Check the base URL.") from exc
+            raise ProviderTimeout(f"{where} did not answer in time. Check the base URL and try again.") from exc
+        except httpx.RequestError as exc:
+            raise ProviderConnectionError(
+                f"Could not reach {where}: {transport_detail(exc)}. Check the base URL."
+            ) from exc
+        content_type = response.headers.get("content-type", "")
         if response.status_code != 200:
-            raise status_error(response.status_code, response.text, url)
+            raise status_error(response.status_code, response.text, where, content_type=content_type)
         try:
             data = response.json()["data"]
             return sorted(str(item["id"]) for item in data)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, RecursionError, KeyError, TypeError) as exc:
             raise MalformedResponse(
-                f"{url} did not answer with a model list ({_describe(response)}). Check the base URL; "
-                "OpenAI-compatible endpoints usually end in /v1."
+                f"{where} did not answer with a model list ({_describe(response, response.text)}). Check the base "
+                "URL; OpenAI-compatible endpoints usually end in /v1."
             ) from exc
 
     # -- one attempt -----------------------------------------------------------------------
 
+    def _request(self, method: str, path: str, *, timeout: httpx.Timeout, body: bytes | None = None) -> httpx.Request:
+        """The request, once its headers are known to be sendable: httpx and h11 would
+        otherwise quote an illegal header value, the key, in their error."""
+        for name, value in self._headers.items():
+            if not all(" " <= char <= "~" or char == "\t" for char in value):
+                what = "The API key" if name == "Authorization" else f"The {name} header"
+                raise ProviderError(
+                    f"{what} holds a character that cannot be sent over HTTP, such as a line break or a "
+                    "non-ASCII letter. Enter it again in Settings."
+                )
+        headers = self._headers
+        if body is not None:
+            headers = {**headers, "Content-Type": "application/json", "Accept": "text/event-stream"}
+        try:
+            return self._http.build_request(
+                method, f"{self.base_url}{path}", content=body, headers=headers, timeout=timeout
+            )
+        except httpx.InvalidURL as exc:  # the URL itself stays out: it may hold a password
+            raise ProviderError(f"The account's base URL is not a valid URL ({exc}). Fix it in Settings.") from exc
+
+    def _worth_retrying(self, exc: ProviderError, attempt: int) -> bool:
+        if not exc.retryable or attempt >= self._retry.attempts:
+            return False
+        if isinstance(exc, RateLimited) and exc.retry_after is not None:
+            # Beyond the cap the message already says how long to wait; sleeping part of it
+            # and asking again would only fail later.
+            return exc.retry_after <= self._retry.max_retry_after
+        # A reply that did not start within the first-token limit has kept the person
+        # waiting long enough; sending the whole prompt again would double that silently.
+        return not isinstance(exc, ProviderTimeout) or exc.limit == "connect"
+
+    async def _attempt(self, request: httpx.Request) -> AsyncGenerator[list[ReplyEvent], None]:
+        """One request: an empty batch once the response head is in, then the events of each chunk."""
+        response = await self._send(request)
+        try:
+            yield []
+            async for batch in self._read(response):
+                yield batch
+        finally:
+            await response.aclose()
+
     async def _send(self, request: httpx.Request) -> httpx.Response:
-        """Send and wait for the response head; retryable statuses become errors."""
+        """Send and wait for the response head; error statuses become errors."""
+        where = endpoint_label(request.url)
         try:
             response = await self._http.send(request, stream=True)
         except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"{request.url} did not answer in time. Try again.") from exc
+            raise ProviderTimeout(
+                f"Could not connect to {request.url.host} within {human_seconds(self.timeouts.connect)} (the "
+                "connect limit). Check the base URL and your connection.",
+                "connect",
+            ) from exc
+        except (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
+            raise ProviderConnectionError(
+                f"Could not reach {request.url.host}: {transport_detail(exc)}. Check the base URL and your connection."
+            ) from exc
         except httpx.TransportError as exc:
             raise ProviderConnectionError(
-                f"Could not reach {request.url.host} ({type(exc).__name__}: {exc}). "
-                "Check the base URL and your connection."
+                f"{request.url.host} hung up before answering: {transport_detail(exc)}. Try again."
             ) from exc
         if response.status_code == 200:
             return response
-        try:
-            body = (await response.aread()).decode("utf-8", "replace")
-        except httpx.HTTPError:
-            body = ""
-        finally:
-            await response.aclose()
-        raise status_error(response.status_code, body, str(request.url), _retry_after(response))
+        content_type = response.headers.get("content-type", "")
+        body = await _error_body(response)
+        raise status_error(
+            response.status_code,
+            body,
+            where,
+            _retry_after(response),
+            content_type=content_type,
+            max_wait=self._retry.max_retry_after,
+        )
 
-    async def _read(self, response: httpx.Response) -> AsyncIterator[StreamEvent]:
+    async def _read(self, response: httpx.Response) -> AsyncIterator[list[ReplyEvent]]:
+        """The events of the reply, one batch per chunk (a chunk may hold none)."""
+        where = endpoint_label(response.url)
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if content_type == "application/json":
-            body = await self._read_body(response)
-            for event in _events_from_completion(body, str(response.url)):
-                yield event
+            yield completion_events(await self._read_body(response), where)
             return
         if content_type != "text/event-stream":
-            await self._read_body(response)
+            body = await self._read_body(response)
             raise MalformedResponse(
-                f"{response.url} answered with {_describe(response)} instead of an event stream. "
+                f"{where} answered with {_describe(response, body)} instead of an event stream. "
                 "Check the account's base URL; OpenAI-compatible endpoints usually end in /v1."
             )
-        usage: Usage | None = None
-        finish: str | None = None
-        async for chunk in _sse_chunks(response):
-            if isinstance(chunk.get("usage"), dict):
-                usage = Usage.from_payload(chunk["usage"])
-            for event in _chunk_events(chunk):
-                if isinstance(event, Finished):
-                    finish = event.finish_reason
-                else:
-                    yield event
-        if finish is None:
-            raise MalformedResponse("The reply stream ended before the reply was complete; what arrived is kept.")
-        yield Finished(finish_reason=finish, usage=usage)
+        decoder = ReplyDecoder(where)
+        async for data in _sse_data(response):
+            yield decoder.feed_data(data)
+        yield decoder.finish()
 
     async def _read_body(self, response: httpx.Response) -> str:
         try:
             return (await response.aread()).decode("utf-8", "replace")
         except httpx.HTTPError as exc:
-            raise MalformedResponse(f"The response from {response.url} broke off ({exc}).") from exc
+            where = endpoint_label(response.url)
+            raise MalformedResponse(
+                f"The response from {where} broke off: {transport_detail(exc)}. Retry the reply."
+            ) from exc
 
 
-async def _sse_chunks(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-    """The stream's JSON chunks up to ``[DONE]``; transport failures become provider errors."""
+async def _paced(
+    steps: AsyncGenerator[list[ReplyEvent], None], watch: ReplyWatch
+) -> AsyncGenerator[list[ReplyEvent] | Waiting, None]:
+    """``steps`` within ``watch``'s limits, with ``Waiting`` while the first token is due.
+
+    Until then each step runs as a task, so a ``Waiting`` can be handed out while the read
+    goes on; after it, each step is awaited directly with its deadline. Either way no timer
+    is armed while this generator is suspended at a ``yield``.
+    """
+    async with aclosing(steps):
+        while True:
+            if watch.streaming:
+                batch = await watch.step(anext(steps, None))
+            else:
+                task = asyncio.ensure_future(anext(steps, None))
+                try:
+                    while (tick := await watch.wait(task)) is not None:
+                        yield tick
+                    batch = task.result()
+                finally:
+                    await _settle(task)
+            if batch is None:
+                return
+            if not watch.streaming and any(isinstance(event, _REPLY) for event in batch):
+                watch.first_token()
+            yield batch
+
+
+_REPLY = (TextDelta, ReasoningDelta, ToolCallDelta)
+
+
+async def _settle(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` unless it is done, and wait until it is, so the generator it was
+    advancing can be closed."""
+    if not task.done():
+        task.cancel()
+        await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: its error, if any, has been raised or superseded
+
+
+async def _error_body(response: httpx.Response) -> str:
+    """The start of an error answer's body, enough to say what went wrong; the rest is dropped."""
+    body = bytearray()
+    try:
+        async for piece in response.aiter_bytes():
+            body += piece
+            if len(body) >= ERROR_BODY_LIMIT:
+                break
+    except httpx.HTTPError:
+        pass  # what came before the break still says something
+    finally:
+        await response.aclose()
+    return body[:ERROR_BODY_LIMIT].decode("utf-8", "replace")
+
+
+async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
+    """The ``data`` of each event up to ``[DONE]``; transport failures become provider errors."""
+    # The SSE standard says UTF-8 whatever the charset: bytes that are not become U+FFFD,
+    # and a leading byte-order mark is dropped.
+    response.encoding = "utf-8-sig"
+    where = endpoint_label(response.url)
     try:
         async for sse in EventSource(response).aiter_sse():
             data = sse.data.strip()
+            if sse.event == "error":
+                raise stream_error(data, where)
             if data == "[DONE]":
                 return
-            if not data:
-                continue
-            chunk = _json_chunk(data)
-            if "error" in chunk:
-                raise status_error(200, data, str(response.url))
-            yield chunk
-    except httpx.TimeoutException as exc:
-        raise ProviderTimeout("The provider stopped sending mid-reply; what arrived is kept.") from exc
-    except (httpx.TransportError, SSEError) as exc:
-        raise MalformedResponse(f"The reply stream broke off ({exc}); what arrived is kept.") from exc
+            if data:
+                yield data
+    except (httpx.TransportError, httpx.DecodingError) as exc:
+        raise MalformedResponse(
+            f"The reply stream from {where} broke off: {transport_detail(exc)}. Retry the reply."
+        ) from exc
+    except SSEError as exc:
+        raise MalformedResponse(f"The reply from {where} is not an event stream ({exc}). Retry the reply.") from exc
 
 
-def _describe(response: httpx.Response) -> str:
+def _describe(response: httpx.Response, body: str = "") -> str:
     kind = response.headers.get("content-type", "no content type").partition(";")[0]
-    return "an HTML page" if "html" in kind else f"status {response.status_code}, {kind}"
+    if "html" in kind or body.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
+        return "an HTML page"
+    return f"status {response.status_code}, {kind}"
 
 
 def _retry_after(response: httpx.Response) -> float | None:
+    """Retry-After in seconds: a number, or an HTTP date from now."""
     value = response.headers.get("retry-after")
     if value is None:
         return None
     try:
         return max(float(value), 0.0)
     except ValueError:
-        return None  # an HTTP date: fall back to backoff
-
-
-def _json_chunk(data: str) -> dict[str, Any]:
+        pass
     try:
-        chunk = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise MalformedResponse(f"The provider sent a chunk that is not valid JSON ({exc.msg}).") from exc
-    if not isinstance(chunk, dict):
-        raise MalformedResponse("The provider sent a chunk that is not a JSON object.")
-    return chunk
-
-
-def _chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
-    events: list[StreamEvent] = []
-    for choice in chunk.get("choices") or []:
-        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-            continue
-        delta = choice.get("delta") or choice.get("message") or {}
-        if isinstance(delta.get("reasoning_content"), str) and delta["reasoning_content"]:
-            events.append(ReasoningDelta(delta["reasoning_content"]))
-        if isinstance(delta.get("content"), str) and delta["content"]:
-            events.append(TextDelta(delta["content"]))
-        for position, call in enumerate(delta.get("tool_calls") or []):
-            function = call.get("function") or {}
-            arguments = function.get("arguments")
-            events.append(
-                ToolCallDelta(
-                    index=int(call.get("index", position)),
-                    call_id=call.get("id"),
-                    name=function.get("name"),
-                    arguments=arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
-                )
-            )
-        reason = choice.get("finish_reason")
-        if reason is not None:
-            if reason not in FINISH_REASONS:
-                raise MalformedResponse(
-                    f"The provider ended the reply with an unknown finish reason {reason!r}; what arrived is kept."
-                )
-            events.append(Finished(finish_reason=reason, usage=None))
-    return events
-
-
-def _events_from_completion(body: str, url: str) -> list[StreamEvent]:
-    """A whole (non-streamed) completion, as the same events a stream would give."""
-    chunk = _json_chunk(body)
-    if "error" in chunk:
-        raise status_error(200, body, url)
-    if not chunk.get("choices"):
-        raise MalformedResponse(f"{url} answered with JSON that holds no reply.")
-    events = _chunk_events(chunk)
-    finish = next((e for e in events if isinstance(e, Finished)), None)
-    usage = Usage.from_payload(chunk["usage"]) if isinstance(chunk.get("usage"), dict) else None
-    body_events = [e for e in events if not isinstance(e, Finished)]
-    return [*body_events, Finished(finish_reason=finish.finish_reason if finish else "stop", usage=usage)]
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None  # neither: fall back to backoff
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return float(max(math.ceil((when - datetime.now(UTC)).total_seconds()), 0))

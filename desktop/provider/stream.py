@@ -8,8 +8,11 @@ be saved as far as it got.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import ValidationError
 
 from desktop.context import Part, ReasoningPart, TextPart, ToolCallPart
 from desktop.provider.errors import MalformedResponse
@@ -20,10 +23,12 @@ __all__ = [
     "Finished",
     "ReasoningDelta",
     "ReplyAssembler",
+    "ReplyEvent",
     "Retrying",
     "StreamEvent",
     "TextDelta",
     "ToolCallDelta",
+    "Waiting",
 ]
 
 # finish_reason values the OpenAI-compatible providers Cairn supports are known to send.
@@ -58,12 +63,22 @@ class Retrying:
 
 
 @dataclass(frozen=True)
+class Waiting:
+    """Still no reply, ``elapsed`` seconds after the request went out: a model (often a
+    local one) is reading the prompt. Only streams asked to report waiting yield it."""
+
+    elapsed: float
+
+
+@dataclass(frozen=True)
 class Finished:
     finish_reason: str
     usage: Usage | None
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Finished
+# What a reply is made of; a stream adds how it is going (Retrying, Waiting).
+ReplyEvent = TextDelta | ReasoningDelta | ToolCallDelta | Finished
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Waiting | Finished
 
 
 @dataclass
@@ -74,7 +89,8 @@ class _PendingCall:
 
 
 class ReplyAssembler:
-    """Accumulates deltas; tool-call fragments are joined by their ``index``."""
+    """Accumulates deltas; tool-call fragments are joined by their ``index``. ``Retrying``,
+    ``Waiting`` and ``Finished`` say nothing about the reply's content and are ignored."""
 
     def __init__(self, model_key: str) -> None:
         self.model_key = model_key
@@ -111,25 +127,55 @@ class ReplyAssembler:
         for index in sorted(self._calls):
             call = self._calls[index]
             try:
-                arguments = _arguments(call)
+                parts.append(_tool_call(call))
             except MalformedResponse:
                 if complete:
                     raise
-                continue
-            parts.append(ToolCallPart(call_id=call.call_id, name=call.name, arguments=arguments))
         return parts
 
 
-def _arguments(call: _PendingCall) -> dict[str, Any]:
-    text = "".join(call.arguments).strip() or "{}"
+# One escape in JSON text: an escaped backslash (consumed whole, so a backslash written as
+# text before "ud800" is left alone), a high surrogate with or without its low half, or a
+# low surrogate alone.
+_ESCAPE = re.compile(r"\\\\|\\u(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|\\ud[c-f][0-9a-f]{2}", re.IGNORECASE)
+
+
+def _tool_call(call: _PendingCall) -> ToolCallPart:
     if not call.call_id or not call.name:
-        raise MalformedResponse("The model sent a tool call without an id or a name.")
+        raise MalformedResponse("The model sent a tool call without an id or a name. Retry the reply.")
+    text = "".join(call.arguments).strip() or "{}"
+    if "\\u" in text:
+        # json.loads turns an escaped lone surrogate into a string no UTF-8 journal can hold.
+        text = _ESCAPE.sub(_pair_or_replacement, text)
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise MalformedResponse(
             f"The model called {call.name} with arguments that are not valid JSON ({exc.msg}). Retry the reply."
         ) from exc
+    except (ValueError, RecursionError) as exc:
+        raise MalformedResponse(
+            f"The model called {call.name} with arguments Cairn cannot read (too deeply nested, NaN, "
+            "or a number too long). Retry the reply."
+        ) from exc
     if not isinstance(value, dict):
-        raise MalformedResponse(f"The model called {call.name} with arguments that are not a JSON object.")
-    return value
+        raise MalformedResponse(
+            f"The model called {call.name} with arguments that are not a JSON object. Retry the reply."
+        )
+    try:
+        return ToolCallPart(call_id=call.call_id, name=call.name, arguments=value)
+    except ValidationError as exc:  # nested deeper than a journal row may be
+        raise MalformedResponse(
+            f"The model called {call.name} with arguments nested too deeply to keep. Retry the reply."
+        ) from exc
+
+
+def _pair_or_replacement(match: re.Match[str]) -> str:
+    whole = match.group(0)
+    if whole == "\\\\" or match.group(2):
+        return whole
+    return "\\ufffd"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")

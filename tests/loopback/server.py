@@ -11,11 +11,13 @@ import contextlib
 import json
 import re
 import socket
+import struct
 import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -44,6 +46,7 @@ class LoopbackProvider:
         context_window: int | None = None,
         models: tuple[str, ...] = ("loopback-chat", "loopback-reasoner"),
         models_as_html: bool = False,
+        stream_usage: bool = True,
     ) -> None:
         self.api_key = api_key
         self.cache = PrefixCache(cache_unit)
@@ -52,6 +55,8 @@ class LoopbackProvider:
         self.context_window = context_window
         self.models = models
         self.models_as_html = models_as_html  # a web server's page where the API should be
+        # False: no usage, even when stream_options.include_usage asks (llama.cpp's Python server)
+        self.stream_usage = stream_usage
         self._state = _State()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -66,7 +71,10 @@ class LoopbackProvider:
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-provider", daemon=True)
+        # A short poll interval: stop() waits for one, and every test stops a provider.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="loopback-provider", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -292,6 +300,16 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault.kind == "html":
             page = b"<!DOCTYPE html><html><head><title>Welcome</title></head><body>It works!</body></html>"
             self._send(200, page, "text/html; charset=utf-8")
+        elif fault.kind == "html_error":
+            record.status = fault.status
+            title = f"{fault.status} {HTTPStatus(fault.status).phrase}"
+            page = (
+                f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n<center><h1>{title}</h1></center>\r\n"
+                "<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n"
+            )
+            self._send(fault.status, page.encode(), "text/html")
+        elif fault.kind == "reset_before":
+            self._reset()
         elif fault.kind == "slow_first_byte":
             time.sleep(fault.seconds)
             return False
@@ -332,14 +350,15 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.fault is not None and reply.fault.kind == "error_body":
             self._send(200, _error("The upstream provider failed.", "upstream_error", "502"))
             return
-        payload = {
+        payload: dict[str, Any] = {
             "id": f"chatcmpl-{n}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model"),
             "choices": [{"index": 0, "message": message, "finish_reason": self._finish(reply)}],
-            "usage": usage,
         }
+        if self.owner.stream_usage:
+            payload["usage"] = usage
         self._send(200, json.dumps(payload).encode())
 
     def _stream(self, n: int, body: dict[str, Any], reply: Reply, usage: dict[str, Any]) -> None:
@@ -370,7 +389,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "error_body":
             events = [events[0], json.dumps({"error": {"message": "The upstream provider failed.", "code": 502}})]
         events.append(delta({}, self._finish(reply)))
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if self.owner.stream_usage and (body.get("stream_options") or {}).get("include_usage"):
             events.append({**base, "choices": [], "usage": usage})
         events.append("[DONE]")
 
@@ -378,6 +397,14 @@ class _Handler(BaseHTTPRequestHandler):
             if fault is not None and position == fault.after_chunks:
                 if fault.kind == "disconnect":
                     self._cut()
+                    return
+                if fault.kind == "reset_during":
+                    self._reset()
+                    return
+                if fault.kind == "stall":
+                    time.sleep(fault.seconds)
+                if fault.kind == "trickle":
+                    self._trickle(events[position:], fault.seconds)
                     return
                 if fault.kind == "malformed_chunk":
                     self._chunk(b"data: {this is not json}\n\n")
@@ -388,6 +415,24 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(reply.chunk_delay)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _trickle(self, events: list[dict[str, Any] | str], pause: float) -> None:
+        """Send ``events`` one byte at a time, ``pause`` seconds apart, until done or the
+        client hangs up."""
+        rest = b"".join(f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n".encode() for e in events)
+        for byte in rest:
+            self._chunk(bytes([byte]))
+            time.sleep(pause)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _reset(self) -> None:
+        """Reset the connection (RST, not a clean close), as a crashed proxy would."""
+        self.wfile.flush()
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
 
     def _cut(self) -> None:
         """Drop the connection mid-body, as a crashed upstream would."""
