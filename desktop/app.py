@@ -210,7 +210,7 @@ class CairnApp:
         except asyncio.CancelledError:
             if session_id not in self._stopped:
                 raise  # the app itself is closing
-            return TurnOutcome(False, (), Usage(), None, "Stopped; what arrived is kept.")
+            return TurnOutcome(False, (), Usage(), None, "Stopped.")
         finally:
             self._running.pop(session_id, None)
             self._stopped.discard(session_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from desktop.provider.stream import ReasoningDelta, Retrying, TextDelta, ToolCallDelta
+from desktop.provider.stream import ReasoningDelta, Retrying, TextDelta, ToolCallDelta, Waiting
 from desktop.provider.usage import Usage
 from host.transcript import TranscriptRow
 
@@ -22,6 +22,7 @@ __all__ = [
     "TurnCancelled",
     "TurnFailed",
     "UserCommitted",
+    "Waiting",
 ]
 
 
@@ -103,6 +104,7 @@ RuntimeEvent = (
     | ReasoningDelta
     | ToolCallDelta
     | Retrying
+    | Waiting
     | AssistantCommitted
     | ToolResultCommitted
     | TurnFailed

@@ -14,13 +14,21 @@ from collections.abc import Callable
 from desktop.projection import ProjectedRequest
 from desktop.provider.errors import MalformedResponse
 from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.provider.stream import Finished, ReasoningDelta, ReplyAssembler, Retrying, TextDelta, ToolCallDelta
+from desktop.provider.stream import (
+    Finished,
+    ReasoningDelta,
+    ReplyAssembler,
+    Retrying,
+    TextDelta,
+    ToolCallDelta,
+    Waiting,
+)
 from desktop.redaction import Redactor
 from host.content import Part, ReasoningPart, TextPart, ToolCallPart
 
 __all__ = ["Shown", "redacted_parts", "stream_reply"]
 
-Shown = TextDelta | ReasoningDelta | ToolCallDelta | Retrying  # what a reply shows while it streams
+Shown = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Waiting  # what a reply shows while it streams
 
 
 async def stream_reply(
@@ -35,13 +43,13 @@ async def stream_reply(
     text, reasoning = redactor.stream(), redactor.stream()
 
     def deliver(event: Shown) -> None:
-        if not isinstance(event, Retrying):
+        if not isinstance(event, Retrying | Waiting):
             assembler.add(event)
         emit(event)
 
     finished: Finished | None = None
     try:
-        async for event in client.stream(request.body_bytes):
+        async for event in client.stream(request.body_bytes, report_waiting=True):
             if isinstance(event, Finished):
                 finished = event
             elif isinstance(event, TextDelta):

@@ -338,6 +338,8 @@ class ChatRuntime:
 
     def _fail(self, session_id: str, error: ProviderError, partial: TranscriptRow | None) -> None:
         message = self.redactor.redact(str(error))  # an error page may quote the key back
+        if partial is not None:
+            message += " What arrived is kept."
         content = ErrorContent(error=ErrorRecord(kind=error.kind, message=message, retryable=error.retryable))
         try:
             error_row: TranscriptRow | None = self.writer.append(session_id, "assistant", content, hidden=True)

@@ -23,6 +23,7 @@ from desktop.catalog.modelsdev import ModelsDevCatalog, load_models_dev
 from desktop.catalog.transport import TransportCatalog, load_transport_catalog
 from desktop.context_engine import ContextEngine
 from desktop.events import RuntimeEvent
+from desktop.provider.limits import timeouts_for
 from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
 from desktop.redaction import RedactingFilter, Redactor
 from desktop.routes import ResolvedRoute, resolve_route
@@ -179,8 +180,16 @@ class Services:
             await self._http.aclose()
             self._http = None
 
-    def client(self, route: ResolvedRoute, api_key: str | None) -> OpenAICompatClient:
-        return OpenAICompatClient(self.http(), route.actual.base_url, api_key=api_key, headers=route.headers)
+    def client(self, route: ResolvedRoute, api_key: str | None, first_token: float | None = None) -> OpenAICompatClient:
+        """A client for ``route`` whose time limits fit it: a local server gets minutes to read a
+        long prompt; ``first_token`` (seconds, the account's setting) overrides that wait."""
+        return OpenAICompatClient(
+            self.http(),
+            route.actual.base_url,
+            api_key=api_key,
+            headers=route.headers,
+            timeouts=timeouts_for(route.actual.base_url, first_token),
+        )
 
     def runtime(
         self,
@@ -188,13 +197,15 @@ class Services:
         api_key: str | None,
         system: Callable[[], SystemState],
         on_event: Callable[[RuntimeEvent], None],
+        *,
+        first_token: float | None = None,
     ) -> ChatRuntime:
         """A runtime for one turn on ``route``. Runtimes are cheap and hold nothing between
         turns, so a changed tool schema or key always reaches the next request."""
         return ChatRuntime(
             self.journal,
             route,
-            self.client(route, api_key),
+            self.client(route, api_key, first_token),
             engine=self.engine,
             system=system,
             gate=self.gate,

@@ -131,7 +131,7 @@ class SkillStore:
             if not folder.is_dir() and not folder.is_symlink():
                 return None, None
             return self._check(source, root, folder)
-        except Exception as exc:  # one hostile folder never stops the scan
+        except Exception as exc:  # noqa: BLE001 - one hostile folder never stops the scan
             return None, f"it could not be read ({type(exc).__name__})"
 
     def _check(self, source: Source, root: Path, folder: Path) -> tuple[Skill | None, str | None]:
@@ -201,7 +201,7 @@ def _read_regular_file(path: Path) -> bytes:
 def _parse_file(path: Path, stamp: tuple[int, int]) -> _Parsed:
     try:
         return _parse_checked(path, stamp)
-    except Exception as exc:  # hostile input: whatever one file does, it only invalidates its skill
+    except Exception as exc:  # noqa: BLE001 - hostile input: one file only ever invalidates its own skill
         return _Parsed(stamp, None, "", f"{SKILL_FILE} could not be read ({type(exc).__name__})")
 
 

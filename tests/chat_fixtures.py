@@ -45,10 +45,8 @@ def make_client(http: httpx.AsyncClient, route: ResolvedRoute, api_key: str | No
 
 
 @asynccontextmanager
-async def chat_runtime(
-    journal: Journal, route: ResolvedRoute, api_key: str | None = None, timeout: float = 10.0
-) -> AsyncIterator[Chat]:
-    async with httpx.AsyncClient(timeout=timeout) as http:
+async def chat_runtime(journal: Journal, route: ResolvedRoute, api_key: str | None = None) -> AsyncIterator[Chat]:
+    async with httpx.AsyncClient(timeout=10.0) as http:
         events: list[RuntimeEvent] = []
         runtime = ChatRuntime(journal, route, make_client(http, route, api_key), on_event=events.append)
         yield Chat(runtime, http, events)

@@ -9,6 +9,7 @@ from pathlib import Path
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
+from host.usage import UsageLedger
 from tests.loopback import Fault, LoopbackProvider, Reply
 
 REPO = Path(__file__).resolve().parents[1]
@@ -151,3 +152,21 @@ def test_account_options_from_the_command_line_reach_the_request(cairn_paths: Ca
         assert "max_tokens" not in body
         assert body["messages"][0]["role"] == "system"
         assert [t["function"]["name"] for t in body["tools"]] == ["load_skill"]
+
+
+def test_a_server_without_streamed_usage_is_reported_as_such(cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider(api_key=KEY, stream_usage=False) as provider:
+        cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
+        provider.script(Reply(text="Hello there.", fault=Fault("stall", after_chunks=1, seconds=2.6)))
+        done = cairn("chat", "hello")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Hello there."
+    assert "[the model is reading the prompt… 2 s]" in done.stderr
+    assert "[usage not reported · session" in done.stderr
+    assert "total cost unknown (1 request without usage)]" in done.stderr
+    assert "0 prompt tokens" not in done.stderr
+    with Journal.open(cairn_paths.journal) as journal:
+        session_id = journal.sessions()[0].id
+        (usage,) = UsageLedger(journal).requests(session_id)
+    assert usage.prompt_tokens is None
+    assert not usage.reported

@@ -316,3 +316,35 @@ def test_a_reply_cut_off_at_the_length_limit_says_so_and_continues(
         qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 4 and idle(w), timeout=WAIT)
         assert w.chat.model_rows().messages[2].text == CONTINUE
         assert w.chat.model_rows().messages[3].text == "answer."
+
+
+def test_a_local_server_without_streamed_usage_says_usage_not_reported(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    """llama.cpp's Python server and others send no usage in a stream: the status bar and the
+    inspector say so, and the chat's cost is unknown rather than $0."""
+    with LoopbackProvider(stream_usage=False) as local:
+        add_loopback_account(cairn_paths, local)
+        local.script(Reply(text="Reading…", fault=Fault("stall", after_chunks=1, seconds=2.6)), Reply(text="Two."))
+        with running_cairn(cairn_paths) as run:
+            w = run.window
+            w.inspector.show()
+            type_and_send(qtbot, w, "one")
+            # While the model reads the prompt, the reply says so.
+            from ui.messages import message_html
+
+            def reading() -> bool:
+                stream = w.controller.streaming.get(w.session_id or "")
+                if stream is None or stream.waited is None:
+                    return False
+                html, _ = message_html(stream, dark=False, last_user=False, last_answer=True)
+                return "the model is reading the prompt… 2 s" in html
+
+            qtbot.waitUntil(reading, timeout=WAIT)
+            qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 2 and idle(w), timeout=WAIT)
+            qtbot.waitUntil(lambda: "usage not reported" in w.usage_label.text(), timeout=WAIT)
+            assert "cost unknown (1 request without usage)" in w.usage_label.text()
+            assert "$0" not in w.usage_label.text()
+            type_and_send(qtbot, w, "two")
+            qtbot.waitUntil(lambda: "2 requests" in w.usage_label.text(), timeout=WAIT)
+            assert "cost unknown (2 requests without usage)" in w.usage_label.text()
+            assert w.inspector.list.count() == 2
+            assert "usage not reported" in w.inspector.list.item(1).text()

@@ -23,6 +23,7 @@ from desktop.events import (
     TurnCancelled,
     TurnFailed,
     UserCommitted,
+    Waiting,
 )
 from desktop.message_text import CONTINUE
 from host.journal import SessionRecord
@@ -171,7 +172,7 @@ class ChatController(QObject):
             return
         event, session_id = item.event, item.session_id
         current = session_id == self.w.session_id
-        if isinstance(event, TextDelta | ReasoningDelta | ToolCallDelta):
+        if isinstance(event, TextDelta | ReasoningDelta | ToolCallDelta | Waiting):
             self._on_delta(session_id, event, current)
         elif isinstance(event, RequestStarted):
             stream = DisplayMessage(key=f"streaming:{session_id}", kind="assistant", status="streaming")
@@ -199,7 +200,18 @@ class ChatController(QObject):
         elif isinstance(event, Retrying) and current:
             self.w.statusBar().showMessage(f"Retrying in {event.delay:.1f} s: {event.reason}", 5000)
 
-    def _on_delta(self, session_id: str, event: TextDelta | ReasoningDelta | ToolCallDelta, current: bool) -> None:
+    def _on_failed(self, session_id: str, event: TurnFailed, current: bool) -> None:
+        self._end_stream(session_id, current, [event.partial_row, event.error_row])
+        if current and event.unsaved:
+            # It arrived but could not be saved: keep showing it, marked, until the chat closes.
+            kept = DisplayMessage(key=f"unsaved:{id(event)}", kind="assistant", text=event.unsaved, status="unsaved")
+            self.model.append(kept)
+        if current and event.error_row is None:
+            self.model.append(DisplayMessage(key=f"failed:{id(event)}", kind="error", error=event.message))
+
+    def _on_delta(
+        self, session_id: str, event: TextDelta | ReasoningDelta | ToolCallDelta | Waiting, current: bool
+    ) -> None:
         stream = self.streaming.get(session_id)
         if stream is None:
             return
@@ -207,6 +219,8 @@ class ChatController(QObject):
             stream.text += event.text
         elif isinstance(event, ReasoningDelta):
             stream.reasoning += event.text
+        elif isinstance(event, Waiting):
+            stream.waited = event.elapsed
         stream.touch()
         if current and not self._flush.isActive():
             self._flush.start()

@@ -35,6 +35,7 @@ class DisplayMessage:
     error: str = ""
     retryable: bool = False
     reasoning_open: bool = False
+    waited: float | None = None  # seconds spent waiting for the first token, while streaming
     version: int = 0
 
     def touch(self) -> None:
@@ -138,7 +139,9 @@ def _header(
         notes.append(f'<span style="color: {danger};">interrupted</span>')
     if message.status == "unsaved":
         notes.append(f'<span style="color: {danger};">not saved</span>')
-    if message.status == "streaming":
+    if message.status == "streaming" and message.waited is not None and not (message.text or message.reasoning):
+        notes.append(f"the model is reading the prompt… {message.waited:.0f} s")
+    elif message.status == "streaming":
         notes.append("writing…")
     cut_off = message.finish_reason == "length"
     if cut_off:

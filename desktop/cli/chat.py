@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from desktop.cli.common import CommandError, printable
-from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnFailed
+from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnCancelled, TurnFailed, Waiting
 from desktop.message_text import CONTINUE, decode_input, message_problem
 from desktop.routes import ResolvedRoute
 from desktop.runtime import NothingToRetry, TurnOutcome
@@ -59,9 +59,11 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
         # Only now, when everything the turn needs is in hand: a failure above leaves no empty session.
         session_id = journal.create_session(title=text.splitlines()[0][:60]).id
     try:
-        outcome = asyncio.run(_turn(services, route, api_key, state, session_id=session_id, text=text or None))
+        outcome = asyncio.run(
+            _turn(services, route, api_key, state, session_id=session_id, text=text or None, account=account)
+        )
     except KeyboardInterrupt:
-        print("\n[stopped; what arrived is kept]", file=sys.stderr)
+        print("\n[stopped]", file=sys.stderr)  # the printer has said whether anything was kept
         return 130
     totals = UsageLedger(journal).totals(session_id)
     if not outcome.ok:
@@ -86,9 +88,12 @@ async def _turn(
     *,
     session_id: str,
     text: str | None,
+    account: Account,
 ) -> TurnOutcome:
     async with services.running():
-        runtime = services.runtime(route, api_key, lambda: state, _printer(sys.stdout, sys.stderr))
+        runtime = services.runtime(
+            route, api_key, lambda: state, _printer(sys.stdout, sys.stderr), first_token=account.first_token_timeout
+        )
         if text is None:
             try:
                 return await runtime.retry(session_id)
@@ -126,8 +131,14 @@ def _printer(out: TextIO, err: TextIO) -> Callable[[RuntimeEvent], None]:
             err.flush()
         elif isinstance(event, Retrying):
             err.write(f"\n[retrying in {event.delay:.1f} s: {event.reason}]\n")
+        elif isinstance(event, Waiting):
+            err.write(f"[the model is reading the prompt… {event.elapsed:.0f} s]\n")
+            err.flush()
         elif isinstance(event, TurnFailed):
             err.write(f"\ncairn: {event.message}\n")
+        elif isinstance(event, TurnCancelled):
+            kept = "what arrived is kept" if event.partial_row is not None else "nothing had arrived yet"
+            err.write(f"\n[stopped; {kept}]\n")
 
     return show
 
