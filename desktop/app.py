@@ -15,9 +15,11 @@ from pathlib import Path
 
 import httpx
 
+from desktop.chat_template import SystemRoleReport, probe_system_role
 from desktop.events import RuntimeEvent
 from desktop.export import to_json, to_markdown
 from desktop.provider.errors import ProviderError
+from desktop.provider.limits import is_local
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.usage import Usage
 from desktop.routes import ResolvedRoute, RouteError
@@ -270,6 +272,18 @@ class CairnApp:
         except ProviderError as exc:
             exc.args = (self.services.redactor.redact(str(exc)),)  # an endpoint may quote the key back
             raise
+
+    async def test_connection(self, account: Account, key: str | None) -> tuple[list[str], SystemRoleReport]:
+        """The endpoint's models, and, for a local server, whether its chat template has a
+        system role (when it has none, the account should send instructions in the first
+        message). Raises a ``ProviderError`` saying what is wrong."""
+        models = await self.list_models(account, key)
+        route = self.services.route(account)
+        preset = self.services.transport.preset(account.provider)
+        if not (is_local(route.actual.base_url) or (preset is not None and preset.local)):
+            return models, SystemRoleReport(None)
+        report = await probe_system_role(self.services.http(), route.actual.base_url, route.actual.model)
+        return models, report
 
     async def probe_local(self, ports: dict[str, int] | None = None) -> list[LocalServer]:
         """Local servers answering on loopback right now, with their models."""

@@ -33,13 +33,16 @@ class SystemRoleReport:
         if self.supported is False:
             return (
                 f"This server's chat template ({self.source}) has no system role, so Cairn's instructions would be "
-                "dropped. Turn on 'Send instructions in the first message' for this account."
+                "dropped. Turn on \"Send Cairn's instructions in the first message\" in this account's options."
             )
         return ""
 
 
 def template_has_system_role(template: str) -> bool:
-    """Whether a chat template renders system messages (refusing them does not count)."""
+    """Whether a chat template renders system messages: it refuses none (Gemma's raises
+    "System role not supported" when a conversation opens with one) and mentions the role."""
+    if any("system" in refusal.group(0).lower() for refusal in _REFUSAL.finditer(template)):
+        return False
     return "system" in _REFUSAL.sub("", template).lower()
 
 

@@ -110,6 +110,22 @@ def project(
     return ProjectedRequest(body=body, body_bytes=canonical_json_bytes(body), notes=projector.notes)
 
 
+def _opening(leading: list[Message]) -> str:
+    """The state the conversation opens with, as one text. A section set twice in the leading
+    block (a baseline redone before the first answer, say after a route refused tools) shows
+    once, with its latest content, where it first appeared."""
+    head: dict[str, JsonValue] = {}
+    for message in leading:
+        for part in message.parts:
+            if not isinstance(part, SystemUpdatePart):
+                continue
+            if part.content is None:
+                head.pop(part.section, None)
+            else:
+                head[part.section] = part.content
+    return "\n\n".join(render_section(content) for content in head.values())
+
+
 class _Projector:
     def __init__(self, route: ResolvedRoute, *, fold_updates: bool) -> None:
         self.route = route
@@ -125,8 +141,7 @@ class _Projector:
         leading = 0
         while leading < len(messages) and messages[leading].role == "system":
             leading += 1
-        head = [p for m in messages[:leading] for p in m.parts if isinstance(p, SystemUpdatePart)]
-        head_text = "\n\n".join(render_section(p.content) for p in head if p.content is not None)
+        head_text = _opening(messages[:leading])
         if head_text and self.route.fold_opening:
             self.folded.append(render_opening(head_text))
         elif head_text:

@@ -130,3 +130,49 @@ def test_the_opening_content_can_lead_the_first_user_message(journal: Journal, c
     # Identity covers the provider-neutral sections, which are the same with or without the fold.
     assert provider.requests[3].body["messages"][0]["role"] == "system"
     assert started[0].prefix_sha256 == started[-1].prefix_sha256
+
+
+def test_a_route_that_refuses_tools_is_switched_to_no_tools_for_the_session(
+    journal: Journal, cairn_paths: CairnPaths
+) -> None:
+    from desktop.route_fallback import NO_TOOLS_NOTE
+    from desktop.system_state import SKILLS_HEADER, SKILLS_HEADER_NO_TOOLS
+
+    write_skill(cairn_paths.skills_dir, "notes", "Keep notes.")
+    state = SystemState(skill_roots=(("user", cairn_paths.skills_dir),))
+    session = journal.create_session()
+    with LoopbackProvider(tools_supported=False) as ollama:
+        route = route_for(loopback_account(ollama), cairn_paths)
+        assert route.accepts_tools  # no models.dev record: taken as tool-capable
+
+        async def run() -> list[object]:
+            async with chat_runtime(journal, route) as chat:
+                chat.runtime.engine = ContextEngine()
+                chat.runtime.system = lambda: state
+                assert (await chat.runtime.send(session.id, "one")).ok
+                assert (await chat.runtime.send(session.id, "two")).ok
+                return chat.events
+
+        events = asyncio.run(run())
+        requests = ollama.requests
+    assert [r.status for r in requests] == [400, 200, 200]
+    assert [bool(r.body.get("tools")) for r in requests] == [True, False, False]
+    # The refused request's header said skills load with a tool. The retry appended the
+    # reference-only header (a row, nothing rewritten); as nothing had been answered yet, the
+    # opening content shows it in the header's place. Later requests extend the retry.
+    assert SKILLS_HEADER in requests[0].body["messages"][0]["content"]
+    opening = requests[1].body["messages"][0]["content"]
+    assert SKILLS_HEADER_NO_TOOLS in opening
+    assert SKILLS_HEADER not in opening
+    assert requests[2].body["messages"][: len(requests[1].body["messages"])] == requests[1].body["messages"]
+    recorded = [e for e in events if isinstance(e, RouteFallbackRecorded)]
+    assert len(recorded) == 1
+    assert "refused tools" in recorded[0].reason
+    notes = [e.notes for e in events if isinstance(e, RequestStarted)]
+    assert NO_TOOLS_NOTE not in notes[0]
+    assert NO_TOOLS_NOTE in notes[1]
+    assert NO_TOOLS_NOTE in notes[2]
+    fallbacks = [
+        m.fallback for r in TranscriptWriter(journal).rows(session.id) if isinstance(m := r.meta(), RouteFallback)
+    ]
+    assert fallbacks == ["no_tools"]

@@ -224,3 +224,20 @@ def test_account_options_round_trip(qtbot: QtBot, cairn_paths: CairnPaths) -> No
         assert options.instructions_first.isChecked()
         assert not options.tools.isChecked()
         again.accept()
+
+
+def test_test_connection_offers_instructions_in_the_first_message(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    from tests.test_chat_template import GEMMA_JINJA
+
+    with LoopbackProvider(chat_template=GEMMA_JINJA) as local, running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.accounts
+        fill(dialog, provider="llamacpp", name="Gemma", base_url=local.base_url, model="loopback-chat")
+        QTest.mouseClick(tab.test, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: tab.result.text().startswith("Connected"), timeout=WAIT)
+        assert "chat template (llama.cpp /props) has no system role" in tab.result.text()
+        assert "Send Cairn's instructions in the first message" in tab.options.hint.text()
+        tab.options.instructions_first.setChecked(True)
+        QTest.mouseClick(tab.test, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: tab.options.hint.text() == "", timeout=WAIT)
+        dialog.reject()

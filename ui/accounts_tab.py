@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.chat_template import SystemRoleReport
 from desktop.routes import RouteError, resolve_route
 from desktop.secrets import KeychainUnavailable
 from desktop.settings import Account
@@ -297,12 +298,20 @@ class AccountsTab(QWidget):
         account = self._checked_account()
         if account is None:
             return
+        key = self.key.text().strip() or None
 
-        def answered(models: list[str]) -> None:
+        def answered(result: tuple[list[str], SystemRoleReport]) -> None:
+            models, template = result
             has = "lists" if account.default_model in models else "answers, but does not list"
-            self.result.setText(f"Connected: the endpoint {has} {account.default_model} ({len(models)} models).")
+            text = f"Connected: the endpoint {has} {account.default_model} ({len(models)} models)."
+            advice = "" if account.instructions_in_first_message else template.advice
+            self.result.setText(f"{text} {advice}".strip())
+            self.options.hint.setText(advice)
 
-        self._ask_models(account, "Testing the connection…", answered)
+        self.result.setText("Testing the connection…")
+        self.window_.run_on_core(
+            lambda: self.app.test_connection(account, key), answered, lambda e: self.result.setText(problem_text(e))
+        )
 
     def _save(self) -> None:
         account = self._checked_account()

@@ -5,6 +5,8 @@ Faults, and the fields each one reads:
 - ``rate_limit``: 429 with ``Retry-After: retry_after`` (none when ``retry_after`` is None).
 - ``server_error``: ``status`` with a JSON error body.
 - ``unauthorized``: 401 with a JSON error body.
+- ``echo_key``: 401 whose message quotes the request's Authorization header back, as some
+  providers' error pages do.
 - ``html``: 200 with a web server's welcome page instead of an event stream.
 - ``html_error``: ``status`` with an HTML error page, as a proxy (nginx) sends one.
 - ``error_body``: an error object inside the reply (streamed) or instead of it (not streamed).
@@ -44,6 +46,7 @@ FaultKind = Literal[
     "unknown_finish",
     "error_body",
     "unauthorized",
+    "echo_key",
 ]
 
 

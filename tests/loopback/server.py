@@ -23,6 +23,7 @@ from typing import Any
 
 from tests.loopback.cache import PrefixCache, prompt_tokens, tokenize
 from tests.loopback.script import Fault, RecordedRequest, Reply
+from tests.loopback.templates import template_answer
 
 
 @dataclass
@@ -47,6 +48,9 @@ class LoopbackProvider:
         models: tuple[str, ...] = ("loopback-chat", "loopback-reasoner"),
         models_as_html: bool = False,
         stream_usage: bool = True,
+        tools_supported: bool = True,
+        chat_template: str | None = None,
+        template_api: str = "llama.cpp",
     ) -> None:
         self.api_key = api_key
         self.cache = PrefixCache(cache_unit)
@@ -57,6 +61,11 @@ class LoopbackProvider:
         self.models_as_html = models_as_html  # a web server's page where the API should be
         # False: no usage, even when stream_options.include_usage asks (llama.cpp's Python server)
         self.stream_usage = stream_usage
+        # False: a request that declares tools gets Ollama's 400 ("... does not support tools").
+        self.tools_supported = tools_supported
+        # The chat template a local server reports: llama.cpp at /props, Ollama at /api/show.
+        self.chat_template = chat_template
+        self.template_api = template_api
         self._state = _State()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -186,6 +195,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routes --------------------------------------------------------------------------
 
     def do_GET(self) -> None:
+        template = template_answer(self.owner, "GET", self.path.rstrip("/"), b"")
+        if template is not None:
+            self._send(*template)
+            return
         if self.path.rstrip("/") != "/v1/models":
             self._send(404, _error(f"Unknown path {self.path}", "invalid_request_error"))
             return
@@ -198,10 +211,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps({"object": "list", "data": data}).encode())
 
     def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        template = template_answer(self.owner, "POST", self.path.rstrip("/"), raw)
+        if template is not None:
+            self._send(*template)
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send(404, _error(f"Unknown path {self.path}", "invalid_request_error"))
             return
-        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         try:
             body = json.loads(raw)
         except ValueError:
@@ -257,6 +274,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _valid(self, body: dict[str, Any], record: RecordedRequest) -> bool:
         tools = body.get("tools") or []
+        if tools and not self.owner.tools_supported:
+            record.status = 400
+            self._send(
+                400,
+                json.dumps(
+                    {"error": f"registry.ollama.ai/library/{body.get('model')} does not support tools"}
+                ).encode(),
+            )
+            return False
         if len(tools) > self.owner.function_limit:
             record.status = 400
             self._send(
@@ -297,6 +323,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault.kind == "unauthorized":
             record.status = 401
             self._send(401, _error("Incorrect API key provided.", "authentication_error", "invalid_api_key"))
+        elif fault.kind == "echo_key":
+            record.status = 401
+            said = f"Incorrect API key provided: {self.headers.get('Authorization')}. Check it at your dashboard."
+            self._send(401, _error(said, "authentication_error", "invalid_api_key"))
         elif fault.kind == "html":
             page = b"<!DOCTYPE html><html><head><title>Welcome</title></head><body>It works!</body></html>"
             self._send(200, page, "text/html; charset=utf-8")
