@@ -18,11 +18,10 @@ from dataclasses import dataclass, field, replace
 from pydantic import JsonValue
 
 from desktop.approvals import Approver, DenyQuestions
-from desktop.context import Message, SystemUpdatePart, context_from_rows
+from desktop.context import context_from_rows
 from desktop.context_engine import ContextEngine
 from desktop.events import (
     AssistantCommitted,
-    RequestStarted,
     RouteFallbackRecorded,
     RuntimeEvent,
     SectionsAppended,
@@ -31,6 +30,7 @@ from desktop.events import (
     TurnFailed,
     UserCommitted,
 )
+from desktop.inspection import request_started
 from desktop.projection import ProjectedRequest, project
 from desktop.provider.errors import MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
@@ -43,7 +43,6 @@ from desktop.routes import ResolvedRoute
 from desktop.system_state import SystemState
 from host.content import ErrorContent, ErrorRecord, MessageContent, RouteFallback, TextPart, ToolResultPart
 from host.errors import JournalWriteError
-from host.identity import prefix_sha256
 from host.journal import Journal
 from host.permissions import CatalogGate, ToolGate, ToolRequest
 from host.tools import ToolCatalog
@@ -185,7 +184,15 @@ class ChatRuntime:
                 return _outcome(steps)
             for call in calls:
                 result = await self._answer(ToolRequest(session_id, call, step.tools))
-                row = self.writer.append_tool_result(session_id, MessageContent(parts=[result]))
+                try:
+                    row = self.writer.append_tool_result(session_id, MessageContent(parts=[result]))
+                except JournalWriteError as exc:
+                    message = (
+                        f"The result of {call.name} could not be saved ({exc}); nothing more was sent. Free disk "
+                        "space or fix the journal's permissions, then retry: the call is answered again."
+                    )
+                    self._emit(TurnFailed(message, "JournalWriteError", True, None, None, unsaved=result.content))
+                    return _outcome(steps, message)
                 self._emit(ToolResultCommitted(row))
         message = f"The model kept calling tools; Cairn stopped after {MAX_TOOL_STEPS} steps. Retry to continue."
         self._fail(session_id, MalformedResponse(message), None)
@@ -215,7 +222,7 @@ class ChatRuntime:
             tools, sections = prepared
             context = context_from_rows(self.writer.model_order(session_id), list(tools.specs))
             request = project(context, route, fold_updates=known.fold_updates)
-            started = _request_started(
+            started = request_started(
                 session_id, route, request, messages=context.messages, tools=tools, sections=sections
             )
             self._emit(replace(started, notes=(*started.notes, *known.notes(route))))
@@ -356,39 +363,6 @@ class _Step:
     usage: Usage | None = None
     cost: float | None = None
     failed: str | None = None
-
-
-def _request_started(
-    session_id: str,
-    route: ResolvedRoute,
-    request: ProjectedRequest,
-    *,
-    messages: list[Message],
-    tools: ToolCatalog,
-    sections: tuple[str, ...],
-) -> RequestStarted:
-    """What the inspector shows of a request. The prefix identity covers the frozen prefix
-    (the provider-neutral leading sections, not a route's projection of them, which a fold
-    can move into a user message) and the declared tools."""
-    leading: list[SystemUpdatePart] = []
-    for message in messages:
-        if message.role != "system":
-            break
-        leading.extend(p for p in message.parts if isinstance(p, SystemUpdatePart))
-    published, actual = route.published, route.actual
-    return RequestStarted(
-        session_id,
-        route.key,
-        request.body_bytes,
-        tuple(request.notes),
-        sections=sections,
-        flags=tuple(name for name, on in route.flags.model_dump().items() if on),
-        flags_reason=route.flags_reason,
-        published=f"{published.provider} · {published.model} · {published.api} · {published.base_url}",
-        actual=f"{actual.provider} · {actual.model} · {actual.api} · {actual.base_url}",
-        prefix_sha256=prefix_sha256(leading, tools.specs),
-        tool_schema_sha256=tools.identity(),
-    )
 
 
 def _outcome(steps: list[_Step], error: str | None = None) -> TurnOutcome:

@@ -282,3 +282,30 @@ def test_a_reply_that_cannot_be_saved_after_sending_is_reported_and_kept_on_scre
     assert "shown but not kept" in failure.message
     assert "Nothing was sent" not in failure.message
     assert [r.role for r in TranscriptWriter(journal).rows(session.id)] == ["user"]
+
+
+def test_a_tool_result_that_cannot_be_saved_ends_the_turn_clearly(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    provider.script(Reply(tool_calls=(("c1", "lookup", '{"q": "stones"}'),)))
+    failures: list[TurnFailed] = []
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY) as chat:
+            with journal.write("a trigger that makes tool results fail to save") as conn:
+                conn.execute(
+                    "CREATE TRIGGER no_results BEFORE INSERT ON transcript_rows WHEN NEW.role = 'tool' "
+                    "BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+                )
+            outcome = await chat.runtime.send(session.id, "look it up")
+            assert not outcome.ok
+            failures.extend(e for e in chat.events if isinstance(e, TurnFailed))
+
+    asyncio.run(run())
+    assert len(provider.requests) == 1  # nothing more was sent after the result was lost
+    assert len(failures) == 1
+    assert "The result of lookup could not be saved" in failures[0].message
+    assert "No tool named 'lookup'" in failures[0].unsaved
+    assert [r.role for r in TranscriptWriter(journal).rows(session.id)] == ["user", "assistant"]
