@@ -54,6 +54,8 @@ LOAD_SKILL = ToolSpec(
         "additionalProperties": False,
     },
     required_scopes={"skills.read"},
+    source="skill",
+    read_only=True,
 )
 
 

@@ -59,7 +59,9 @@ __all__ = [
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # A field a newer Cairn added is ignored, not an error: the row still reads (its stored
+    # bytes are never rewritten), so an older Cairn keeps showing a newer journal's messages.
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
 
 # -- message parts ---------------------------------------------------------------------------

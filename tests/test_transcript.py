@@ -148,3 +148,33 @@ def test_section_update_model_is_versioned() -> None:
         "section": "skills",
         "content": None,
     }
+
+
+def test_rows_a_newer_cairn_wrote_still_read(journal: Journal, writer: TranscriptWriter) -> None:
+    """Fields a newer Cairn added are ignored, a kind it added reads as Unknown, and every
+    stored byte stays as it was."""
+    from host.content import MessageContent, SectionUpdate, Unknown
+
+    session = journal.create_session()
+    newer_reply = {
+        "kind": "message",
+        "parts": [{"kind": "text", "text": "hi", "confidence": 0.9}],
+        "model": "a/b",
+        "latency_ms": 812,
+    }
+    reply = writer.append_assistant(session.id, newer_reply)
+    odd = writer.append(session.id, "system", {"kind": "bookmark", "note": "x"}, hidden=True)
+    section = writer.append(
+        session.id, "system", None, hidden=True, model_system={"v": 1, "section": "instructions", "content": "Be."}
+    )
+    newer_meta = writer.append(session.id, "system", None, hidden=True, model_system={"v": 3, "kind": "future"})
+    rows = writer.rows(session.id)
+    body = rows[0].body()
+    assert isinstance(body, MessageContent)
+    assert body.text() == "hi"
+    assert rows[0].content == newer_reply  # stored exactly as written
+    assert isinstance(rows[1].body(), Unknown)
+    assert isinstance(rows[2].meta(), SectionUpdate)
+    assert isinstance(rows[3].meta(), Unknown)
+    assert writer.effective_state(session.id) == {"instructions": "Be."}
+    assert [r.id for r in rows] == [reply.id, odd.id, section.id, newer_meta.id]

@@ -20,6 +20,11 @@ class ToolSpec(BaseModel):
     ``required_scopes`` stays a set in Python, because authorization needs ``issubset`` and
     ``difference``; its JSON form is a sorted array, so every dump, every reload and both
     identity hashes carry one order whatever the interpreter's hash seed.
+
+    ``source`` says where the tool comes from (``builtin``, ``skill``, ``mcp:<server>``);
+    ``read_only`` whether it only reads (a tool that sends data out, such as fetching a URL,
+    changes something); ``deferred`` whether it is declared only once activated (every MCP
+    tool) rather than from the first request (the core tools).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -30,6 +35,7 @@ class ToolSpec(BaseModel):
     required_scopes: set[str] = Field(default_factory=set)
     deferred: bool = False
     source: str = "builtin"
+    read_only: bool = False
 
     @field_serializer("required_scopes", when_used="json")
     def _scopes_sorted(self, scopes: set[str]) -> list[str]:
