@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from desktop.approvals import SUPERSEDED, Approval, Choice, WaitingApprovals
 from desktop.chat_template import SystemRoleReport, probe_system_role
 from desktop.events import RuntimeEvent
 from desktop.export import to_json, to_markdown
@@ -28,8 +29,11 @@ from desktop.services import Services
 from desktop.settings import Account, Settings
 from desktop.snapshot import AccountView, AppSnapshot
 from desktop.system_state import SystemState
+from desktop.tool_calls import ParkedCall, parked_calls
+from host.content import ChatGrant, Mode, PermissionMode, ToolIdentity
 from host.files import atomic_write_text
 from host.journal import SessionRecord
+from host.permissions import PermissionPolicy, Permissions
 from host.skills import SkillCatalog
 from host.transcript import TranscriptRow, TranscriptWriter
 from host.usage import RequestUsage, UsageLedger, UsageTotals
@@ -79,6 +83,9 @@ class CairnApp:
         self._stopped: set[str] = set()  # sessions whose turn the person stopped
         self.account_id: str | None = self.settings.default_account
         self.model: str | None = None
+        # The window's approver: a parked call waits on a future the approval card resolves.
+        self.approvals = WaitingApprovals()
+        services.approver = self.approvals
 
     # -- what the window shows -----------------------------------------------------------
 
@@ -165,6 +172,7 @@ class CairnApp:
     # -- turns ---------------------------------------------------------------------------
 
     async def send(self, session_id: str, text: str) -> TurnOutcome:
+        await self._supersede_waiting(session_id)
         session = self.journal.session(session_id)
         if session is not None and not session.title:
             self.journal.rename_session(session_id, _title_from(text))
@@ -178,6 +186,57 @@ class CairnApp:
 
     async def edit_last(self, session_id: str, text: str) -> TurnOutcome:
         return await self._turn(session_id, lambda runtime: runtime.edit_last(session_id, text))
+
+    # -- tools and approvals ---------------------------------------------------------------
+
+    def parked(self, session_id: str) -> list[ParkedCall]:
+        """The session's tool calls waiting on a person (also those parked before a restart)."""
+        return parked_calls(self.writer.model_order(session_id))
+
+    async def answer_approval(self, session_id: str, call_id: str, choice: Choice) -> TurnOutcome | None:
+        """A person's answer to a parked call. In this run the waiting turn goes on; a call
+        parked before a restart resumes its turn now."""
+        if self.approvals.answer(session_id, call_id, Approval(choice)):
+            return None
+        return await self._turn(session_id, lambda runtime: runtime.resume(session_id, call_id, Approval(choice)))
+
+    async def _supersede_waiting(self, session_id: str) -> None:
+        """A new message denies the calls waiting in this run, ends their turn, then goes out."""
+        waiting = self.approvals.waiting(session_id)
+        for call_id in waiting:
+            self.approvals.answer(session_id, call_id, Approval("deny", SUPERSEDED))
+        task = self._running.get(session_id)
+        if waiting and task is not None:
+            with contextlib.suppress(asyncio.CancelledError, ProviderError):
+                await task
+
+    def mode(self, session_id: str) -> Mode:
+        rows = self.writer.model_order(session_id)
+        return Permissions.of_chat(rows, default_mode=self.settings.default_mode).mode
+
+    def set_mode(self, session_id: str, mode: Mode) -> Mode:
+        """Change the chat's permission mode from its next tool call on (a row, kept)."""
+        if self.mode(session_id) != mode:
+            self.writer.append_meta(session_id, PermissionMode(mode=mode))
+        return mode
+
+    def revoke_grant(self, target: ToolIdentity, session_id: str | None = None) -> None:
+        """Withdraw an Always or Never answer, and the chat's own grant when ``session_id``."""
+        if session_id is not None:
+            self.writer.append_meta(session_id, ChatGrant(target=target, allow=False))
+        self.settings = self.services.remember_grant(target, None)
+        self.publish()
+
+    def chat_grants(self, session_id: str) -> list[ToolIdentity]:
+        rows = self.writer.model_order(session_id)
+        return sorted(Permissions.of_chat(rows).chat, key=lambda t: (t.source, t.tool))
+
+    def _policy(self) -> PermissionPolicy:
+        return self.settings.permission_policy()  # the settings as they are now, not at turn start
+
+    def _remember(self, target: ToolIdentity, allow: bool) -> None:
+        self.settings = self.services.remember_grant(target, allow)
+        self.publish()
 
     def cancel(self, session_id: str) -> bool:
         task = self._running.get(session_id)
@@ -204,6 +263,9 @@ class CairnApp:
             self.api_key(account),
             lambda: self.state,
             lambda event: self._on_event(SessionEvent(session_id, event)),
+            first_token=account.first_token_timeout,
+            policy=self._policy,
+            remember=self._remember,
         )
         task = asyncio.ensure_future(run(runtime))
         self._running[session_id] = task

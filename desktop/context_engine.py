@@ -26,6 +26,7 @@ from desktop.sections import (
     section_order,
 )
 from desktop.system_state import LOAD_SKILL, SystemState
+from desktop.tool_registry import ToolRegistry, TurnInputs
 from host.skills import SkillCatalog, SkillError, SkillStore, Source
 from host.tools import Tool, ToolCatalog, ToolOutput
 from host.transcript import TranscriptRow, TranscriptWriter
@@ -54,8 +55,9 @@ class ContextEngine:
     of skill folders, so a scan before every request costs a few ``stat`` calls.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, registry: ToolRegistry | None = None) -> None:
         self._stores: dict[tuple[tuple[Source, Path], ...], SkillStore] = {}
+        self.registry = registry or ToolRegistry([skill_tools])
 
     def store(self, state: SystemState) -> SkillStore:
         store = self._stores.get(state.skill_roots)
@@ -84,26 +86,8 @@ class ContextEngine:
         return desired
 
     def tools(self, state: SystemState, catalog: SkillCatalog) -> ToolCatalog:
-        """The turn's tools: ``load_skill`` through the skill store's bridge.
-
-        Declared whether or not any skill exists, so that adding the first skill or removing
-        the last never changes the declarations (which providers render before the messages,
-        so a change there would rewrite the top of the prompt). With no skills it says so.
-        """
-        store = self.store(state)
-
-        async def load_skill(arguments: Mapping[str, JsonValue]) -> ToolOutput:
-            name = arguments.get("name")
-            if not catalog.skills:
-                return ToolOutput("There are no skills in this chat, so there is nothing to load.", is_error=True)
-            if not isinstance(name, str):
-                return ToolOutput("load_skill needs a skill name.", is_error=True)
-            try:
-                return ToolOutput(store.load_body(name, catalog))
-            except SkillError as exc:
-                return ToolOutput(str(exc), is_error=True)
-
-        return ToolCatalog([Tool(LOAD_SKILL, load_skill)])
+        """The turn's tools, fresh from the registry's sources."""
+        return self.registry.catalog(TurnInputs(state, catalog, self.store(state)))
 
     def prepare(
         self,
@@ -131,3 +115,26 @@ class ContextEngine:
         )
         tools = self.tools(state, catalog) if tools_allowed else ToolCatalog()
         return Prepared(rows, catalog, tools, tuple(sorted(desired, key=section_order)))
+
+
+def skill_tools(inputs: TurnInputs) -> list[Tool]:
+    """``load_skill``, through the skill store's bridge, against the turn's catalog.
+
+    Declared whether or not any skill exists, so that adding the first skill or removing the
+    last never changes the declarations (which providers render before the messages, so a
+    change there would rewrite the top of the prompt). With no skills it says so.
+    """
+    store, catalog = inputs.store, inputs.skills
+
+    async def load_skill(arguments: Mapping[str, JsonValue]) -> ToolOutput:
+        name = arguments.get("name")
+        if not catalog.skills:
+            return ToolOutput("There are no skills in this chat, so there is nothing to load.", is_error=True)
+        if not isinstance(name, str):
+            return ToolOutput("load_skill needs a skill name.", is_error=True)
+        try:
+            return ToolOutput(store.load_body(name, catalog))
+        except SkillError as exc:
+            return ToolOutput(str(exc), is_error=True)
+
+    return [Tool(LOAD_SKILL, load_skill)]

@@ -6,9 +6,13 @@ from dataclasses import dataclass
 
 from desktop.provider.stream import ReasoningDelta, Retrying, TextDelta, ToolCallDelta, Waiting
 from desktop.provider.usage import Usage
+from host.content import ToolCallPart
+from host.tools import ToolSpec
 from host.transcript import TranscriptRow
 
 __all__ = [
+    "ApprovalAnswered",
+    "ApprovalRequested",
     "AssistantCommitted",
     "ReasoningDelta",
     "RequestStarted",
@@ -92,6 +96,24 @@ class RouteFallbackRecorded:
 
 
 @dataclass(frozen=True)
+class ApprovalRequested:
+    """A tool call waits on a person: the window shows a card, the CLI asks."""
+
+    call: ToolCallPart
+    tool: ToolSpec
+    reason: str
+    row: TranscriptRow  # the parking row
+
+
+@dataclass(frozen=True)
+class ApprovalAnswered:
+    call_id: str
+    choice: str
+    reason: str
+    row: TranscriptRow
+
+
+@dataclass(frozen=True)
 class TurnCancelled:
     partial_row: TranscriptRow | None
 
@@ -110,4 +132,6 @@ RuntimeEvent = (
     | TurnFailed
     | TurnCancelled
     | RouteFallbackRecorded
+    | ApprovalRequested
+    | ApprovalAnswered
 )

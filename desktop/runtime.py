@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from pydantic import JsonValue
 
-from desktop.approvals import Approver, DenyQuestions
+from desktop.approvals import SUPERSEDED, Approval, Approver, DenyQuestions
 from desktop.context import context_from_rows
 from desktop.context_engine import ContextEngine
 from desktop.events import (
@@ -25,7 +25,6 @@ from desktop.events import (
     RouteFallbackRecorded,
     RuntimeEvent,
     SectionsAppended,
-    ToolResultCommitted,
     TurnCancelled,
     TurnFailed,
     UserCommitted,
@@ -41,10 +40,20 @@ from desktop.reply import redacted_parts, stream_reply
 from desktop.route_fallback import SessionFallbacks, fallback_for
 from desktop.routes import ResolvedRoute
 from desktop.system_state import SystemState
-from host.content import ErrorContent, ErrorRecord, MessageContent, RouteFallback, TextPart, ToolResultPart
+from desktop.tool_calls import CallsStopped, ResultNotSaved, ToolCalls, open_calls, parked_calls
+from host.content import (
+    ErrorContent,
+    ErrorRecord,
+    MessageContent,
+    RouteFallback,
+    TextPart,
+    ToolApproval,
+    ToolIdentity,
+    ToolResultPart,
+)
 from host.errors import JournalWriteError
 from host.journal import Journal
-from host.permissions import CatalogGate, ToolGate, ToolRequest
+from host.permissions import CatalogGate, PermissionPolicy, Permissions, ToolGate, ToolRequest
 from host.tools import ToolCatalog
 from host.transcript import TranscriptRow, TranscriptWriter, superseded
 from host.usage import UsageLedger
@@ -93,6 +102,8 @@ class ChatRuntime:
         gate: ToolGate | None = None,
         approver: Approver | None = None,
         redactor: Redactor | None = None,
+        policy: Callable[[], PermissionPolicy] | None = None,
+        remember: Callable[[ToolIdentity, bool], None] | None = None,
         on_event: Callable[[RuntimeEvent], None] | None = None,
     ) -> None:
         self.journal = journal
@@ -105,7 +116,16 @@ class ChatRuntime:
         self.gate: ToolGate = gate or CatalogGate()
         self.approver: Approver = approver or DenyQuestions()
         self.redactor = redactor or Redactor()
+        self.policy = policy or PermissionPolicy
         self._emit = on_event or (lambda _event: None)
+        self.calls = ToolCalls(
+            self.writer,
+            gate=self.gate,
+            approver=self.approver,
+            redactor=self.redactor,
+            emit=self._emit,
+            remember=remember or (lambda _target, _allow: None),
+        )
 
     def switch_route(self, route: ResolvedRoute, client: OpenAICompatClient) -> None:
         """Send the next request to ``route``; the conversation carries over as it is."""
@@ -125,6 +145,7 @@ class ChatRuntime:
         ``{"instructions": ...}``, say); the next turn without them appends the restoration.
         """
         try:
+            self._supersede_parked(session_id)
             row = self.writer.append_user(session_id, MessageContent(parts=[TextPart(text=text)]), row_id=row_id)
         except JournalWriteError as exc:
             raise JournalWriteError(f"{exc} Nothing was sent.", exc.path) from exc
@@ -169,6 +190,49 @@ class ChatRuntime:
 
     # -- the loop ------------------------------------------------------------------------
 
+    async def resume(self, session_id: str, call_id: str, approval: Approval) -> TurnOutcome:
+        """Act on a person's answer to a call parked before this run began (Cairn was closed
+        while it waited), then go on with the turn from there."""
+        rows = self.writer.model_order(session_id)
+        parked = next((p for p in parked_calls(rows) if p.call.call_id == call_id), None)
+        if parked is None:
+            raise NothingToRetry("That tool call is no longer waiting for an answer.")
+        tools = self._prepare(session_id, None, None, tools_allowed=True)
+        if isinstance(tools, str):
+            return _outcome([], tools)
+        catalog = tools[0]
+        permissions = self._permissions(rows)
+        request = ToolRequest(session_id, parked.call, catalog, permissions, pin=parked.approval.target.pin)
+        try:
+            self.calls.commit(session_id, await self.calls.decided(request, approval))
+            later = [c for c in open_calls(self.writer.model_order(session_id)) if c.call_id != call_id]
+            await self.calls.answer_all(session_id, later, catalog, permissions)
+        except CallsStopped as exc:
+            return _outcome([], str(exc))
+        except (ResultNotSaved, JournalWriteError) as exc:
+            return _outcome([], self._result_not_saved(exc))
+        return await self._run(session_id, None, None)
+
+    def _supersede_parked(self, session_id: str) -> None:
+        """A new message answers every parked call: denied, superseded by it."""
+        for parked in parked_calls(self.writer.model_order(session_id)):
+            denied = ToolApproval(
+                call_id=parked.call.call_id, target=parked.approval.target, state="denied", reason=SUPERSEDED
+            )
+            self.writer.append_meta(session_id, denied)
+            result = ToolResultPart(
+                call_id=parked.call.call_id,
+                content=f"denied: {SUPERSEDED}",
+                is_error=True,
+                decision="deny",
+                reason=SUPERSEDED,
+            )
+            self.calls.commit(session_id, result)
+
+    def _permissions(self, rows: list[TranscriptRow]) -> Permissions:
+        policy = self.policy()
+        return Permissions.of_chat(rows, default_mode=policy.default_mode, always=policy.always, never=policy.never)
+
     async def _run(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> TurnOutcome:
         steps: list[_Step] = []
         for index in range(MAX_TOOL_STEPS):
@@ -182,33 +246,27 @@ class ChatRuntime:
             calls = step.content.tool_calls()
             if not calls:
                 return _outcome(steps)
-            for call in calls:
-                result = await self._answer(ToolRequest(session_id, call, step.tools))
-                try:
-                    row = self.writer.append_tool_result(session_id, MessageContent(parts=[result]))
-                except JournalWriteError as exc:
-                    message = (
-                        f"The result of {call.name} could not be saved ({exc}); nothing more was sent. Free disk "
-                        "space or fix the journal's permissions, then retry: the call is answered again."
-                    )
-                    self._emit(TurnFailed(message, "JournalWriteError", True, None, None, unsaved=result.content))
-                    return _outcome(steps, message)
-                self._emit(ToolResultCommitted(row))
+            permissions = self._permissions(self.writer.model_order(session_id))
+            try:
+                await self.calls.answer_all(session_id, calls, step.tools, permissions)
+            except CallsStopped as exc:
+                return _outcome(steps, str(exc))
+            except (ResultNotSaved, JournalWriteError) as exc:
+                return _outcome(steps, self._result_not_saved(exc))
         message = f"The model kept calling tools; Cairn stopped after {MAX_TOOL_STEPS} steps. Retry to continue."
         self._fail(session_id, MalformedResponse(message), None)
         return _outcome(steps, message)
 
-    async def _answer(self, request: ToolRequest) -> ToolResultPart:
-        """Run one call if the gate (and, when it asks, the approver) allows it."""
-        call_id = request.call.call_id
-        decision = await self.gate.check(request)
-        if decision.verdict == "ask":
-            decision = await self.approver.ask(request, decision.reason)
-        tool = request.tool
-        if decision.verdict != "allow" or tool is None:
-            return ToolResultPart(call_id=call_id, content=decision.reason, is_error=True)
-        output = await tool.run(request.call.arguments)
-        return ToolResultPart(call_id=call_id, content=self.redactor.redact(output.text), is_error=output.is_error)
+    def _result_not_saved(self, error: ResultNotSaved | JournalWriteError) -> str:
+        what, unsaved = ("a tool call's record", "")
+        if isinstance(error, ResultNotSaved):
+            what, unsaved = f"The result of {error.call.name}", error.result.content
+        message = (
+            f"{what[0].upper()}{what[1:]} could not be saved ({error}); nothing more was sent. Free disk space or fix "
+            "the journal's permissions, then retry: the call is answered again."
+        )
+        self._emit(TurnFailed(message, "JournalWriteError", True, None, None, unsaved=unsaved))
+        return message
 
     async def _step(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> _Step:
         route, client = self.route, self.client

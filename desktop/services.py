@@ -31,9 +31,10 @@ from desktop.runtime import ChatRuntime
 from desktop.secrets import SecretStore
 from desktop.settings import Account, Settings, SettingsStore
 from desktop.system_state import SystemState
+from host.content import ToolIdentity
 from host.journal import Journal
 from host.paths import CairnPaths
-from host.permissions import CatalogGate, ToolGate
+from host.permissions import CatalogGate, PermissionPolicy, ToolGate
 
 __all__ = ["Component", "Services"]
 
@@ -159,6 +160,16 @@ class Services:
         self.redactor.add(key)
         return key
 
+    def remember_grant(self, target: ToolIdentity, allow: bool | None) -> Settings:
+        """Save an Always (``True``) or Never (``False``) answer for a tool, or revoke it
+        (``None``); return the settings as saved."""
+        settings = self.load_settings().with_grant(target, allow)
+        self.settings_store.save(settings)
+        return settings
+
+    def _remember(self, target: ToolIdentity, allow: bool) -> None:
+        self.remember_grant(target, allow)
+
     def catalog_models(self, provider: str) -> list[str]:
         """Models Cairn's catalogs know for a provider preset, for the model pickers."""
         preset = self.transport.preset(provider)
@@ -199,6 +210,8 @@ class Services:
         on_event: Callable[[RuntimeEvent], None],
         *,
         first_token: float | None = None,
+        policy: Callable[[], PermissionPolicy] | None = None,
+        remember: Callable[[ToolIdentity, bool], None] | None = None,
     ) -> ChatRuntime:
         """A runtime for one turn on ``route``. Runtimes are cheap and hold nothing between
         turns, so a changed tool schema or key always reaches the next request."""
@@ -211,6 +224,8 @@ class Services:
             gate=self.gate,
             approver=self.approver,
             redactor=self.redactor,
+            policy=policy or (lambda: self.load_settings().permission_policy()),
+            remember=remember or self._remember,
             on_event=on_event,
         )
 

@@ -19,10 +19,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from desktop.catalog.transport import normalize_base_url
+from host.content import Mode, ToolIdentity
 from host.files import atomic_write_text
 from host.ids import new_id
+from host.permissions import PermissionPolicy
 
-__all__ = ["SETTINGS_VERSION", "Account", "Settings", "SettingsError", "SettingsStore"]
+__all__ = ["SETTINGS_VERSION", "Account", "Settings", "SettingsError", "SettingsStore", "ToolGrant"]
 
 # The settings format this Cairn writes. A file of a newer version keeps its number.
 SETTINGS_VERSION = 1
@@ -83,6 +85,22 @@ class Account(BaseModel):
         return value
 
 
+class ToolGrant(BaseModel):
+    """An "Always" or "Never" answer for one tool, keyed on its source, name and spec pin: a
+    tool whose spec changed is asked about again."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    source: str
+    tool: str
+    pin: str
+    allow: bool
+
+    @property
+    def target(self) -> ToolIdentity:
+        return ToolIdentity(source=self.source, tool=self.tool, pin=self.pin)
+
+
 class Settings(BaseModel):
     """The whole settings file. Fields a newer Cairn added are kept in ``model_extra``."""
 
@@ -94,6 +112,24 @@ class Settings(BaseModel):
     custom_instructions: str = ""
     theme: Literal["system", "light", "dark"] = "system"
     workspace: str | None = None
+    default_mode: Mode = Field(default="ask", description="The permission mode a new chat starts in.")
+    tool_grants: list[ToolGrant] = Field(default_factory=list, description="Always and Never answers.")
+
+    def permission_policy(self) -> PermissionPolicy:
+        grants = self.tool_grants
+        return PermissionPolicy(
+            default_mode=self.default_mode,
+            always=frozenset(g.target for g in grants if g.allow),
+            never=frozenset(g.target for g in grants if not g.allow),
+        )
+
+    def with_grant(self, target: ToolIdentity, allow: bool | None) -> Settings:
+        """These settings with ``target``'s Always (``True``) or Never (``False``) answer, or
+        without any (``None``: revoked)."""
+        kept = [g for g in self.tool_grants if g.target != target]
+        if allow is not None:
+            kept.append(ToolGrant(source=target.source, tool=target.tool, pin=target.pin, allow=allow))
+        return self.model_copy(update={"tool_grants": kept})
 
     def account(self, key: str) -> Account | None:
         """An account by id or by name (case-insensitive)."""

@@ -19,6 +19,9 @@ the window and the exports never take a row apart with ``.get()``.
 - ``RouteFallback`` (``kind: "route_fallback"``, v1): this session learnt that a route cannot
   take something its catalog entry promised (say, system messages mid-conversation), so later
   requests to that route adapt. Recorded as a row, never by rewriting history.
+- ``PermissionMode`` (``kind: "permission_mode"``, v1): the chat's mode from here on.
+- ``ChatGrant`` (``kind: "chat_grant"``, v1): "This chat" answers for a tool, and revocations.
+- ``ToolApproval`` (``kind: "tool_approval"``, v1): a call parked on a person, then answered.
 
 Rows written before ``kind`` existed are told apart by their shape. Anything this Cairn does
 not understand (a newer kind or version, a malformed value) reads as ``Unknown``: the row's
@@ -36,20 +39,25 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, JsonValue, Tag
 __all__ = [
     "CONTENT",
     "MODEL_SYSTEM",
+    "ChatGrant",
     "ErrorContent",
     "ErrorRecord",
     "Fallback",
     "ImagePart",
     "MessageContent",
+    "Mode",
     "ModelSystem",
     "Part",
+    "PermissionMode",
     "ReasoningPart",
     "RouteFallback",
     "RowContent",
     "SectionUpdate",
     "SupersedeContent",
     "TextPart",
+    "ToolApproval",
     "ToolCallPart",
+    "ToolIdentity",
     "ToolResultPart",
     "Unknown",
     "dump",
@@ -92,10 +100,16 @@ class ToolCallPart(_Frozen):
 
 
 class ToolResultPart(_Frozen):
+    """A tool's answer to one call. ``content`` is what the model reads; the rest records how
+    the call went (the decision and its reason, how long it ran), for the person."""
+
     kind: Literal["tool_result"] = "tool_result"
     call_id: str
     content: str
     is_error: bool = False
+    decision: Literal["allow", "deny"] | None = None
+    reason: str | None = None
+    elapsed_ms: float | None = None
 
 
 Part = Annotated[
@@ -183,6 +197,7 @@ class SectionUpdate(_Frozen):
 
 
 Fallback = Literal["fold_system_updates", "no_tools"]
+Mode = Literal["ask", "read_only", "auto"]
 
 
 class RouteFallback(_Frozen):
@@ -193,6 +208,44 @@ class RouteFallback(_Frozen):
     route: dict[str, str]  # the actual route's identity: provider, model, api, base_url
     fallback: Fallback
     reason: str
+
+
+class PermissionMode(_Frozen):
+    """The chat's permission mode from this row on (DESIGN.md invariant 7, the mode check)."""
+
+    v: Literal[1] = 1
+    kind: Literal["permission_mode"] = "permission_mode"
+    mode: Mode
+
+
+class ToolIdentity(_Frozen):
+    """Which tool a grant or an approval is about: where it comes from, its name, and the pin
+    (SHA-256 of its exact spec), so a changed spec is asked about again."""
+
+    source: str
+    tool: str
+    pin: str
+
+
+class ChatGrant(_Frozen):
+    """A person's answer for this chat ("This chat"), or its withdrawal."""
+
+    v: Literal[1] = 1
+    kind: Literal["chat_grant"] = "chat_grant"
+    target: ToolIdentity
+    allow: bool  # False: the grant is revoked
+
+
+class ToolApproval(_Frozen):
+    """A call waiting on a person (``waiting``), and then their answer. A waiting call survives
+    a restart: it is parked here with the pin of the spec it was made against."""
+
+    v: Literal[1] = 1
+    kind: Literal["tool_approval"] = "tool_approval"
+    call_id: str
+    target: ToolIdentity
+    state: Literal["waiting", "approved", "denied"]
+    reason: str  # why the gate asked, or how it was answered
 
 
 def _system_kind(value: Any) -> str | None:
@@ -206,7 +259,11 @@ def _system_kind(value: Any) -> str | None:
 
 
 ModelSystem = Annotated[
-    Annotated[SectionUpdate, Tag("section")] | Annotated[RouteFallback, Tag("route_fallback")],
+    Annotated[SectionUpdate, Tag("section")]
+    | Annotated[RouteFallback, Tag("route_fallback")]
+    | Annotated[PermissionMode, Tag("permission_mode")]
+    | Annotated[ChatGrant, Tag("chat_grant")]
+    | Annotated[ToolApproval, Tag("tool_approval")],
     Discriminator(_system_kind),
 ]
 MODEL_SYSTEM: TypeAdapter[ModelSystem] = TypeAdapter(ModelSystem)
@@ -239,6 +296,8 @@ def parse_model_system(raw: JsonValue) -> ModelSystem | Unknown:
 def dump(value: RowContent | ModelSystem) -> JsonValue:
     """The JSON form a row stores: through the union's own adapter, so every shape is written
     exactly one way."""
-    adapter: TypeAdapter[Any] = MODEL_SYSTEM if isinstance(value, SectionUpdate | RouteFallback) else CONTENT
+    adapter: TypeAdapter[Any] = (
+        CONTENT if isinstance(value, MessageContent | ErrorContent | SupersedeContent) else MODEL_SYSTEM
+    )
     dumped: JsonValue = adapter.dump_python(value, mode="json")
     return dumped

@@ -53,10 +53,17 @@ def check_append_only(requests: list[RecordedRequest]) -> None:
 
 
 def journal_shape(home: Path, session_id: str) -> list[tuple]:
+    """Every row, without the one thing two runs never share: how long each tool took."""
     with Journal.open(CairnPaths.under(home).journal) as journal:
         rows = TranscriptWriter(journal).rows(session_id)
     seq_of = {r.id: r.seq for r in rows}
-    return [(r.seq, r.role, r.hidden, r.content, r.model_system, seq_of.get(r.anchor)) for r in rows]
+
+    def untimed(content: object) -> object:
+        if isinstance(content, dict) and isinstance(content.get("parts"), list):
+            return {**content, "parts": [{k: v for k, v in p.items() if k != "elapsed_ms"} for p in content["parts"]]}
+        return content
+
+    return [(r.seq, r.role, r.hidden, untimed(r.content), r.model_system, seq_of.get(r.anchor)) for r in rows]
 
 
 @pytest.fixture(scope="module")

@@ -206,8 +206,10 @@ def test_a_tool_schema_change_reaches_the_next_request_under_the_same_name(
     sources, so the second request declares the new schema and the tool that runs is the new one."""
     session = journal.create_session()
     route = route_for(loopback_account(provider), cairn_paths)
-    v1 = ToolSpec(name="search", description="Search.", parameters={"type": "object", "properties": {}})
-    v2 = ToolSpec(name="search", description="Search.", parameters={"type": "object", "properties": {"q": {}}})
+    v1 = ToolSpec(name="search", description="Search.", parameters={"type": "object", "properties": {}}, read_only=True)
+    v2 = ToolSpec(
+        name="search", description="Search.", parameters={"type": "object", "properties": {"q": {}}}, read_only=True
+    )
     versions = [v1]
     ran: list[str] = []
 
