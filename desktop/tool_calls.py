@@ -151,7 +151,10 @@ class ToolCalls:
                 raise CallsStopped(approval.reason())
             return result
         pinned = ToolRequest(request.session_id, request.call, request.catalog, request.permissions, pin=pin)
-        return await self._finish(pinned, await self.gate.check(pinned, approved=True))
+        decision = await self.gate.check(pinned, approved=True)
+        if decision.verdict == "allow":
+            decision = Decision.allow(approval.reason())  # recorded as the person's answer
+        return await self._finish(pinned, decision)
 
     async def _ask(self, request: ToolRequest, reason: str) -> Approval:
         tool = request.tool

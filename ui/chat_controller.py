@@ -65,6 +65,13 @@ class ChatController(QObject):
             self.w.show_notice(problem)
             return
         if self.w.session_id is None:
+            mode, self.w.pending_mode = self.w.pending_mode, None
+
+            def create() -> SessionRecord:
+                record = self.w.app.new_session()
+                if mode is not None:
+                    self.w.app.set_mode(record.id, mode)
+                return record
 
             def created(record: SessionRecord) -> None:
                 self.w.session_id = record.id
@@ -72,7 +79,7 @@ class ChatController(QObject):
                 self.model.reset([])
                 self.send(text)
 
-            self.w.run_on_core(self.w.app.new_session, created)
+            self.w.run_on_core(create, created)
             return
         self.w.clear_notice()
         kind = "edit" if self.editing == self.w.session_id else "send"
@@ -107,15 +114,25 @@ class ChatController(QObject):
         }[kind]
 
         def failed(error: BaseException) -> None:
-            self._turn_over(session_id)
+            self.turn_over(session_id)
             self.w.show_error(error)
 
-        self.w.run_on_core(work, lambda _outcome: self._turn_over(session_id), failed)
+        self.w.run_on_core(work, lambda _outcome: self.turn_over(session_id), failed)
 
     def stop(self) -> None:
+        """Esc or Stop: deny the call waiting on a card, else stop the reply."""
         session_id = self.w.session_id
-        if session_id is not None and session_id in self.busy:
+        waiting = self.w.approvals.pending()
+        if waiting is not None:
+            self.w.approvals.answer(waiting, "deny")
+        elif session_id is not None and session_id in self.busy:
             self.w.run_on_core(lambda: self.w.app.cancel(session_id))
+
+    def approve_pending(self) -> None:
+        """Enter in an empty composer: allow the waiting call once."""
+        waiting = self.w.approvals.pending()
+        if waiting is not None:
+            self.w.approvals.answer(waiting, "once")
 
     def stop_all(self) -> None:
         for session_id in list(self.busy):
@@ -142,6 +159,12 @@ class ChatController(QObject):
         elif action == "toggle-reasoning":
             message.reasoning_open = not message.reasoning_open
             self.model.changed(row)
+        elif action == "toggle-result":
+            message.expanded = not message.expanded
+            message.touch()
+            self.model.changed(row)
+        elif action.startswith("approve/") and message.approval is not None:
+            self.w.approvals.answer(message.approval.call_id, action.split("/", 1)[1])  # type: ignore[arg-type]
         elif action in ("retry", "regenerate") and session_id not in self.busy:
             self.start_turn(session_id, action)
         elif action == "continue" and session_id not in self.busy:
@@ -246,7 +269,7 @@ class ChatController(QObject):
             self.model.changed(row)
             self.w.chat.follow()
 
-    def _turn_over(self, session_id: str) -> None:
+    def turn_over(self, session_id: str) -> None:
         self.busy.discard(session_id)
         self.streaming.pop(session_id, None)
         if session_id == self.w.session_id:

@@ -137,10 +137,12 @@ class MessageDelegate(QStyledItemDelegate):
         return max(self.view.viewport().width() - 2 * (MARGIN + PADDING), 120)
 
     def _live_document(self, message: DisplayMessage, width: int) -> tuple[QTextDocument, list[str]]:
-        stamp = (width, self.dark, bool(message.reasoning), message.reasoning_open)
+        waited = None if message.waited is None or message.text or message.reasoning else int(message.waited)
+        stamp = (width, self.dark, bool(message.reasoning), message.reasoning_open, waited)
         live = self._live.get(message.key)
         if live is None or live.owner is not message or live.stamp != stamp:  # type: ignore[attr-defined]
-            header, _ = message_html(replace(message, text=""), dark=self.dark, last_user=False, last_answer=False)
+            shown = replace(message, text="", waited=waited)  # the header alone; "reading…" until text comes
+            header, _ = message_html(shown, dark=self.dark, last_user=False, last_answer=False)
             live = LiveDocument(header, font=self.view.font(), width=width, dark=self.dark, owner=message)
             live.stamp = stamp  # type: ignore[attr-defined]
             self._live[message.key] = live
@@ -207,9 +209,11 @@ class MessageDelegate(QStyledItemDelegate):
         per_line = max(width // max(metrics.averageCharWidth(), 1), 20)
         text = message.text or message.error or ""
         lines = 2 + sum(max(1, math.ceil(len(line) / per_line)) for line in text.split("\n"))
-        lines += sum(3 + args.count("\n") for _, args in message.tool_calls)
+        lines += sum(3 + len(args) for _, args in message.tool_calls)
         if message.tool_result is not None:
-            lines += 3 + min(message.tool_result[0].count("\n"), 60)
+            lines += 3 + min(message.tool_result.content.count("\n"), 60)
+        if message.approval is not None:
+            lines += 6
         return lines * metrics.lineSpacing()
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
@@ -227,10 +231,13 @@ class MessageDelegate(QStyledItemDelegate):
 
     def _bubble(self, message: DisplayMessage) -> QColor:
         base = self.view.palette().color(QPalette.ColorRole.Base)
-        shades = {"user": 112, "assistant": 104, "tool": 108, "error": 104}
-        colour = base.darker(shades[message.kind]) if not self.dark else base.lighter(shades[message.kind] + 40)
+        shades = {"user": 112, "assistant": 104, "tool": 108, "error": 104, "approval": 104}
+        shade = shades.get(message.kind, 104)
+        colour = base.darker(shade) if not self.dark else base.lighter(shade + 40)
         if message.kind == "error":
             colour = QColor("#3a2224") if self.dark else QColor("#fdecea")
+        elif message.kind == "approval":
+            colour = QColor("#3a3322") if self.dark else QColor("#fff8e1")
         return colour
 
     # -- links ---------------------------------------------------------------------------

@@ -33,6 +33,7 @@ class Composer(QWidget):
 
     send = Signal(str)
     stop = Signal()
+    approve = Signal()  # Enter with nothing written: allow a waiting tool call once
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,3 +86,5 @@ class Composer(QWidget):
         text = self.text()
         if text.strip():
             self.send.emit(text)
+        else:
+            self.approve.emit()

@@ -14,10 +14,8 @@ from typing import Any
 from PySide6.QtCore import QByteArray, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox,
     QDialog,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
     QSplitter,
@@ -29,15 +27,19 @@ from PySide6.QtWidgets import (
 from desktop.app import CairnApp
 from desktop.settings import Account
 from desktop.snapshot import AppSnapshot
+from desktop.tool_calls import ParkedCall
+from host.content import Mode
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
+from ui.approvals import ApprovalCards
 from ui.banners import EditBanner, notice_label
 from ui.chat_controller import ChatController
 from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.core import CoreThread
 from ui.inspector import Inspector
+from ui.route_bar import RouteBar
 from ui.settings_dialog import SettingsDialog
 from ui.sidebar import Sidebar
 from ui.start_page import StartPage
@@ -46,6 +48,7 @@ __all__ = ["MainWindow"]
 
 log = logging.getLogger(__name__)
 PAGE = 200
+ShownUsage = tuple[UsageTotals, RequestUsage | None]
 
 
 class MainWindow(QMainWindow):
@@ -59,12 +62,14 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.core, self.app = core, app
         self.snapshot = snapshot  # what the core last published; the only core state read here
+        self.pending_mode: Mode | None = None  # chosen before the chat's first message
         self.session_id: str | None = None
         self.settings_dialog: QDialog | None = None
         self.setWindowTitle("Cairn")
         self.resize(1100, 760)
         self._build()
         self.controller = ChatController(self)
+        self.approvals = ApprovalCards(self)
         self._loading_older = False
         self._actions()
         self._connect()
@@ -80,23 +85,13 @@ class MainWindow(QMainWindow):
         self.read_only_banner = notice_label(
             "Read-only journal", "background: #fff4e5; color: #7a4b00; padding: 6px 10px;"
         )
-        self.accounts = QComboBox()
-        self.accounts.setAccessibleName("Account")
-        self.models = QComboBox()
-        self.models.setEditable(True)
-        self.models.setAccessibleName("Model")
-        self.models.setMinimumContentsLength(18)
-        route_bar = QHBoxLayout()
-        route_bar.setContentsMargins(10, 6, 10, 0)
-        route_bar.addWidget(QLabel("Route:"))
-        route_bar.addWidget(self.accounts)
-        route_bar.addWidget(self.models)
-        route_bar.addStretch(1)
+        self.route_bar = RouteBar()
+        self.accounts, self.models = self.route_bar.accounts, self.route_bar.models
 
         chat_panel = QWidget()
         column = QVBoxLayout(chat_panel)
         column.setContentsMargins(0, 0, 0, 0)
-        column.addLayout(route_bar)
+        column.addWidget(self.route_bar)
         column.addWidget(self.chat, 1)
         column.addWidget(self.notice)
         column.addWidget(self.edit_banner)
@@ -161,6 +156,8 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.core.reported.connect(self.controller.on_core_event)
+        self.core.reported.connect(self.approvals.on_core_event)
+        self.composer.approve.connect(self.controller.approve_pending)
         self.core.reported.connect(self.inspector.on_event)
         self.sidebar.selected.connect(self.open_session)
         self.sidebar.new_requested.connect(self.new_session)
@@ -174,8 +171,9 @@ class MainWindow(QMainWindow):
         self.cancel_edit.clicked.connect(self._cancel_edit)
         self.chat.message_delegate.action.connect(self.controller.on_message_action)
         self.chat.wants_older.connect(self.load_older)
-        self.accounts.activated.connect(self._account_chosen)
-        self.models.activated.connect(self._model_chosen)
+        self.route_bar.account_chosen.connect(lambda a: self.run_on_core(lambda: self.app.choose(a, None)))
+        self.route_bar.model_chosen.connect(lambda a, m: self.run_on_core(lambda: self.app.choose(a, m)))
+        self.route_bar.mode_chosen.connect(self._mode_chosen)
         self.start_page.add_account.connect(self.open_settings)
         self.start_page.use_local.connect(self._use_local)
 
@@ -216,34 +214,12 @@ class MainWindow(QMainWindow):
             widget.setEnabled(reason is None)
 
     def refresh_routes(self) -> None:
-        snapshot = self.snapshot
-        accounts = [view.account for view in snapshot.accounts]
-        self.accounts.clear()
-        for account in accounts:
-            self.accounts.addItem(f"{account.name}", account.id)
-        if not accounts:
+        if not self.route_bar.show_snapshot(self.snapshot):
             self.pages.setCurrentWidget(self.start_page)
             self.start_page.probe(self)
             self.route_label.setText("No account yet")
             return
         self.pages.setCurrentIndex(0)
-        chosen = snapshot.account_id or accounts[0].id
-        self.accounts.setCurrentIndex(max(self.accounts.findData(chosen), 0))
-        self._fill_models()
-
-    def _fill_models(self) -> None:
-        view = self.snapshot.account(self.snapshot.account_id)
-        if view is None:
-            return
-        account = view.account
-        self.models.clear()
-        models = [account.default_model, *self.snapshot.catalog_models.get(account.provider, ())]
-        for model in dict.fromkeys(models):
-            self.models.addItem(model)
-        self.models.setCurrentText(self.snapshot.model or account.default_model)
-        self._show_route()
-
-    def _show_route(self) -> None:
         route = self.snapshot.route
         if route is None:
             self.route_label.setText(self.snapshot.route_problem or "No route")
@@ -252,15 +228,14 @@ class MainWindow(QMainWindow):
         flags = ", ".join(granted) if granted else "no transport flags"
         self.route_label.setText(f"{route.actual.provider} · {route.actual.model} · {flags}")
 
-    def _account_chosen(self, index: int) -> None:
-        account_id = self.accounts.itemData(index)
-        self.run_on_core(lambda: self.app.choose(account_id, None))
-
-    def _model_chosen(self, _index: int) -> None:
-        model = self.models.currentText().strip()
-        account_id = self.snapshot.account_id
-        if account_id and model:
-            self.run_on_core(lambda: self.app.choose(account_id, model))
+    def _mode_chosen(self, mode: Mode) -> None:
+        """The chat's permission mode, from its next tool call on; a chat not begun yet
+        starts in it."""
+        session_id = self.session_id
+        if session_id is None:
+            self.pending_mode = mode
+            return
+        self.run_on_core(lambda: self.app.set_mode(session_id, mode))
 
     def _use_local(self, preset: str, base_url: str, model: str) -> None:
         known = self.snapshot.transport.preset(preset)
@@ -298,15 +273,25 @@ class MainWindow(QMainWindow):
         self.clear_notice()
         self.inspector.show_session(session_id)
 
-        def loaded(result: tuple[list[TranscriptRow], tuple[UsageTotals, RequestUsage | None]]) -> None:
-            rows, usage = result
+        def loaded(result: tuple[list[TranscriptRow], ShownUsage, list[ParkedCall], Mode]) -> None:
+            rows, usage, parked, mode = result
             if self.session_id != session_id:
                 return
+            self.route_bar.show_mode(mode)
             self.controller.show_session(session_id, rows)
             self.controller.show_usage(usage)
+            self.approvals.show_parked(session_id, parked)
             log.info("session opened (%d rows shown)", len(rows))
 
-        self.run_on_core(lambda: (self.app.page(session_id, limit=PAGE), self.app.usage(session_id)), loaded)
+        self.run_on_core(
+            lambda: (
+                self.app.page(session_id, limit=PAGE),
+                self.app.usage(session_id),
+                self.app.parked(session_id),
+                self.app.mode(session_id),
+            ),
+            loaded,
+        )
 
     def load_older(self) -> None:
         model = self.chat.model_rows()

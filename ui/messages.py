@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from host.content import ErrorContent, MessageContent, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from host.transcript import TranscriptRow
 from ui.markdown import render_markdown
+from ui.tool_cards import ApprovalView, Palette, approval_html, result_html, tool_call_html
 
 __all__ = ["DisplayMessage", "message_html"]
 
-Kind = Literal["user", "assistant", "tool", "error"]
-MAX_TOOL_TEXT = 4000
+Kind = Literal["user", "assistant", "tool", "error", "approval"]
 
 
 @dataclass
@@ -27,8 +26,10 @@ class DisplayMessage:
     seq: int | None = None
     text: str = ""
     reasoning: str = ""
-    tool_calls: list[tuple[str, str]] = field(default_factory=list)  # (name, arguments as JSON)
-    tool_result: tuple[str, bool] | None = None  # (content, is_error)
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (name, arguments)
+    tool_result: ToolResultPart | None = None
+    approval: ApprovalView | None = None
+    expanded: bool = False  # a long tool result shown whole
     status: str = "complete"  # complete, interrupted, streaming, error, unsaved
     model: str = ""
     finish_reason: str | None = None
@@ -71,20 +72,10 @@ class DisplayMessage:
             elif isinstance(part, ReasoningPart):
                 shown.reasoning += part.text
             elif isinstance(part, ToolCallPart):
-                shown.tool_calls.append((part.name, json.dumps(part.arguments, indent=2, ensure_ascii=False)))
+                shown.tool_calls.append((part.name, dict(part.arguments)))
             elif isinstance(part, ToolResultPart):
-                shown.tool_result = (part.content, part.is_error)
+                shown.tool_result = part
         return shown
-
-
-def _card(title: str, body: str, colour: str, dark: bool) -> str:
-    background = "#262b33" if dark else "#f7f7f9"
-    text = html.escape(body[:MAX_TOOL_TEXT] + ("\n…" if len(body) > MAX_TOOL_TEXT else ""))
-    return (
-        f'<table width="100%" cellspacing="0" cellpadding="6" bgcolor="{background}" '
-        f'style="border: 1px solid {colour}; margin-top: 4px;"><tr><td><b style="color: {colour};">{title}</b>'
-        f'</td></tr><tr><td><pre style="margin: 0;">{text}</pre></td></tr></table>'
-    )
 
 
 def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_answer: bool) -> tuple[str, list[str]]:
@@ -100,6 +91,9 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
         retry = action("retry", "Retry") if message.retryable or last_answer else ""
         body = f'<p><b style="color: {danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
         return body, []
+    palette = Palette.of(dark=dark)
+    if message.approval is not None:
+        return approval_html(message.approval, palette), []
 
     parts = [f"<p>{_header(message, muted, danger, action, last_user=last_user, last_answer=last_answer)}</p>"]
 
@@ -115,10 +109,19 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
         parts.append(rendered.html)
         code_blocks = rendered.code_blocks
     for name, arguments in message.tool_calls:
-        parts.append(_card(f"Tool call: {html.escape(name)}", arguments, link, dark))
+        parts.append(tool_call_html(name, arguments, palette))
     if message.tool_result is not None:
-        content, is_error = message.tool_result
-        parts.append(_card("Tool error" if is_error else "Tool result", content, danger if is_error else muted, dark))
+        r = message.tool_result
+        parts.append(
+            result_html(
+                r.content,
+                is_error=r.is_error,
+                reason=r.reason,
+                elapsed_ms=r.elapsed_ms,
+                expanded=message.expanded,
+                palette=palette,
+            )
+        )
     return "".join(parts), code_blocks
 
 
@@ -131,7 +134,9 @@ def _header(
     last_user: bool,
     last_answer: bool,
 ) -> str:
-    title = {"user": "You", "assistant": "Assistant", "tool": "Tool result"}[message.kind]
+    title = {"user": "You", "assistant": "Assistant", "tool": "Tool result", "approval": "Approval"}.get(
+        message.kind, message.kind
+    )
     notes = []
     if message.model and message.kind == "assistant":
         notes.append(html.escape(message.model.split("/", 1)[-1]))

@@ -38,6 +38,16 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     chat.add_argument("--session", help="continue this session id (default: a new session)")
     chat.add_argument("--retry", action="store_true", help="ask again where the session's last turn failed")
     chat.add_argument("--workspace", type=Path, help="a workspace folder: its .agents/skills are offered too")
+    chat.add_argument(
+        "--mode",
+        choices=("ask", "read-only", "auto"),
+        help="tools: ask before changes (default), refuse changes, or run without asking; kept for the session",
+    )
+    chat.add_argument(
+        "--approve",
+        choices=("once", "chat"),
+        help="without a terminal, allow tools that ask: for each call, or for the whole session",
+    )
 
     skills = commands.add_parser("skills", help="list the skills found, and the ones left out with why")
     skills.add_argument("--workspace", type=Path, help="also look in this workspace's .agents/skills")

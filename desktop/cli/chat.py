@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from desktop.cli.approve import TerminalApprover
 from desktop.cli.common import CommandError, printable
 from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnCancelled, TurnFailed, Waiting
 from desktop.message_text import CONTINUE, decode_input, message_problem
@@ -16,10 +17,13 @@ from desktop.routes import ResolvedRoute
 from desktop.runtime import NothingToRetry, TurnOutcome
 from desktop.secrets import KEY_ENV
 from desktop.services import Services
-from desktop.settings import Account
+from desktop.settings import Account, Settings
 from desktop.system_state import SystemState
 from desktop.usage_text import cost_text, turn_usage_text
-from host.content import MessageContent
+from host.content import MessageContent, Mode, PermissionMode
+from host.journal import Journal
+from host.permissions import Permissions
+from host.transcript import TranscriptWriter
 from host.usage import UsageLedger, UsageTotals
 
 __all__ = ["run_chat"]
@@ -28,23 +32,9 @@ __all__ = ["run_chat"]
 def run_chat(args: argparse.Namespace, services: Services) -> int:
     if args.retry and not args.session:
         raise CommandError("Say which session to retry with --session.")
-    text = ""
-    if not args.retry:
-        text = _message(args.message)
-        if not text:
-            raise CommandError("There is no message to send: give it as an argument or on stdin.")
-        problem, _ = message_problem(text)
-        if problem is not None:
-            raise CommandError(problem.replace(" in the composer", "").replace("It is still in the composer: s", "S"))
+    text = "" if args.retry else _checked_message(args.message)
     settings = services.load_settings()
-    key = args.account or settings.default_account
-    account = settings.account(key) if key else None
-    if account is None:
-        raise CommandError(
-            f"There is no account {key!r}; add one with `cairn accounts add NAME --provider PRESET`."
-            if key
-            else "There is no account yet; add one with `cairn accounts add NAME --provider PRESET`."
-        )
+    account = _account(args.account, settings)
     route = services.route(account, args.model)
     api_key = _api_key(account, route, services)
     journal = services.open_journal()
@@ -58,6 +48,9 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
     else:
         # Only now, when everything the turn needs is in hand: a failure above leaves no empty session.
         session_id = journal.create_session(title=text.splitlines()[0][:60]).id
+    if args.mode is not None:
+        _keep_mode(journal, session_id, "read_only" if args.mode == "read-only" else args.mode, settings)
+    services.approver = TerminalApprover(preset=args.approve)
     try:
         outcome = asyncio.run(
             _turn(services, route, api_key, state, session_id=session_id, text=text or None, account=account)
@@ -100,6 +93,35 @@ async def _turn(
             except NothingToRetry as exc:
                 raise CommandError(str(exc)) from None
         return await runtime.send(session_id, text)
+
+
+def _checked_message(words: list[str]) -> str:
+    text = _message(words)
+    if not text:
+        raise CommandError("There is no message to send: give it as an argument or on stdin.")
+    problem, _ = message_problem(text)
+    if problem is not None:
+        raise CommandError(problem.replace(" in the composer", "").replace("It is still in the composer: s", "S"))
+    return text
+
+
+def _account(key: str | None, settings: Settings) -> Account:
+    key = key or settings.default_account
+    account = settings.account(key) if key else None
+    if account is None:
+        raise CommandError(
+            f"There is no account {key!r}; add one with `cairn accounts add NAME --provider PRESET`."
+            if key
+            else "There is no account yet; add one with `cairn accounts add NAME --provider PRESET`."
+        )
+    return account
+
+
+def _keep_mode(journal: Journal, session_id: str, mode: Mode, settings: Settings) -> None:
+    """The session's permission mode from now on (a row, only when it changes)."""
+    writer = TranscriptWriter(journal)
+    if Permissions.of_chat(writer.model_order(session_id), default_mode=settings.default_mode).mode != mode:
+        writer.append_meta(session_id, PermissionMode(mode=mode))
 
 
 def _message(words: list[str]) -> str:
