@@ -114,6 +114,8 @@ class CairnApp:
             transport=services.transport,
             models_dev=services.models_dev,
             catalog_models={p: tuple(services.catalog_models(p)) for p in [*providers, "custom"]},
+            default_mode=self.settings.default_mode,
+            tool_grants=tuple(self.settings.tool_grants),
         )
 
     def publish(self) -> AppSnapshot:
@@ -312,6 +314,9 @@ class CairnApp:
 
     def save_instructions(self, text: str) -> None:
         self._save_settings(self.settings.model_copy(update={"custom_instructions": text}))
+
+    def save_default_mode(self, mode: Mode) -> None:
+        self._save_settings(self.settings.model_copy(update={"default_mode": mode}))
 
     def save_appearance(self, theme: str) -> None:
         self._save_settings(self.settings.model_copy(update={"theme": theme}))

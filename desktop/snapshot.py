@@ -14,7 +14,8 @@ from pathlib import Path
 from desktop.catalog.modelsdev import ModelsDevCatalog
 from desktop.catalog.transport import TransportCatalog
 from desktop.routes import ResolvedRoute
-from desktop.settings import Account
+from desktop.settings import Account, ToolGrant
+from host.content import Mode
 
 __all__ = ["AccountView", "AppSnapshot"]
 
@@ -41,6 +42,8 @@ class AppSnapshot:
     transport: TransportCatalog
     models_dev: ModelsDevCatalog
     catalog_models: Mapping[str, tuple[str, ...]]  # provider preset id to the models the catalogs know
+    default_mode: Mode = "ask"
+    tool_grants: tuple[ToolGrant, ...] = ()  # Always and Never answers
 
     def account(self, account_id: str | None) -> AccountView | None:
         return next((view for view in self.accounts if view.account.id == account_id), None)

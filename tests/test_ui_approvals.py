@@ -175,3 +175,35 @@ def test_the_mode_selector_makes_a_chat_read_only(qtbot: QtBot, cairn_paths: Cai
             qtbot.waitUntil(lambda: w.session_id != session_id, timeout=WAIT)
             w.open_session(session_id)
             qtbot.waitUntil(lambda: mode.currentData() == "read_only", timeout=WAIT)
+
+
+def test_settings_list_and_revoke_answers(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:
+    import json
+
+    from tests.test_ui_settings import open_settings
+
+    notes = Notes(tmp_path)
+    with LoopbackProvider() as provider:
+        add_loopback_account(cairn_paths, provider)
+        with running_cairn(cairn_paths) as run:
+            notes.attach(run)
+            w = run.window
+            send(w, ASK)
+            qtbot.waitUntil(lambda: card(w) is not None, timeout=WAIT)
+            w.controller.on_message_action(card(w).key, "approve/always")
+            qtbot.waitUntil(lambda: notes.writes == ["buy stones"] and not w.controller.busy, timeout=WAIT)
+            settings_file = cairn_paths.config_dir / "settings.json"
+            (grant,) = json.loads(settings_file.read_text())["tool_grants"]
+            assert (grant["tool"], grant["allow"]) == ("write_note", True)
+            dialog = open_settings(qtbot, w)
+            tab = dialog.permissions
+            assert tab.grants.count() == 1
+            assert tab.grants.item(0).text() == "write_note (from builtin): always"
+            tab.grants.setCurrentRow(0)
+            QTest.mouseClick(tab.revoke, Qt.MouseButton.LeftButton)
+            qtbot.waitUntil(lambda: tab.grants.count() == 0, timeout=WAIT)
+            assert json.loads(settings_file.read_text())["tool_grants"] == []
+            tab.default_mode.setCurrentIndex(tab.default_mode.findData("read_only"))
+            tab.default_mode.activated.emit(tab.default_mode.currentIndex())
+            qtbot.waitUntil(lambda: json.loads(settings_file.read_text())["default_mode"] == "read_only", timeout=WAIT)
+            dialog.accept()

@@ -204,6 +204,9 @@ class MainWindow(QMainWindow):
         self.snapshot = snapshot
         self.refresh_routes()
         self._show_read_only()
+        dialog = self.settings_dialog
+        if isinstance(dialog, SettingsDialog) and dialog.isVisible():
+            dialog.permissions.show_snapshot(snapshot)
 
     def _show_read_only(self) -> None:
         """A journal a newer Cairn wrote: everything stays readable, nothing can be written."""

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from host.skills import SkillCatalog
 from ui.accounts_tab import AccountsTab
+from ui.permissions_tab import PermissionsTab
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -44,6 +45,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self.accounts, "Accounts")
         self.tabs.addTab(self._instructions_tab(), "Instructions")
         self.tabs.addTab(self._skills_tab(), "Skills")
+        self.permissions = PermissionsTab(window)
+        self.tabs.addTab(self.permissions, "Permissions")
         self.tabs.addTab(self._appearance_tab(), "Appearance")
         close = QPushButton("Close")
         close.setAccessibleName("Close settings")
@@ -51,7 +54,8 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(close, alignment=Qt.AlignmentFlag.AlignRight)
-        self.tabs.setCurrentIndex({"accounts": 0, "instructions": 1, "skills": 2, "appearance": 3}[tab])
+        tabs = {"accounts": 0, "instructions": 1, "skills": 2, "permissions": 3, "appearance": 4}
+        self.tabs.setCurrentIndex(tabs[tab])
         if preset is not None:
             self.accounts.new_account(preset)
 
