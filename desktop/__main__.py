@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -28,6 +29,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is not None:
         try:
             return run_command(args, paths)
+        except BrokenPipeError:
+            # The reader went away (``| head``): nothing more to show, and nothing is lost.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        except OSError as exc:
+            print(f"cairn: the command stopped: {exc.strerror or exc}.", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            return 130
         except Exception as exc:
             # A last resort: every expected failure is handled with its own message inside.
             log.exception("cairn %s failed", args.command)

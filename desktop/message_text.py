@@ -7,8 +7,9 @@ was typed, pasted or piped, and nothing is written to the journal first.
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["CONTINUE", "MAX_MESSAGE_CHARS", "decode_input", "message_problem"]
+__all__ = ["CONTINUE", "MAX_MESSAGE_CHARS", "decode_input", "message_problem", "printable"]
 
 MAX_MESSAGE_CHARS = 1_000_000
 # What Continue sends after a reply was cut off at the length limit.
@@ -16,14 +17,21 @@ CONTINUE = "Continue exactly where you were cut off."
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def message_problem(text: str) -> tuple[str | None, str]:
-    """What stops ``text`` from being sent, if anything, and the text to keep in the composer."""
+def message_problem(text: str, *, where: str = "composer") -> tuple[str | None, str]:
+    """What stops ``text`` from being sent, if anything, and the text to keep in the composer.
+    ``where`` is "composer" (the window) or "message" (the command line): it shapes the advice."""
+    window = where == "composer"
     broken = len(_SURROGATE.findall(text))
     if broken:
         cleaned = _SURROGATE.sub("\ufffd", text)
         return (
             f"The message held {broken} character{'s' if broken > 1 else ''} that are not valid text (unpaired "
-            "UTF-16 surrogates). Cairn replaced them with � in the composer; check the message and send it again.",
+            "UTF-16 surrogates). "
+            + (
+                "Cairn replaced them with � in the composer; check the message and send it again."
+                if window
+                else "Send valid UTF-8 text."
+            ),
             cleaned,
         )
     if "\x00" in text:
@@ -36,7 +44,9 @@ def message_problem(text: str) -> tuple[str | None, str]:
         size = len(text.encode("utf-8", "replace")) / 1e6
         return (
             f"The message is {size:.1f} MB; Cairn sends at most {MAX_MESSAGE_CHARS // 1_000_000} MB of text in one "
-            "message. It is still in the composer: shorten it, or send it in parts.",
+            "message. "
+            + ("It is still in the composer: shorten it" if window else "Shorten it")
+            + ", or send it in parts.",
             text,
         )
     return None, text
@@ -51,3 +61,21 @@ def decode_input(data: bytes, where: str) -> str:
             f"The message on {where} is not UTF-8 text (byte {exc.start} is {data[exc.start : exc.start + 1]!r}); "
             "send text, or convert it to UTF-8 first."
         ) from None
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with control and format characters shown escaped (``\\x1b``, ``\\u202e``).
+
+    Skill descriptions, file names and model replies are other people's text: printed raw, an
+    escape sequence could retitle or clear the terminal, or write to the clipboard, and a
+    bidi override could disguise what is shown.
+    """
+    out: list[str] = []
+    for char in text:
+        if keep_newlines and char in "\n\t":
+            out.append(char)
+        elif unicodedata.category(char) in ("Cc", "Cf", "Cs") or char in "\u2028\u2029":
+            out.append(char.encode("unicode_escape").decode("ascii") if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
+        else:
+            out.append(char)
+    return "".join(out)

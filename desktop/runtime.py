@@ -13,11 +13,11 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from pydantic import JsonValue
 
-from desktop.approvals import SUPERSEDED, Approval, Approver, DenyQuestions
+from desktop.approvals import Approval, Approver, DenyQuestions
 from desktop.context import context_from_rows
 from desktop.context_engine import ContextEngine
 from desktop.events import (
@@ -34,22 +34,20 @@ from desktop.projection import ProjectedRequest, project
 from desktop.provider.errors import MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import Finished, ReplyAssembler
-from desktop.provider.usage import Usage
 from desktop.redaction import Redactor
 from desktop.reply import redacted_parts, stream_reply
 from desktop.route_fallback import SessionFallbacks, fallback_for
 from desktop.routes import ResolvedRoute
 from desktop.system_state import SystemState
 from desktop.tool_calls import CallsStopped, ResultNotSaved, ToolCalls, open_calls, parked_calls
+from desktop.turn import NothingToRetry, Step, TurnOutcome, outcome
 from host.content import (
     ErrorContent,
     ErrorRecord,
     MessageContent,
     RouteFallback,
     TextPart,
-    ToolApproval,
     ToolIdentity,
-    ToolResultPart,
 )
 from host.errors import JournalWriteError
 from host.journal import Journal
@@ -63,23 +61,6 @@ __all__ = ["ChatRuntime", "NothingToRetry", "TurnOutcome"]
 log = logging.getLogger(__name__)
 
 MAX_TOOL_STEPS = 8
-
-
-class NothingToRetry(Exception):
-    """The conversation does not end where a reply is owed."""
-
-
-@dataclass(frozen=True)
-class TurnOutcome:
-    """A turn's replies and what they cost. ``usage`` sums the requests whose usage was
-    reported; ``unreported`` counts the others, whose tokens (and so cost) are unknown."""
-
-    ok: bool
-    assistant_rows: tuple[TranscriptRow, ...]
-    usage: Usage
-    cost_usd: float | None
-    error: str | None = None
-    unreported: int = 0
 
 
 class ChatRuntime:
@@ -117,7 +98,7 @@ class ChatRuntime:
         self.approver: Approver = approver or DenyQuestions()
         self.redactor = redactor or Redactor()
         self.policy = policy or PermissionPolicy
-        self._emit = on_event or (lambda _event: None)
+        self._emit = _guarded(on_event or (lambda _event: None))
         self.calls = ToolCalls(
             self.writer,
             gate=self.gate,
@@ -145,7 +126,7 @@ class ChatRuntime:
         ``{"instructions": ...}``, say); the next turn without them appends the restoration.
         """
         try:
-            self._supersede_parked(session_id)
+            self.calls.supersede_parked(session_id)
             row = self.writer.append_user(session_id, MessageContent(parts=[TextPart(text=text)]), row_id=row_id)
         except JournalWriteError as exc:
             raise JournalWriteError(f"{exc} Nothing was sent.", exc.path) from exc
@@ -199,7 +180,7 @@ class ChatRuntime:
             raise NothingToRetry("That tool call is no longer waiting for an answer.")
         tools = self._prepare(session_id, None, None, tools_allowed=True)
         if isinstance(tools, str):
-            return _outcome([], tools)
+            return outcome([], tools)
         catalog = tools[0]
         permissions = self._permissions(rows)
         request = ToolRequest(session_id, parked.call, catalog, permissions, pin=parked.approval.target.pin)
@@ -208,54 +189,38 @@ class ChatRuntime:
             later = [c for c in open_calls(self.writer.model_order(session_id)) if c.call_id != call_id]
             await self.calls.answer_all(session_id, later, catalog, permissions)
         except CallsStopped as exc:
-            return _outcome([], str(exc))
+            return outcome([], str(exc))
         except (ResultNotSaved, JournalWriteError) as exc:
-            return _outcome([], self._result_not_saved(exc))
+            return outcome([], self._result_not_saved(exc))
         return await self._run(session_id, None, None)
-
-    def _supersede_parked(self, session_id: str) -> None:
-        """A new message answers every parked call: denied, superseded by it."""
-        for parked in parked_calls(self.writer.model_order(session_id)):
-            denied = ToolApproval(
-                call_id=parked.call.call_id, target=parked.approval.target, state="denied", reason=SUPERSEDED
-            )
-            self.writer.append_meta(session_id, denied)
-            result = ToolResultPart(
-                call_id=parked.call.call_id,
-                content=f"denied: {SUPERSEDED}",
-                is_error=True,
-                decision="deny",
-                reason=SUPERSEDED,
-            )
-            self.calls.commit(session_id, result)
 
     def _permissions(self, rows: list[TranscriptRow]) -> Permissions:
         policy = self.policy()
         return Permissions.of_chat(rows, default_mode=policy.default_mode, always=policy.always, never=policy.never)
 
     async def _run(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> TurnOutcome:
-        steps: list[_Step] = []
+        steps: list[Step] = []
         for index in range(MAX_TOOL_STEPS):
             # Only the first request of a turn follows a freshly committed user row; updates
             # between tool calls go after the latest tool result, unanchored.
             step = await self._step(session_id, anchor if index == 0 else None, overrides)
             steps.append(step)
             if step.failed is not None:
-                return _outcome(steps, step.failed)
+                return outcome(steps, step.failed)
             assert step.content is not None
             calls = step.content.tool_calls()
             if not calls:
-                return _outcome(steps)
+                return outcome(steps)
             permissions = self._permissions(self.writer.model_order(session_id))
             try:
                 await self.calls.answer_all(session_id, calls, step.tools, permissions)
             except CallsStopped as exc:
-                return _outcome(steps, str(exc))
+                return outcome(steps, str(exc))
             except (ResultNotSaved, JournalWriteError) as exc:
-                return _outcome(steps, self._result_not_saved(exc))
+                return outcome(steps, self._result_not_saved(exc))
         message = f"The model kept calling tools; Cairn stopped after {MAX_TOOL_STEPS} steps. Retry to continue."
         self._fail(session_id, MalformedResponse(message), None)
-        return _outcome(steps, message)
+        return outcome(steps, message)
 
     def _result_not_saved(self, error: ResultNotSaved | JournalWriteError) -> str:
         what, unsaved = ("a tool call's record", "")
@@ -268,7 +233,7 @@ class ChatRuntime:
         self._emit(TurnFailed(message, "JournalWriteError", True, None, None, unsaved=unsaved))
         return message
 
-    async def _step(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> _Step:
+    async def _step(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> Step:
         route, client = self.route, self.client
         known = SessionFallbacks.of(self.writer.model_order(session_id), route)
         while True:
@@ -276,7 +241,7 @@ class ChatRuntime:
                 session_id, anchor, overrides, tools_allowed=route.accepts_tools and not known.no_tools
             )
             if isinstance(prepared, str):
-                return _Step(failed=prepared)
+                return Step(failed=prepared)
             tools, sections = prepared
             context = context_from_rows(self.writer.model_order(session_id), list(tools.specs))
             request = project(context, route, fold_updates=known.fold_updates)
@@ -299,7 +264,7 @@ class ChatRuntime:
                     # The route refused what its catalog promised: remember it for this session
                     # (a row, not a rewrite) and ask again, adapted.
                     if not self._record_fallback(session_id, fallback):
-                        return _Step(failed=str(exc))
+                        return Step(failed=str(exc))
                     known = replace(
                         known,
                         fold_updates=known.fold_updates or fallback.fallback == "fold_system_updates",
@@ -308,7 +273,7 @@ class ChatRuntime:
                     continue
                 partial = self._save_partial(session_id, assembler, route, hidden=True)
                 self._fail(session_id, exc, partial)
-                return _Step(failed=str(exc))
+                return Step(failed=str(exc))
 
         content = MessageContent(parts=parts, model=route.key, finish_reason=finished.finish_reason)
         try:
@@ -319,11 +284,11 @@ class ChatRuntime:
                 "then free disk space or fix the journal's permissions and retry."
             )
             self._emit(TurnFailed(message, "JournalWriteError", True, None, None, unsaved=content.text()))
-            return _Step(failed=message)
+            return Step(failed=message)
         usage = finished.usage
         cost = usage.cost(route.model_info.cost if route.model_info else None) if usage else None
         self._emit(AssistantCommitted(row, usage, cost))
-        return _Step(row=row, content=content, tools=tools, usage=usage, cost=cost)
+        return Step(row=row, content=content, tools=tools, usage=usage, cost=cost)
 
     def _commit_reply(
         self,
@@ -413,22 +378,14 @@ class ChatRuntime:
         self._emit(TurnFailed(message, error.kind, error.retryable, error_row, partial))
 
 
-@dataclass(frozen=True)
-class _Step:
-    row: TranscriptRow | None = None
-    content: MessageContent | None = None
-    tools: ToolCatalog = field(default_factory=ToolCatalog)
-    usage: Usage | None = None
-    cost: float | None = None
-    failed: str | None = None
+def _guarded(listener: Callable[[RuntimeEvent], None]) -> Callable[[RuntimeEvent], None]:
+    """The event listener, made unable to stop a turn: a window or a terminal that fails to
+    show an event (a closed pipe, say) must never cost the reply being saved."""
 
+    def emit(event: RuntimeEvent) -> None:
+        try:
+            listener(event)
+        except Exception:
+            log.exception("showing a %s event failed; the turn goes on", type(event).__name__)
 
-def _outcome(steps: list[_Step], error: str | None = None) -> TurnOutcome:
-    """Sum the steps of a turn; the cost is known only if every answered step's cost is."""
-    rows = tuple(s.row for s in steps if s.row is not None)
-    usage = sum((s.usage for s in steps if s.usage is not None), Usage())
-    answered = [s for s in steps if s.row is not None]
-    costs = [s.cost for s in answered]
-    cost = sum(c for c in costs if c is not None) if answered and None not in costs else None
-    unreported = sum(1 for s in answered if s.usage is None)
-    return TurnOutcome(error is None, rows, usage, cost, error, unreported)
+    return emit

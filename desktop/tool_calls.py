@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from desktop.approvals import Approval, Approver
+from desktop.approvals import SUPERSEDED, Approval, Approver
 from desktop.events import ApprovalAnswered, ApprovalRequested, RuntimeEvent, ToolResultCommitted
 from desktop.redaction import Redactor
 from host.content import ChatGrant, MessageContent, ToolApproval, ToolCallPart, ToolIdentity, ToolResultPart
@@ -117,6 +117,22 @@ class ToolCalls:
                 self.commit(session_id, result)
             except JournalWriteError as exc:
                 raise ResultNotSaved(call, result, exc) from exc
+
+    def supersede_parked(self, session_id: str) -> None:
+        """A new message answers every parked call: denied, superseded by it."""
+        for parked in parked_calls(self.writer.model_order(session_id)):
+            denied = ToolApproval(
+                call_id=parked.call.call_id, target=parked.approval.target, state="denied", reason=SUPERSEDED
+            )
+            self.writer.append_meta(session_id, denied)
+            result = ToolResultPart(
+                call_id=parked.call.call_id,
+                content=f"denied: {SUPERSEDED}",
+                is_error=True,
+                decision="deny",
+                reason=SUPERSEDED,
+            )
+            self.commit(session_id, result)
 
     def commit(self, session_id: str, result: ToolResultPart) -> TranscriptRow:
         row = self.writer.append_tool_result(session_id, MessageContent(parts=[result]))

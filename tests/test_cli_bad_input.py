@@ -203,3 +203,69 @@ def test_skill_text_cannot_drive_the_terminal(cairn_paths: CairnPaths) -> None:
     assert "\u202e" not in done.stdout
     assert "escape (user): Retitle \\x1b]0;pwned\\x07 and clear \\x1b[2J, \\u202eevil" in done.stdout
     assert "\\x1b[2Jbad" in done.stderr
+
+
+def test_a_model_cannot_drive_the_terminal_even_through_a_pipe(
+    cairn_paths: CairnPaths, with_account: LoopbackProvider
+) -> None:
+    with_account.script(Reply(text="hello \x1b]0;PWNED\x07\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J red \u202e desrever"))
+    done = cairn("chat", "x")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr
+    assert "\u202e" not in done.stdout
+    assert "hello \\x1b]0;PWNED\\x07" in done.stdout
+    # What is saved is what the model said; only the showing is escaped.
+    with Journal.open(cairn_paths.journal) as journal:
+        (reply,) = [r for r in TranscriptWriter(journal).rows(journal.sessions()[0].id) if r.role == "assistant"]
+    assert "\x1b]0;PWNED" in reply.body().text()
+
+
+@pytest.mark.parametrize("how", ["pipe", "full", "closed"])
+def test_output_that_goes_nowhere_loses_no_reply(
+    cairn_paths: CairnPaths, with_account: LoopbackProvider, how: str
+) -> None:
+    with_account.script(Reply(text="line one\nline two\n" * 2000, chunk_chars=200))
+    command = [sys.executable, "-m", "desktop", "chat", "a long answer please"]
+    env = dict(os.environ)
+    if how == "pipe":
+        shell = f"{' '.join(command)} | head -c 10 > /dev/null; exit ${{PIPESTATUS[0]}}"
+        done = subprocess.run(
+            ["bash", "-c", shell], cwd=REPO, env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+    else:
+        redirect = "> /dev/full" if how == "full" else ">&-"
+        shell = f"{' '.join(command)} {redirect}"
+        done = subprocess.run(
+            ["bash", "-c", shell], cwd=REPO, env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+    assert "Traceback" not in done.stderr
+    assert "unexpected error" not in done.stderr
+    with Journal.open(cairn_paths.journal) as journal:
+        rows = TranscriptWriter(journal).rows(journal.sessions()[0].id)
+    replies = [r for r in rows if r.role == "assistant" and not r.hidden]
+    assert len(replies) == 1
+    assert replies[0].body().text().startswith("line one\nline two")
+
+
+def test_sigterm_keeps_what_arrived(cairn_paths: CairnPaths, with_account: LoopbackProvider) -> None:
+    import signal
+    import time
+
+    with_account.script(Reply(text="word " * 2000, chunk_chars=5, chunk_delay=0.01))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "chat", "write a lot"],
+        cwd=REPO, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert child.stdout is not None
+    assert child.stdout.read(20)  # the reply is streaming
+    time.sleep(0.2)
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == 130
+    assert err.count("[stopped") == 1
+    assert "what arrived is kept" in err
+    with Journal.open(cairn_paths.journal) as journal:
+        rows = TranscriptWriter(journal).rows(journal.sessions()[0].id)
+    (partial,) = [r for r in rows if r.role == "assistant"]
+    assert partial.body().status == "interrupted"
+    assert partial.body().text().startswith("word word")

@@ -115,7 +115,7 @@ def test_chat_uses_the_context_engine_and_reports_invalid_skills(cairn_paths: Ca
         cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
         done = cairn("chat", "--workspace", str(workspace), "hello")
         assert done.returncode == 0, done.stderr
-        assert "Bad-Name" in done.stderr
+        assert "1 skill was left out; `cairn skills` says why." in done.stderr
         system = provider.requests[0].body["messages"][0]
     assert system["role"] == "system"
     assert "notes: Keep notes." in system["content"]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 from desktop.cli.approve import TerminalApprover
@@ -39,8 +41,10 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
     api_key = _api_key(account, route, services)
     journal = services.open_journal()
     state = services.system_state(settings, args.workspace)
-    for invalid in services.engine.skills(state).invalid:
-        print(printable(f"cairn: skill {invalid.path} left out: {invalid.reason}"), file=sys.stderr)
+    left_out = services.engine.skills(state).invalid
+    if left_out:
+        many = f"{len(left_out)} skills were" if len(left_out) > 1 else "1 skill was"
+        print(f"cairn: {many} left out; `cairn skills` says why.", file=sys.stderr)
     if args.session:
         if journal.session(args.session) is None:
             raise CommandError(f"There is no session {args.session}; `cairn sessions` lists them.")
@@ -51,12 +55,18 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
     if args.mode is not None:
         _keep_mode(journal, session_id, "read_only" if args.mode == "read-only" else args.mode, settings)
     services.approver = TerminalApprover(preset=args.approve)
+    printer = _Printer(sys.stdout, sys.stderr)
     try:
-        outcome = asyncio.run(
-            _turn(services, route, api_key, state, session_id=session_id, text=text or None, account=account)
-        )
+        with _sigterm_stops():
+            outcome = asyncio.run(
+                _turn(
+                    services, route, api_key, state, session_id=session_id, text=text or None, account=account,
+                    printer=printer,
+                )
+            )  # fmt: skip
     except KeyboardInterrupt:
-        print("\n[stopped]", file=sys.stderr)  # the printer has said whether anything was kept
+        if not printer.stopped_shown:
+            print("\n[stopped]", file=sys.stderr)
         return 130
     totals = UsageLedger(journal).totals(session_id)
     if not outcome.ok:
@@ -82,11 +92,10 @@ async def _turn(
     session_id: str,
     text: str | None,
     account: Account,
+    printer: _Printer,
 ) -> TurnOutcome:
     async with services.running():
-        runtime = services.runtime(
-            route, api_key, lambda: state, _printer(sys.stdout, sys.stderr), first_token=account.first_token_timeout
-        )
+        runtime = services.runtime(route, api_key, lambda: state, printer, first_token=account.first_token_timeout)
         if text is None:
             try:
                 return await runtime.retry(session_id)
@@ -99,10 +108,28 @@ def _checked_message(words: list[str]) -> str:
     text = _message(words)
     if not text:
         raise CommandError("There is no message to send: give it as an argument or on stdin.")
-    problem, _ = message_problem(text)
+    problem, _ = message_problem(text, where="message")
     if problem is not None:
-        raise CommandError(problem.replace(" in the composer", "").replace("It is still in the composer: s", "S"))
+        raise CommandError(problem)
     return text
+
+
+@contextmanager
+def _sigterm_stops() -> Iterator[None]:
+    """SIGTERM stops a reply as Ctrl+C does, so what arrived is kept either way."""
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _account(key: str | None, settings: Settings) -> Account:
@@ -138,31 +165,57 @@ def _message(words: list[str]) -> str:
         raise CommandError(str(exc)) from None
 
 
-def _printer(out: TextIO, err: TextIO) -> Callable[[RuntimeEvent], None]:
-    # On a terminal the model's text is shown with its control characters escaped; piped,
-    # it is passed on exactly.
-    shown_out = (lambda t: printable(t, keep_newlines=True)) if out.isatty() else (lambda t: t)
-    shown_err = (lambda t: printable(t, keep_newlines=True)) if err.isatty() else (lambda t: t)
+class _Printer:
+    """Shows a turn's events on the terminal. Everything the provider or the model wrote is
+    shown with its control characters escaped, piped or not: an escape sequence could
+    otherwise retitle or clear the terminal or write to the clipboard. It never raises: a
+    closed or full stdout (``| head``, ``> /dev/full``) only stops the showing, and the turn
+    goes on to save its reply."""
 
-    def show(event: RuntimeEvent) -> None:
+    def __init__(self, out: TextIO | None, err: TextIO | None) -> None:
+        self.out, self.err = out, err
+        self.stopped_shown = False
+
+    def _write(self, stream: TextIO | None, text: str) -> None:
+        if stream is None:
+            return
+        try:
+            stream.write(text)
+            stream.flush()
+        except (OSError, ValueError):
+            if stream is self.out:
+                self.out = None
+            else:
+                self.err = None
+
+    def __call__(self, event: RuntimeEvent) -> None:
         if isinstance(event, TextDelta):
-            out.write(shown_out(event.text))
-            out.flush()
+            self._write(self.out, _shown(event.text))
         elif isinstance(event, ReasoningDelta):
-            err.write(f"\x1b[2m{shown_err(event.text)}\x1b[0m" if err.isatty() else event.text)
-            err.flush()
+            dim = self.err is not None and _isatty(self.err)
+            text = _shown(event.text)
+            self._write(self.err, f"\x1b[2m{text}\x1b[0m" if dim else text)
         elif isinstance(event, Retrying):
-            err.write(f"\n[retrying in {event.delay:.1f} s: {event.reason}]\n")
+            self._write(self.err, f"\n[retrying in {event.delay:.1f} s: {printable(event.reason)}]\n")
         elif isinstance(event, Waiting):
-            err.write(f"[the model is reading the prompt… {event.elapsed:.0f} s]\n")
-            err.flush()
+            self._write(self.err, f"[the model is reading the prompt… {event.elapsed:.0f} s]\n")
         elif isinstance(event, TurnFailed):
-            err.write(f"\ncairn: {event.message}\n")
+            self._write(self.err, f"\ncairn: {printable(event.message)}\n")
         elif isinstance(event, TurnCancelled):
             kept = "what arrived is kept" if event.partial_row is not None else "nothing had arrived yet"
-            err.write(f"\n[stopped; {kept}]\n")
+            self._write(self.err, f"\n[stopped; {kept}]\n")
+            self.stopped_shown = True
 
-    return show
+
+def _shown(text: str) -> str:
+    return printable(text.replace("\r\n", "\n"), keep_newlines=True)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError):
+        return False
 
 
 def _summary(outcome: TurnOutcome, totals: UsageTotals, session_id: str) -> str:
