@@ -306,24 +306,34 @@ class CairnApp:
             self.account_id, self.model = self.settings.default_account, None
         self.publish()
 
-    def _save_settings(self, settings: Settings) -> None:
+    def _save_settings(self, **changes: object) -> None:
+        """Change some settings: read the file afresh, change only these, save. A change made
+        meanwhile by the command line (an account added, say) is kept, not overwritten by a
+        copy this window loaded earlier."""
+        settings = self.services.load_settings().model_copy(update=changes)
         self.services.settings_store.save(settings)
         self.settings = settings
         self.state = self.services.system_state(settings)
         self.publish()
 
+    def reload_settings(self) -> None:
+        """Take up changes made outside this window (another Cairn command, an edit by hand)."""
+        self.settings = self.services.load_settings()
+        self.state = self.services.system_state(self.settings)
+        self.publish()
+
     def save_instructions(self, text: str) -> None:
-        self._save_settings(self.settings.model_copy(update={"custom_instructions": text}))
+        self._save_settings(custom_instructions=text)
 
     def save_default_mode(self, mode: Mode) -> None:
-        self._save_settings(self.settings.model_copy(update={"default_mode": mode}))
+        self._save_settings(default_mode=mode)
 
     def save_appearance(self, theme: str) -> None:
-        self._save_settings(self.settings.model_copy(update={"theme": theme}))
+        self._save_settings(theme=theme)
 
     def set_workspace(self, folder: Path | None) -> SkillCatalog:
         """Use ``folder`` as the workspace (its .agents/skills too); return the new catalog."""
-        self._save_settings(self.settings.model_copy(update={"workspace": str(folder) if folder else None}))
+        self._save_settings(workspace=str(folder) if folder else None)
         return self.skills()
 
     def skills(self) -> SkillCatalog:

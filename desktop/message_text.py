@@ -7,7 +7,8 @@ was typed, pasted or piped, and nothing is written to the journal first.
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from host.text import printable
 
 __all__ = ["CONTINUE", "MAX_MESSAGE_CHARS", "decode_input", "message_problem", "printable"]
 
@@ -61,21 +62,3 @@ def decode_input(data: bytes, where: str) -> str:
             f"The message on {where} is not UTF-8 text (byte {exc.start} is {data[exc.start : exc.start + 1]!r}); "
             "send text, or convert it to UTF-8 first."
         ) from None
-
-
-def printable(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` with control and format characters shown escaped (``\\x1b``, ``\\u202e``).
-
-    Skill descriptions, file names and model replies are other people's text: printed raw, an
-    escape sequence could retitle or clear the terminal, or write to the clipboard, and a
-    bidi override could disguise what is shown.
-    """
-    out: list[str] = []
-    for char in text:
-        if keep_newlines and char in "\n\t":
-            out.append(char)
-        elif unicodedata.category(char) in ("Cc", "Cf", "Cs") or char in "\u2028\u2029":
-            out.append(char.encode("unicode_escape").decode("ascii") if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
-        else:
-            out.append(char)
-    return "".join(out)

@@ -31,7 +31,7 @@ from desktop.events import (
 )
 from desktop.inspection import request_started
 from desktop.projection import ProjectedRequest, project
-from desktop.provider.errors import MalformedResponse, ProviderError
+from desktop.provider.errors import AuthenticationFailed, MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import Finished, ReplyAssembler
 from desktop.redaction import Redactor
@@ -368,6 +368,12 @@ class ChatRuntime:
 
     def _fail(self, session_id: str, error: ProviderError, partial: TranscriptRow | None) -> None:
         message = self.redactor.redact(str(error))  # an error page may quote the key back
+        if isinstance(error, AuthenticationFailed) and not self.client.sends_key:
+            message = (
+                f"{self.route.actual.base_url} wants an API key, and none was sent: this account has no key on this "
+                "computer (a key kept in memory lasts one run). Add it in Settings → Accounts, or with "
+                "`cairn accounts edit NAME --set-key`."
+            )
         if partial is not None:
             message += " What arrived is kept."
         content = ErrorContent(error=ErrorRecord(kind=error.kind, message=message, retryable=error.retryable))

@@ -30,6 +30,8 @@ __all__ = ["SETTINGS_VERSION", "Account", "Settings", "SettingsError", "Settings
 SETTINGS_VERSION = 1
 # Header names that carry credentials belong in the keychain, as the account's API key.
 _SECRET_HEADER = re.compile(r"(authorization|api[-_]?key|token|secret|cookie)", re.IGNORECASE)
+# Values that are keys whatever the header is called: sk-... keys, bearer and basic credentials.
+_SECRET_VALUE = re.compile(r"(sk-|sk_|bearer\s|basic\s)", re.IGNORECASE)
 
 
 class SettingsError(Exception):
@@ -66,6 +68,15 @@ class Account(BaseModel):
     )
     tools: bool = Field(default=True, description="Offer tools to models on this account.")
 
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the name is empty; fill it in")
+        if any(not ch.isprintable() for ch in value):
+            raise ValueError("the name holds control characters; use plain text")
+        return value.strip()
+
     @field_validator("base_url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
@@ -74,13 +85,13 @@ class Account(BaseModel):
     @field_validator("headers")
     @classmethod
     def _no_secret_headers(cls, value: dict[str, str]) -> dict[str, str]:
-        for name in value:
+        for name, header in value.items():
             if not re.fullmatch(r"[A-Za-z0-9-]+", name):
                 raise ValueError(f"{name!r} is not a valid HTTP header name")
-            if _SECRET_HEADER.search(name):
+            if _SECRET_HEADER.search(name) or _SECRET_VALUE.match(header.strip()):
                 raise ValueError(
-                    f"header {name!r} looks like a credential; put the key in the account's API key "
-                    "field, which is kept in the system keychain"
+                    f"header {name!r} looks like it carries a credential; put the key in the account's API key "
+                    "field, which is kept in the system keychain, not in the settings file"
                 )
         return value
 

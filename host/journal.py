@@ -26,7 +26,7 @@ from host.errors import (
     JournalReadOnlyError,
     JournalWriteError,
 )
-from host.files import private_dir, private_file
+from host.files import PRIVATE_FILE, private_dir, private_file
 from host.ids import is_uuid7, new_id
 from host.lock import LockHeldError, ProcessLock
 from host.opening import (
@@ -130,6 +130,7 @@ class Journal:
                 path,
             ) from exc
 
+        _own_side_files(path)
         connection: sqlite3.Connection | None = None
         try:
             state = inspect_schema(path)
@@ -359,3 +360,16 @@ class Journal:
                 (match, *likes, match, limit),
             ).fetchall()
         return [(SessionRecord(id=r[0], title=r[1], created_at=r[2], updated_at=r[3]), r[4] or "") for r in found]
+
+
+def _own_side_files(path: Path) -> None:
+    """Make the journal's -wal and -shm files owner-only and writable again. SQLite creates them
+    with the journal's mode, so a journal that was read-only for a moment leaves side files
+    nothing can write to until they are fixed; Cairn owns them and fixes them here."""
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        try:
+            if side.exists() and (side.stat().st_mode & 0o777) != PRIVATE_FILE:
+                side.chmod(PRIVATE_FILE)
+        except OSError:
+            log.warning("could not make %s owner-only", side)

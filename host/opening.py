@@ -144,8 +144,8 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
         )
     except sqlite3.Error as exc:
         raise JournalOpenError(
-            f"Cairn cannot read its journal {path}: {exc}. Check the file's and its folder's "
-            "permissions, or set CAIRN_HOME to another folder.",
+            f"Cairn cannot read its journal {path}: {exc}. Check free disk space and the "
+            "permissions of the file and its folder, or set CAIRN_HOME to another folder.",
             path,
         ) from exc
 
@@ -163,8 +163,8 @@ def inspect_schema(path: Path) -> SchemaState:
             tables = int(conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0])
         except sqlite3.OperationalError as exc:  # it could not be opened, not what it holds
             raise JournalOpenError(
-                f"Cairn cannot read its journal {path}: {exc}. Check the file's and its folder's "
-                "permissions, or set CAIRN_HOME to another folder.",
+                f"Cairn cannot read its journal {path}: {exc}. Check free disk space and the "
+                "permissions of the file and its folder, or set CAIRN_HOME to another folder.",
                 path,
             ) from exc
         except sqlite3.DatabaseError as exc:
@@ -229,7 +229,7 @@ def configure_read_only(conn: sqlite3.Connection, path: Path) -> None:
         conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
     except sqlite3.Error as exc:
         raise JournalOpenError(
-            f"Cairn cannot read its journal {path}: {exc}. Check the file's and its folder's "
-            "permissions, or set CAIRN_HOME to another folder.",
+            f"Cairn cannot read its journal {path}: {exc}. Check free disk space and the "
+            "permissions of the file and its folder, or set CAIRN_HOME to another folder.",
             path,
         ) from exc

@@ -24,6 +24,8 @@ from typing import Literal
 
 import yaml
 
+from host.text import printable
+
 __all__ = ["InvalidSkill", "Skill", "SkillCatalog", "SkillError", "SkillStore", "Source"]
 
 MAX_SKILL_BYTES = 1_000_000
@@ -159,7 +161,8 @@ class SkillStore:
             return None, f"its name {name!r} differs from its folder name {folder_name!r}"
         if len(description) > MAX_DESCRIPTION:
             return None, f"its description has {len(description)} characters; at most {MAX_DESCRIPTION} are allowed"
-        return Skill(name, " ".join(description.split()), folder, source), None
+        # Escaped, not dropped: the description reaches the model and the screen as plain text.
+        return Skill(name, printable(" ".join(description.split())), folder, source), None
 
     def _parse(self, path: Path) -> _Parsed:
         try:

@@ -182,6 +182,7 @@ def test_every_control_has_an_accessible_name(
     with running_cairn(cairn_paths) as run:
         w = run.window
         w.open_settings()
+        qtbot.waitUntil(lambda: w.settings_dialog is not None, timeout=10_000)  # opened on settings read afresh
         dialog = w.settings_dialog
         for root in (w, dialog):
             kinds = (QAbstractButton, QLineEdit, QPlainTextEdit, QComboBox, QAbstractItemView)

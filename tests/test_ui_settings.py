@@ -241,3 +241,27 @@ def test_test_connection_offers_instructions_in_the_first_message(qtbot: QtBot, 
         QTest.mouseClick(tab.test, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: tab.options.hint.text() == "", timeout=WAIT)
         dialog.reject()
+
+
+def test_an_account_added_by_the_command_line_meanwhile_survives(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    from desktop.settings import Account, SettingsStore
+
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        # What `cairn accounts add` does from another process while the window runs.
+        SettingsStore(cairn_paths.config_dir / "settings.json").add_account(
+            Account(name="FromCli", provider="custom", base_url="http://127.0.0.1:9/v1", default_model="m")
+        )
+        dialog = open_settings(qtbot, w)
+        qtbot.waitUntil(lambda: dialog.accounts.list.count() == 1, timeout=WAIT)
+        assert dialog.accounts.list.item(0).text() == "FromCli"
+        dialog.instructions.setPlainText("Be brief.")
+        save = next(
+            b for b in dialog.findChildren(type(dialog.accounts.save)) if b.accessibleName() == "Save instructions"
+        )
+        QTest.mouseClick(save, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "Saved" in dialog.instructions_status.text(), timeout=WAIT)
+        saved = json.loads((cairn_paths.config_dir / "settings.json").read_text())
+        assert [a["name"] for a in saved["accounts"]] == ["FromCli"]
+        assert saved["custom_instructions"] == "Be brief."
+        dialog.accept()

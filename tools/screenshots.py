@@ -118,7 +118,9 @@ def shoot(out: Path) -> None:
             window.grab().save(str(out / "inspector.png"))
             window.inspector.hide()
 
+            window.settings_dialog = None
             window.open_settings(None)
+            wait_for(lambda: window.settings_dialog is not None)
             dialog = window.settings_dialog
             assert dialog is not None
             settle(800)

@@ -28,20 +28,15 @@ from desktop.routes import RouteError, resolve_route
 from desktop.secrets import KeychainUnavailable
 from desktop.settings import Account
 from desktop.snapshot import AppSnapshot
+from desktop.validation_text import problem_text
 from ui.account_options import AccountOptions
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
 
-__all__ = ["AccountsTab", "problem_text"]
+__all__ = ["AccountsTab"]
 
 CUSTOM = "custom"
-
-
-def problem_text(error: BaseException) -> str:
-    if isinstance(error, ValidationError):
-        return "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in error.errors())
-    return str(error)
 
 
 class AccountsTab(QWidget):

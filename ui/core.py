@@ -93,8 +93,11 @@ class CoreThread(QObject):
             if future.set_running_or_notify_cancel():
                 self.loop.create_task(run()).add_done_callback(settle)
 
-        self.loop.call_soon_threadsafe(begin)
+        # The callback is added before the work can start, so it always runs on the core thread
+        # and its queued signal reaches the GUI after every event the work emitted (a snapshot,
+        # say), never before.
         future.add_done_callback(lambda f: self._finished.emit(f, on_done, on_error))
+        self.loop.call_soon_threadsafe(begin)
         return future
 
     def emit_event(self, event: object) -> None:

@@ -18,11 +18,19 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import SessionEvent
-from desktop.events import AssistantCommitted, RequestStarted, RouteFallbackRecorded, SectionsAppended, TurnFailed
+from desktop.events import (
+    AssistantCommitted,
+    RequestStarted,
+    RouteFallbackRecorded,
+    SectionsAppended,
+    TurnCancelled,
+    TurnFailed,
+)
 
 __all__ = ["Inspector", "RequestRecord"]
 
 KEEP = 50  # requests remembered per chat, bodies included
+WAITING = "waiting for the reply"
 
 
 @dataclass
@@ -30,7 +38,7 @@ class RequestRecord:
     started: RequestStarted
     at: str
     appended: list[str] = field(default_factory=list)
-    outcome: str = "waiting for the reply"
+    outcome: str = WAITING
 
     def title(self, number: int) -> str:
         return f"Request {number} · {self.at} · {self.outcome.splitlines()[0]}"
@@ -113,6 +121,9 @@ class Inspector(QDockWidget):
             )
         elif isinstance(event, TurnFailed) and records:
             records[-1].outcome = f"failed: {event.message}"
+        elif isinstance(event, TurnCancelled) and records and records[-1].outcome == WAITING:
+            kept = "what arrived is kept" if event.partial_row is not None else "nothing had arrived"
+            records[-1].outcome = f"stopped; {kept}"
         elif isinstance(event, RouteFallbackRecorded) and records:
             records[-1].outcome = f"refused, asked again with system updates folded: {event.reason}"
         else:

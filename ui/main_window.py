@@ -350,9 +350,14 @@ class MainWindow(QMainWindow):
 
     def open_settings(self, preset: str | None = None) -> None:
         """The Settings dialog, on a new account of ``preset`` when one is given."""
-        dialog = SettingsDialog(self, preset=preset)
-        dialog.open()
-        self.settings_dialog = dialog
+
+        def show(_reloaded: object) -> None:
+            dialog = SettingsDialog(self, preset=preset)
+            dialog.open()
+            self.settings_dialog = dialog
+
+        # Opened on settings read afresh: the command line may have changed them meanwhile.
+        self.run_on_core(self.app.reload_settings, show)
 
     def set_theme(self, theme: str) -> None:
         self.theme_requested.emit(theme)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from host.skills import SkillCatalog
+from host.text import printable
 from ui.accounts_tab import AccountsTab
 from ui.permissions_tab import PermissionsTab
 
@@ -116,9 +117,9 @@ class SettingsDialog(QDialog):
         self.skills.clear()
         self.invalid.clear()
         for skill in catalog.skills:
-            self.skills.addItem(f"{skill.name} ({skill.source}): {skill.description}")
+            self.skills.addItem(printable(f"{skill.name} ({skill.source}): {skill.description}"))
         for invalid in catalog.invalid:
-            self.invalid.addItem(f"{invalid.path}: {invalid.reason}")
+            self.invalid.addItem(printable(f"{invalid.path}: {invalid.reason}"))
 
     def _choose_workspace(self) -> None:
         chosen = QFileDialog.getExistingDirectory(self, "Workspace folder", self.workspace.text())

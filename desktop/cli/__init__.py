@@ -22,6 +22,7 @@ from desktop.routes import RouteError
 from desktop.secrets import SecretStore
 from desktop.services import Services
 from desktop.settings import SettingsError
+from desktop.validation_text import problem_text
 from host.errors import JournalError
 from host.paths import CairnPaths
 
@@ -96,11 +97,10 @@ def run_command(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStor
         with Services(paths, secrets=secrets) as services:
             return _dispatch(args, services)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
-        print(f"cairn: {problems}", file=sys.stderr)
+        print(f"cairn: {printable(problem_text(exc))}", file=sys.stderr)
         return 2
     except (CommandError, JournalError, SettingsError, CatalogError, RouteError, ValueError) as exc:
-        print(f"cairn: {exc}", file=sys.stderr)
+        print(f"cairn: {printable(str(exc))}", file=sys.stderr)
         return 2
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import math
 import sys
 
-from desktop.cli.common import CommandError
+from desktop.cli.common import CommandError, printable
 from desktop.message_text import decode_input
 from desktop.secrets import KEY_ENV, KeychainUnavailable, SecretStore
 from desktop.services import Services
@@ -28,7 +29,7 @@ def _accounts_list(_args: argparse.Namespace, services: Services) -> int:
         default = " (default)" if a.id == settings.default_account else ""
         where = a.base_url or (p.base_url if (p := transport.preset(a.provider)) else "")
         has_key = "key in keychain" if secrets.get(a.id) else "no key saved"
-        print(f"{a.name}{default}: {a.provider}, {a.default_model} at {where}; {has_key}{_options_text(a)}")
+        print(printable(f"{a.name}{default}: {a.provider}, {a.default_model} at {where}; {has_key}{_options_text(a)}"))
     return 0
 
 
@@ -134,9 +135,14 @@ def _options(args: argparse.Namespace) -> dict[str, object]:
     """The request options given on the command line, as Account fields (0 unsets a number)."""
     options: dict[str, object] = {}
     if args.max_output is not None:
+        if args.max_output < 0:
+            raise CommandError("--max-output is a number of tokens: 0 unsets it, more sets it.")
         options["max_output_tokens"] = args.max_output or None
     if args.first_token_timeout is not None:
-        options["first_token_timeout"] = args.first_token_timeout or None
+        seconds = args.first_token_timeout
+        if not math.isfinite(seconds) or seconds < 0:
+            raise CommandError("--first-token-timeout is a number of seconds: 0 unsets it, more sets it.")
+        options["first_token_timeout"] = seconds or None
     if args.instructions_in_first_message is not None:
         options["instructions_in_first_message"] = args.instructions_in_first_message
     if args.tools is not None:

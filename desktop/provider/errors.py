@@ -203,7 +203,8 @@ def status_error(
         return RateLimited(message, status, body, retry_after)
     if not page and _OVERFLOW.search(body):
         return ContextOverflow(
-            f"The conversation is longer than the model's context ({said}). Start a new session or compact this one.",
+            f"The conversation is longer than the model's context ({said}). Start a new chat, or send less: fewer "
+            "skills, shorter instructions.",
             status,
             body,
         )

@@ -166,12 +166,13 @@ class ReplyWatch:
             seconds = human_seconds(self._limits.first_token)
             message = (
                 f"{where} sent no reply within {seconds} (the first-token limit). The model may be busy or still "
-                "reading a long prompt; try again, or raise the account's first-token limit in Settings."
+                "reading a long prompt; try again, or raise the account's wait for the first word in Settings."
             )
         elif limit == "idle":
             seconds = human_seconds(self._limits.idle)
             message = (
-                f"{where} sent nothing for {seconds} (the idle limit) in the middle of the reply. Retry the reply."
+                f"{where} sent no complete event for {seconds} (the idle limit) in the middle of the reply. "
+                "Retry the reply."
             )
         else:
             seconds = human_seconds(self._limits.total)

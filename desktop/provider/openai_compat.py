@@ -103,6 +103,11 @@ class OpenAICompatClient:
         self._ticks = waiting_ticks
         self._sleep = sleep
 
+    @property
+    def sends_key(self) -> bool:
+        """Whether requests carry an API key."""
+        return "Authorization" in self._headers
+
     @overload
     def stream(
         self, body: bytes, *, report_waiting: Literal[False] = False
