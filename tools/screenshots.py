@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPLY = """A **cairn** is a pile of stones that people build to mark a trail, a summit or a memory.
 
@@ -64,8 +65,22 @@ def main() -> None:
             server.terminate()
 
 
-def shoot(out: Path) -> None:
+def settle(ms: int = 400) -> None:
+    """Let Qt run for ``ms`` milliseconds, as the app's own loop would."""
     from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def wait_for(done: object, limit: float = 20.0) -> None:
+    deadline = time.monotonic() + limit
+    while not done() and time.monotonic() < deadline:  # type: ignore[operator]
+        settle(50)
+
+
+def shoot(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
     from host.paths import CairnPaths
@@ -74,16 +89,6 @@ def shoot(out: Path) -> None:
     from tests.ui_fixtures import add_loopback_account, running_cairn
 
     qt = QApplication.instance() or QApplication([])
-
-    def settle(ms: int = 400) -> None:
-        loop = QEventLoop()
-        QTimer.singleShot(ms, loop.quit)
-        loop.exec()
-
-    def wait_for(done: object, limit: float = 20.0) -> None:
-        deadline = time.monotonic() + limit
-        while not done() and time.monotonic() < deadline:  # type: ignore[operator]
-            settle(50)
 
     paths = CairnPaths.from_env()
     write_skill(paths.skills_dir, "trail-notes", "Keep short notes of routes, distances and landmarks.")
@@ -118,20 +123,27 @@ def shoot(out: Path) -> None:
             window.grab().save(str(out / "inspector.png"))
             window.inspector.hide()
 
-            window.settings_dialog = None
-            window.open_settings(None)
-            wait_for(lambda: window.settings_dialog is not None)
-            dialog = window.settings_dialog
-            assert dialog is not None
-            settle(800)
-            dialog.grab().save(str(out / "settings.png"))
-            dialog.tabs.setCurrentIndex(2)
-            settle(400)
-            dialog.grab().save(str(out / "settings-skills.png"))
-            dialog.accept()
+            settings_shots(window, out)
     qt.processEvents()
     for name in sorted(p.name for p in out.glob("*.png")):
         print(out / name)
+
+
+def settings_shots(window: Any, out: Path) -> None:
+    from ui.settings_dialog import SettingsDialog
+
+    window.settings_dialog = None
+    window.open_settings(None)
+    wait_for(lambda: window.settings_dialog is not None)
+    dialog = window.settings_dialog
+    assert isinstance(dialog, SettingsDialog)
+    settle(800)
+    dialog.grab().save(str(out / "settings.png"))
+    for index, name in ((2, "settings-skills"), (3, "settings-permissions")):
+        dialog.tabs.setCurrentIndex(index)
+        settle(400)
+        dialog.grab().save(str(out / f"{name}.png"))
+    dialog.accept()
 
 
 if __name__ == "__main__":
