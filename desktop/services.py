@@ -36,7 +36,12 @@ from host.journal import Journal
 from host.paths import CairnPaths
 from host.permissions import CatalogGate, PermissionPolicy, ToolGate
 
-__all__ = ["Component", "Services"]
+__all__ = ["Component", "Services", "WorkspaceError"]
+
+
+class WorkspaceError(ValueError):
+    """A workspace that is not a folder."""
+
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +149,11 @@ class Services:
         return self.settings_store.load()
 
     def system_state(self, settings: Settings, workspace: Path | None = None) -> SystemState:
-        """The system state the settings describe; ``workspace`` overrides the saved one."""
+        """The system state the settings describe; ``workspace`` overrides the saved one and must
+        be a folder (``WorkspaceError`` otherwise: a typo must not become a workspace)."""
+        if workspace is not None and not workspace.expanduser().is_dir():
+            what = "is not a folder" if workspace.expanduser().exists() else "does not exist"
+            raise WorkspaceError(f"The workspace {workspace} {what}; give a folder.")
         if workspace is None and settings.workspace:
             workspace = Path(settings.workspace)
         return SystemState.for_app(self.paths, settings.custom_instructions, workspace)

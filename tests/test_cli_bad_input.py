@@ -269,3 +269,17 @@ def test_sigterm_keeps_what_arrived(cairn_paths: CairnPaths, with_account: Loopb
     (partial,) = [r for r in rows if r.role == "assistant"]
     assert partial.body().status == "interrupted"
     assert partial.body().text().startswith("word word")
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_workspace_that_is_not_a_folder_is_refused(
+    cairn_paths: CairnPaths, with_account: LoopbackProvider, tmp_path: Path, kind: str
+) -> None:
+    target = tmp_path / "nowhere"
+    if kind == "file":
+        target.write_text("not a folder")
+    for command in (["chat", "--workspace", str(target), "hi"], ["skills", "--workspace", str(target)]):
+        done = cairn(*command)
+        clear_failure(done, "is not a folder" if kind == "file" else "does not exist")
+    assert with_account.requests == []
+    assert "No sessions yet." in cairn("sessions").stdout

@@ -276,7 +276,7 @@ def test_an_edit_belongs_to_its_chat(qtbot: QtBot, cairn_paths: CairnPaths, prov
         w.open_session(chat_b)  # the edit ends with the chat
         qtbot.waitUntil(lambda: w.chat.model_rows().messages[0].text == "question in B", timeout=WAIT)
         assert not w.edit_banner.isVisible()
-        assert w.composer.text() == ""
+        assert w.composer.text() == "question in A"  # what was typed stays, as a plain draft
         type_and_send(qtbot, w, "second question in B")
         qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 4 and idle(w), timeout=WAIT)
 

@@ -17,6 +17,7 @@ from desktop.events import (
     ReasoningDelta,
     RequestStarted,
     Retrying,
+    RouteFallbackRecorded,
     TextDelta,
     ToolCallDelta,
     ToolResultCommitted,
@@ -220,6 +221,8 @@ class ChatController(QObject):
                 self.model.append(DisplayMessage(key=f"failed:{id(event)}", kind="error", error=event.message))
         elif isinstance(event, TurnCancelled):
             self._end_stream(session_id, current, [event.partial_row])
+        elif isinstance(event, RouteFallbackRecorded) and current:
+            self.w.show_notice(_fallback_notice(event))
         elif isinstance(event, Retrying) and current:
             self.w.statusBar().showMessage(f"Retrying in {event.delay:.1f} s: {event.reason}", 5000)
 
@@ -277,3 +280,13 @@ class ChatController(QObject):
             self.model.remove(f"streaming:{session_id}")
             self.w.run_on_core(lambda: self.w.app.usage(session_id), self.show_usage)
         self.w.refresh_sessions()
+
+
+def _fallback_notice(event: RouteFallbackRecorded) -> str:
+    """What a person should know when the chat adapted to its route."""
+    if "refused tools" in event.reason:
+        return (
+            "This model refused tools, so Cairn turned them off for this chat. Turn off “Offer tools to the model” "
+            "in the account's options to stop asking in new chats."
+        )
+    return "This model refused Cairn's mid-chat instructions, so they now travel inside your messages in this chat."

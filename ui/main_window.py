@@ -271,7 +271,7 @@ class MainWindow(QMainWindow):
     def open_session(self, session_id: str) -> None:
         if session_id == self.session_id:
             return
-        self.controller.end_edit()
+        self.controller.end_edit(keep_text=True)  # the edit ends with the chat; what was typed stays
         self.session_id = session_id
         self.clear_notice()
         self.inspector.show_session(session_id)

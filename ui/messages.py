@@ -95,7 +95,13 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
     if message.approval is not None:
         return approval_html(message.approval, palette), []
 
-    parts = [f"<p>{_header(message, muted, danger, action, last_user=last_user, last_answer=last_answer)}</p>"]
+    parts = (
+        []
+        if message.kind == "tool"
+        else [  # a tool result's card has its own title
+            f"<p>{_header(message, muted, danger, action, last_user=last_user, last_answer=last_answer)}</p>"
+        ]
+    )
 
     if message.reasoning:
         arrow = "▾" if message.reasoning_open else "▸"
