@@ -207,3 +207,21 @@ def test_settings_list_and_revoke_answers(qtbot: QtBot, cairn_paths: CairnPaths,
             tab.default_mode.activated.emit(tab.default_mode.currentIndex())
             qtbot.waitUntil(lambda: json.loads(settings_file.read_text())["default_mode"] == "read_only", timeout=WAIT)
             dialog.accept()
+
+
+def test_the_inspector_shows_each_calls_decision(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:
+    notes = Notes(tmp_path)
+    with LoopbackProvider() as provider:
+        add_loopback_account(cairn_paths, provider)
+        with running_cairn(cairn_paths) as run:
+            notes.attach(run)
+            w = run.window
+            w.inspector.show()
+            send(w, ASK)
+            qtbot.waitUntil(lambda: card(w) is not None, timeout=WAIT)
+            QTest.keyClick(w.composer.editor, Qt.Key.Key_Return)
+            qtbot.waitUntil(lambda: w.inspector.list.count() == 2 and not w.controller.busy, timeout=WAIT)
+            w.inspector.list.setCurrentRow(0)
+            details = w.inspector.details.toPlainText()
+            assert "Tool calls it made:" in details
+            assert "write_note: allow (you allowed it once)" in details

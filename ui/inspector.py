@@ -23,9 +23,11 @@ from desktop.events import (
     RequestStarted,
     RouteFallbackRecorded,
     SectionsAppended,
+    ToolResultCommitted,
     TurnCancelled,
     TurnFailed,
 )
+from host.content import MessageContent, ToolResultPart
 
 __all__ = ["Inspector", "RequestRecord"]
 
@@ -39,6 +41,7 @@ class RequestRecord:
     at: str
     appended: list[str] = field(default_factory=list)
     outcome: str = WAITING
+    calls: list[str] = field(default_factory=list)  # each tool call after this request: decision and reason
 
     def title(self, number: int) -> str:
         return f"Request {number} · {self.at} · {self.outcome.splitlines()[0]}"
@@ -66,6 +69,8 @@ class RequestRecord:
         if s.notes:
             lines += ["Notes:", *(f"  {n}" for n in s.notes)]
         lines += ["", f"Outcome: {self.outcome}"]
+        if self.calls:
+            lines += ["", "Tool calls it made:", *(f"  {c}" for c in self.calls)]
         return "\n".join(lines)
 
 
@@ -76,6 +81,7 @@ class Inspector(QDockWidget):
         self.setAccessibleName("Context inspector")
         self.records: dict[str, list[RequestRecord]] = {}
         self._pending: dict[str, list[str]] = {}
+        self._call_names: dict[str, str] = {}  # call id to tool name, from the replies seen
         self.session_id: str | None = None
         self.list = QListWidget()
         self.list.setAccessibleName("Requests")
@@ -111,6 +117,9 @@ class Inspector(QDockWidget):
             records.append(RequestRecord(event, time.strftime("%H:%M:%S"), self._pending.pop(session_id, [])))
             del records[:-KEEP]
         elif isinstance(event, AssistantCommitted) and records:
+            body = event.row.body()
+            if isinstance(body, MessageContent):
+                self._call_names.update((c.call_id, c.name) for c in body.tool_calls())
             usage = event.usage
             cost = "cost unknown" if event.cost_usd is None else f"${event.cost_usd:.5f}"
             records[-1].outcome = (
@@ -121,6 +130,8 @@ class Inspector(QDockWidget):
             )
         elif isinstance(event, TurnFailed) and records:
             records[-1].outcome = f"failed: {event.message}"
+        elif isinstance(event, ToolResultCommitted) and records:
+            records[-1].calls.extend(_call_lines(event, self._call_names))
         elif isinstance(event, TurnCancelled) and records and records[-1].outcome == WAITING:
             kept = "what arrived is kept" if event.partial_row is not None else "nothing had arrived"
             records[-1].outcome = f"stopped; {kept}"
@@ -159,3 +170,16 @@ class Inspector(QDockWidget):
         if 0 <= row < len(records):
             self.details.setPlainText(records[row].details())
             self.details.moveCursor(self.details.textCursor().MoveOperation.Start)
+
+
+def _call_lines(event: ToolResultCommitted, names: dict[str, str]) -> list[str]:
+    body = event.row.body()
+    if not isinstance(body, MessageContent):
+        return []
+    lines = []
+    for part in body.parts:
+        if isinstance(part, ToolResultPart):
+            took = f" · {part.elapsed_ms:.1f} ms" if part.elapsed_ms is not None else ""
+            name = names.get(part.call_id, part.call_id)
+            lines.append(f"{name}: {part.decision or 'answered'} ({part.reason or 'no reason recorded'}){took}")
+    return lines
