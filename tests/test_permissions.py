@@ -441,3 +441,30 @@ def test_a_new_message_supersedes_a_parked_call(
     roles = [r.role for r in rows if not r.hidden]
     assert roles == ["user", "assistant", "tool", "user", "assistant"]
     assert isinstance(rows[-1].body(), MessageContent)
+
+
+@pytest.mark.parametrize(
+    ("calls", "why"),
+    [
+        ((("", "write_note", '{"text": "no id"}'),), "without an id or a name"),
+        ((("c1", "", '{"text": "no name"}'),), "without an id or a name"),
+        ((("c1", "write_note", '{"text": "a"}'), ("c1", "write_note", '{"text": "b"}')), "same id 'c1'"),
+    ],
+)
+def test_forged_calls_in_the_stream_are_refused_and_recorded(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path, calls, why: str
+) -> None:
+    from host.content import ErrorContent
+
+    notes = Notes(tmp_path / "notes")
+    notes.folder.mkdir()
+    session = journal.create_session()
+    provider.script(Reply(tool_calls=calls))
+    run_chat(journal, route_for(loopback_account(provider), cairn_paths), notes, session.id, "go",
+             approver=Answers("once", "once"), policy=PermissionPolicy(default_mode="auto"))  # fmt: skip
+    assert notes.writes == []
+    rows = TranscriptWriter(journal).rows(session.id)
+    errors = [b for r in rows if isinstance(b := r.body(), ErrorContent)]
+    assert len(errors) == 1
+    assert why in errors[0].error.message
+    assert not [r for r in rows if r.role == "tool"]

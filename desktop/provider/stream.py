@@ -124,10 +124,18 @@ class ReplyAssembler:
             parts.append(ReasoningPart(text="".join(self._reasoning), model=self.model_key))
         if self._text:
             parts.append(TextPart(text="".join(self._text)))
+        seen: set[str] = set()
         for index in sorted(self._calls):
             call = self._calls[index]
             try:
-                parts.append(_tool_call(call))
+                part = _tool_call(call)
+                if part.call_id in seen:
+                    raise MalformedResponse(
+                        f"The model sent two tool calls with the same id {part.call_id!r}; neither was run. "
+                        "Retry the reply."
+                    )
+                seen.add(part.call_id)
+                parts.append(part)
             except MalformedResponse:
                 if complete:
                     raise
