@@ -127,6 +127,7 @@ tool_calls = st.lists(
         st.dictionaries(texts, json_values, max_size=3),
     ),
     max_size=2,
+    unique_by=lambda call: call[0],  # a valid reply never repeats a call id (a repeat is refused)
 )
 
 
