@@ -319,6 +319,7 @@ class ChatRuntime:
                 reasoning_tokens=usage.reasoning_tokens if usage else None,
                 cost_usd=usage.cost(route.model_info.cost if route.model_info else None) if usage else None,
                 body_sha256=hashlib.sha256(request.body_bytes).hexdigest(),
+                body_bytes=len(request.body_bytes),
             )
         return row
 

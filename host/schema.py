@@ -195,6 +195,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX request_usage_session ON request_usage(session_id, created_at)",
         ),
     ),
+    Migration(
+        version=5,
+        description="the size of each request's body, for estimating the next one",
+        # A schema-4 Cairn still reads and writes every table correctly (it inserts without
+        # the column, which is then NULL), so the minimum reader stays 4.
+        min_reader=None,
+        statements=(
+            "ALTER TABLE request_usage ADD COLUMN body_bytes INTEGER CHECK (body_bytes IS NULL OR body_bytes >= 0)",
+        ),
+    ),
 )
 
 

@@ -49,6 +49,7 @@ class RequestUsage(BaseModel):
     body_sha256: str
     created_at: str
     kind: str = "chat"
+    body_bytes: int | None = None  # the request body's size; with prompt_tokens it calibrates estimates
 
     @property
     def reported(self) -> bool:
@@ -129,6 +130,7 @@ class UsageLedger:
         cost_usd: float | None,
         body_sha256: str,
         kind: UsageKind = "chat",
+        body_bytes: int | None = None,
     ) -> RequestUsage:
         """Commit one request's usage; ``id`` and ``created_at`` are filled in.
 
@@ -158,6 +160,7 @@ class UsageLedger:
             reasoning_tokens=reasoning_tokens,
             cost_usd=cost_usd,
             body_sha256=body_sha256,
+            body_bytes=body_bytes,
             created_at=utc_now(),
             kind=kind,
         )
