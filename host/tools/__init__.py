@@ -1,6 +1,16 @@
 """Tools: their specifications, and the catalog a turn runs with."""
 
+from host.tools.builtin import builtin_tools
 from host.tools.catalog import Tool, ToolCatalog, ToolError, ToolOutput, ToolRun
 from host.tools.spec import TOOL_NAME_PATTERN, ToolSpec
 
-__all__ = ["TOOL_NAME_PATTERN", "Tool", "ToolCatalog", "ToolError", "ToolOutput", "ToolRun", "ToolSpec"]
+__all__ = [
+    "TOOL_NAME_PATTERN",
+    "Tool",
+    "ToolCatalog",
+    "ToolError",
+    "ToolOutput",
+    "ToolRun",
+    "ToolSpec",
+    "builtin_tools",
+]
