@@ -21,7 +21,7 @@ import httpx
 from desktop.approvals import Approver, DenyQuestions
 from desktop.catalog.modelsdev import ModelsDevCatalog, load_models_dev
 from desktop.catalog.transport import TransportCatalog, load_transport_catalog
-from desktop.context_engine import ContextEngine
+from desktop.context_engine import ContextEngine, skill_tools
 from desktop.events import RuntimeEvent
 from desktop.provider.limits import timeouts_for
 from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
@@ -31,10 +31,13 @@ from desktop.runtime import ChatRuntime
 from desktop.secrets import SecretStore
 from desktop.settings import Account, Settings, SettingsStore
 from desktop.system_state import SystemState
+from desktop.tool_registry import ToolRegistry, TurnInputs
 from host.content import ToolIdentity
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.permissions import CatalogGate, PermissionPolicy, ToolGate
+from host.tools import Tool
+from host.tools.builtin import builtin_tools
 
 __all__ = ["Component", "Services", "WorkspaceError"]
 
@@ -72,7 +75,7 @@ class Services:
         self.secrets = secrets or SecretStore()
         self.transport: TransportCatalog = load_transport_catalog()
         self.models_dev: ModelsDevCatalog = load_models_dev(paths.cache_dir)
-        self.engine = ContextEngine()
+        self.engine = ContextEngine(ToolRegistry([skill_tools, self._builtin_tools]))
         self.gate: ToolGate = gate or CatalogGate()
         self.approver: Approver = approver or DenyQuestions()
         # Every secret handed out is known here, and kept out of the log from now on.
@@ -82,6 +85,7 @@ class Services:
             handler.addFilter(self._log_filter)
         self._journal: Journal | None = None
         self._http: httpx.AsyncClient | None = None
+        self._fetch_http: httpx.AsyncClient | None = None
         self._components: list[Component] = [Component("http", _nothing, self._close_http)]
         self._started: list[Component] = []
 
@@ -196,9 +200,17 @@ class Services:
         return self._http
 
     async def _close_http(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        for client in (self._http, self._fetch_http):
+            if client is not None:
+                await client.aclose()
+        self._http = self._fetch_http = None
+
+    def _builtin_tools(self, inputs: TurnInputs) -> list[Tool]:
+        """The built-in workspace tools, jailed to the turn's workspace. fetch_url has a client
+        of its own, so nothing a fetched page sets (cookies) reaches the model provider's."""
+        if self._fetch_http is None:
+            self._fetch_http = httpx.AsyncClient()
+        return builtin_tools(inputs.state.workspace, http=self._fetch_http)
 
     def client(self, route: ResolvedRoute, api_key: str | None, first_token: float | None = None) -> OpenAICompatClient:
         """A client for ``route`` whose time limits fit it: a local server gets minutes to read a

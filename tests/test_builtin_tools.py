@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from host.tools import ToolCatalog, builtin_tools
-from host.tools.builtin import BUILTIN_NAMES, NO_WORKSPACE, builtin_specs
+from host.tools import ToolCatalog
+from host.tools.builtin import BUILTIN_NAMES, NO_WORKSPACE, builtin_specs, builtin_tools
 from host.tools.limits import DEFAULT_LIMITS
 from tests.tool_fixtures import call
 

@@ -13,6 +13,8 @@ from host.usage import UsageLedger
 from tests.loopback import Fault, LoopbackProvider, Reply
 
 REPO = Path(__file__).resolve().parents[1]
+# Declared from the first request on a route that takes tools, in name order.
+CORE_TOOLS = ["edit_file", "fetch_url", "list_folder", "load_skill", "read_file", "search_text", "write_file"]
 KEY = "sk-cli-test"
 
 
@@ -121,7 +123,7 @@ def test_chat_uses_the_context_engine_and_reports_invalid_skills(cairn_paths: Ca
     assert "notes: Keep notes." in system["content"]
     assert "house-style: Write in the house style." in system["content"]
     assert f"The workspace folder is {workspace}." in system["content"]
-    assert [t["function"]["name"] for t in provider.requests[0].body["tools"]] == ["load_skill"]
+    assert [t["function"]["name"] for t in provider.requests[0].body["tools"]] == CORE_TOOLS
 
 
 def test_account_options_from_the_command_line_reach_the_request(cairn_paths: CairnPaths) -> None:
@@ -151,7 +153,7 @@ def test_account_options_from_the_command_line_reach_the_request(cairn_paths: Ca
         body = provider.requests[1].body
         assert "max_tokens" not in body
         assert body["messages"][0]["role"] == "system"
-        assert [t["function"]["name"] for t in body["tools"]] == ["load_skill"]
+        assert [t["function"]["name"] for t in body["tools"]] == CORE_TOOLS
 
 
 def test_a_server_without_streamed_usage_is_reported_as_such(cairn_paths: CairnPaths) -> None:
@@ -170,3 +172,24 @@ def test_a_server_without_streamed_usage_is_reported_as_such(cairn_paths: CairnP
         (usage,) = UsageLedger(journal).requests(session_id)
     assert usage.prompt_tokens is None
     assert not usage.reported
+
+
+def test_tools_that_change_things_ask_and_a_pipe_denies_unless_approve(cairn_paths: CairnPaths, tmp_path) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    call = '[[call write_file {"path": "notes.txt", "content": "buy stones"}]]'
+    with LoopbackProvider(api_key=KEY) as provider:
+        cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
+        denied = cairn("chat", "--workspace", str(workspace), f"Write it down. {call}")
+        assert denied.returncode == 0, denied.stderr
+        assert "nobody at a terminal to approve it; use --approve once|chat" in denied.stderr
+        assert not (workspace / "notes.txt").exists()
+        allowed = cairn("chat", "--workspace", str(workspace), "--approve", "once", f"Again. {call}")
+        assert allowed.returncode == 0, allowed.stderr
+        assert (workspace / "notes.txt").read_text() == "buy stones"
+        read_only = cairn("chat", "--workspace", str(workspace), "--mode", "read-only", "--approve", "once",
+                          '[[call write_file {"path": "other.txt", "content": "no"}]]')  # fmt: skip
+        assert read_only.returncode == 0, read_only.stderr
+        assert not (workspace / "other.txt").exists()
+        results = [m["content"] for r in provider.requests for m in r.body["messages"] if m["role"] == "tool"]
+    assert any("read-only" in content for content in results)

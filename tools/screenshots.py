@@ -122,11 +122,32 @@ def shoot(out: Path) -> None:
             settle()
             window.grab().save(str(out / "inspector.png"))
             window.inspector.hide()
+            tool_shots(run, out)
 
             settings_shots(window, out)
     qt.processEvents()
     for name in sorted(p.name for p in out.glob("*.png")):
         print(out / name)
+
+
+def tool_shots(run: Any, out: Path) -> None:
+    """A tool card (a file read in the workspace) and an approval card (a write waiting)."""
+    window = run.window
+    workspace = Path(os.environ["CAIRN_HOME"]) / "project"
+    workspace.mkdir(exist_ok=True)
+    (workspace / "trail.md").write_text("# Trail\n\n- Cairn at the col\n- Cairn at the ford\n")
+    window.core.submit(lambda: run.app.set_workspace(workspace))
+    settle()
+    window.new_session()
+    wait_for(lambda: not window.chat.model_rows().messages)
+    window.controller.send('Read my trail notes. [[call read_file {"path": "trail.md"}]]')
+    wait_for(lambda: not window.controller.busy and len(window.chat.model_rows().messages) >= 4)
+    window.controller.send('Add the summit. [[call write_file {"path": "trail.md", "content": "# Trail\\n- Summit"}]]')
+    wait_for(lambda: any(m.kind == "approval" for m in window.chat.model_rows().messages))
+    settle()
+    window.grab().save(str(out / "tools.png"))
+    window.controller.stop()  # Esc: deny, so the run ends cleanly
+    wait_for(lambda: not window.controller.busy)
 
 
 def settings_shots(window: Any, out: Path) -> None:

@@ -1,6 +1,5 @@
 """Tools: their specifications, and the catalog a turn runs with."""
 
-from host.tools.builtin import builtin_tools
 from host.tools.catalog import Tool, ToolCatalog, ToolError, ToolOutput, ToolRun
 from host.tools.spec import TOOL_NAME_PATTERN, ToolSpec
 
@@ -12,5 +11,4 @@ __all__ = [
     "ToolOutput",
     "ToolRun",
     "ToolSpec",
-    "builtin_tools",
 ]
