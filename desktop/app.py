@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 
 from desktop.approvals import SUPERSEDED, Approval, Choice, WaitingApprovals
-from desktop.chat_template import SystemRoleReport, probe_system_role
 from desktop.events import RuntimeEvent
 from desktop.export import to_json, to_markdown
+from desktop.local_server import ServerReport, probe_server
 from desktop.provider.errors import ProviderError
 from desktop.provider.limits import is_local
 from desktop.provider.openai_compat import OpenAICompatClient
@@ -350,7 +350,7 @@ class CairnApp:
             exc.args = (self.services.redactor.redact(str(exc)),)  # an endpoint may quote the key back
             raise
 
-    async def test_connection(self, account: Account, key: str | None) -> tuple[list[str], SystemRoleReport]:
+    async def test_connection(self, account: Account, key: str | None) -> tuple[list[str], ServerReport]:
         """The endpoint's models, and, for a local server, whether its chat template has a
         system role (when it has none, the account should send instructions in the first
         message). Raises a ``ProviderError`` saying what is wrong."""
@@ -358,8 +358,8 @@ class CairnApp:
         route = self.services.route(account)
         preset = self.services.transport.preset(account.provider)
         if not (is_local(route.actual.base_url) or (preset is not None and preset.local)):
-            return models, SystemRoleReport(None)
-        report = await probe_system_role(self.services.http(), route.actual.base_url, route.actual.model)
+            return models, ServerReport(None)
+        report = await probe_server(self.services.http(), route.actual.base_url, route.actual.model)
         return models, report
 
     async def probe_local(self, ports: dict[str, int] | None = None) -> list[LocalServer]:

@@ -21,6 +21,7 @@ from desktop.sections import (
     INSTRUCTIONS,
     SKILL_PREFIX,
     SKILLS,
+    TOOL_ACTIVATION,
     check_caller_section,
     diff_sections,
     section_order,
@@ -98,6 +99,8 @@ class ContextEngine:
         anchor: str | None,
         overrides: Mapping[str, JsonValue] | None = None,
         tools_allowed: bool = True,
+        activation: JsonValue | None = None,
+        tools: ToolCatalog | None = None,
     ) -> Prepared:
         """Append (and commit) one system row per changed section; see the module docstring.
 
@@ -105,15 +108,20 @@ class ContextEngine:
         between tool calls have none. Raises ``JournalWriteError`` if a row cannot be saved,
         and then nothing may be sent. ``tools_allowed`` is false for a route that takes no
         tools: then nothing is declared, and the skills are listed for reference only.
+        ``activation``: the ``tool_activation`` section's content, for a chat with deferred
+        tools. ``tools``: the request's catalog, when the caller has built it already.
         """
         catalog = self.skills(state)
         desired = self.desired(state, catalog, overrides, tools_allowed=tools_allowed)
+        if activation is not None:  # only a chat with deferred tools has the section; others keep theirs
+            desired[TOOL_ACTIVATION] = activation
         current = {k: v for k, v in writer.effective_state(session_id).items() if _managed(k) or k in desired}
         rows = tuple(
             writer.append_system(session_id, name, content, anchor=anchor)
             for name, content in diff_sections(current, desired)
         )
-        tools = self.tools(state, catalog) if tools_allowed else ToolCatalog()
+        if tools is None:
+            tools = self.tools(state, catalog) if tools_allowed else ToolCatalog()
         return Prepared(rows, catalog, tools, tuple(sorted(desired, key=section_order)))
 
 

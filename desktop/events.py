@@ -57,6 +57,17 @@ class RequestStarted:
     actual: str = ""
     prefix_sha256: str = ""
     tool_schema_sha256: str = ""
+    # The declaration epoch the request goes out in (0: the chat has no plan, no engine).
+    epoch: int = 0
+    epoch_reason: str = ""
+    policy: str = ""
+    declared: tuple[str, ...] = ()
+    # The prompt's size before it is sent, and the room it has.
+    estimated_tokens: int = 0
+    calibrated: bool = False  # by the provider's count of an earlier request, not only by bytes
+    context_limit: int = 0
+    context_source: str = ""
+    threshold: int = 0
 
 
 @dataclass(frozen=True)

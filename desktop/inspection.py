@@ -1,14 +1,13 @@
-"""What the inspector is told about each request: the route, its flags and why, the identity
-hashes, the sections in effect and the exact bytes."""
+"""What the inspector is told about each request: the route, its flags and why, the epoch and
+its identity hashes, the declaration policy, the sections in effect and the exact bytes."""
 
 from __future__ import annotations
 
-from desktop.context import Message, SystemUpdatePart
+from desktop.estimate import ContextBudget, Measured, estimate_tokens
 from desktop.events import RequestStarted
+from desktop.preparation import PreparedRequest
 from desktop.projection import ProjectedRequest
 from desktop.routes import ResolvedRoute
-from host.identity import prefix_sha256
-from host.tools import ToolCatalog
 
 __all__ = ["request_started"]
 
@@ -17,30 +16,35 @@ def request_started(
     session_id: str,
     route: ResolvedRoute,
     request: ProjectedRequest,
+    prepared: PreparedRequest,
     *,
-    messages: list[Message],
-    tools: ToolCatalog,
-    sections: tuple[str, ...],
+    budget: ContextBudget,
+    measured: Measured | None = None,
 ) -> RequestStarted:
-    """What the inspector shows of a request. The prefix identity covers the frozen prefix
-    (the provider-neutral leading sections, not a route's projection of them, which a fold
-    can move into a user message) and the declared tools."""
-    leading: list[SystemUpdatePart] = []
-    for message in messages:
-        if message.role != "system":
-            break
-        leading.extend(p for p in message.parts if isinstance(p, SystemUpdatePart))
-    published, actual = route.published, route.actual
+    """What the inspector shows of a request. The identity hashes are the epoch plan's: the
+    prefix hash covers the chat's frozen prefix (its provider-neutral opening sections, not a
+    route's projection of them) and the specs the epoch pinned; the schema hash covers every
+    defined spec. The estimate charges every declared schema: they are in the body."""
+    published, actual, plan = route.published, route.actual, prepared.plan
     return RequestStarted(
         session_id,
         route.key,
         request.body_bytes,
         tuple(request.notes),
-        sections=sections,
+        sections=prepared.sections,
         flags=tuple(name for name, on in route.flags.model_dump().items() if on),
         flags_reason=route.flags_reason,
         published=f"{published.provider} · {published.model} · {published.api} · {published.base_url}",
         actual=f"{actual.provider} · {actual.model} · {actual.api} · {actual.base_url}",
-        prefix_sha256=prefix_sha256(leading, tools.specs),
-        tool_schema_sha256=tools.identity(),
+        prefix_sha256=plan.prefix_sha256 if plan else "",
+        tool_schema_sha256=plan.tool_schema_sha256 if plan else "",
+        epoch=plan.epoch if plan else 0,
+        epoch_reason=plan.reason if plan else "",
+        policy=plan.policy if plan else "",
+        declared=tuple(s.name for s in prepared.declared),
+        estimated_tokens=estimate_tokens(len(request.body_bytes), measured),
+        calibrated=measured is not None and len(request.body_bytes) >= measured.body_bytes,
+        context_limit=budget.limit,
+        context_source=budget.source,
+        threshold=budget.threshold,
     )

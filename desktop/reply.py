@@ -9,6 +9,7 @@ together.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 from desktop.projection import ProjectedRequest
@@ -24,9 +25,13 @@ from desktop.provider.stream import (
     Waiting,
 )
 from desktop.redaction import Redactor
-from host.content import Part, ReasoningPart, TextPart, ToolCallPart
+from desktop.routes import ResolvedRoute
+from host.content import MessageContent, Part, ReasoningPart, TextPart, ToolCallPart
+from host.journal import Journal
+from host.transcript import TranscriptRow, TranscriptWriter
+from host.usage import UsageLedger
 
-__all__ = ["Shown", "redacted_parts", "stream_reply"]
+__all__ = ["Shown", "commit_reply", "redacted_parts", "stream_reply"]
 
 Shown = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Waiting  # what a reply shows while it streams
 
@@ -86,3 +91,38 @@ def _redacted(part: Part, redactor: Redactor) -> Part:
         assert isinstance(arguments, dict)
         return part.model_copy(update={"arguments": arguments})
     return part
+
+
+def commit_reply(
+    journal: Journal,
+    session_id: str,
+    *,
+    content: MessageContent,
+    finished: Finished,
+    request: ProjectedRequest,
+    route: ResolvedRoute,
+) -> TranscriptRow:
+    """The reply and its usage, in one transaction: after a crash a session's cost total is
+    never missing a request whose answer was saved. Usage the provider did not report is
+    recorded as such (no token counts), never as zero."""
+    usage = finished.usage
+    with journal.write("the reply and its usage"):
+        row = TranscriptWriter(journal).append_assistant(session_id, content)
+        UsageLedger(journal).record(
+            session_id=session_id,
+            row_id=row.id,
+            account_id=route.account_id,
+            provider=route.actual.provider,
+            model=route.actual.model,
+            api=route.actual.api,
+            base_url=route.actual.base_url,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            cached_tokens=usage.cached_tokens if usage else None,
+            uncached_tokens=usage.uncached_tokens if usage else None,
+            output_tokens=usage.output_tokens if usage else None,
+            reasoning_tokens=usage.reasoning_tokens if usage else None,
+            cost_usd=usage.cost(route.model_info.cost if route.model_info else None) if usage else None,
+            body_sha256=hashlib.sha256(request.body_bytes).hexdigest(),
+            body_bytes=len(request.body_bytes),
+        )
+    return row

@@ -54,6 +54,10 @@ class ResolvedRoute(BaseModel):
     # Whether requests declare tools: models.dev's tool_call where it has a record; a route
     # without one (most local servers) is taken as tool-capable unless the account says not.
     accepts_tools: bool = True
+    # The context window and where the figure came from: the account's own setting, else
+    # models.dev, else unknown (the budget then assumes a small default).
+    context_limit: int | None = None
+    context_source: str = "unknown"
     max_output_tokens: int | None = None
     max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
 
@@ -117,6 +121,10 @@ def resolve_route(
     return ResolvedRoute(
         accepts_tools=account.tools and (info.tool_call if info is not None else True),
         fold_opening=account.instructions_in_first_message,
+        context_limit=account.context_limit or (info.limit.context if info is not None else None),
+        context_source="account"
+        if account.context_limit
+        else ("models.dev" if info and info.limit.context else "unknown"),
         max_output_tokens=account.max_output_tokens,
         max_output_field=listed.max_output_field if official and listed is not None else "max_tokens",
         account_id=account.id,

@@ -10,9 +10,8 @@ same point. Every row is committed before the request that needs it is sent.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 
 from pydantic import JsonValue
@@ -20,6 +19,7 @@ from pydantic import JsonValue
 from desktop.approvals import Approval, Approver, DenyQuestions
 from desktop.context import context_from_rows
 from desktop.context_engine import ContextEngine
+from desktop.estimate import ContextBudget, Measured
 from desktop.events import (
     AssistantCommitted,
     RouteFallbackRecorded,
@@ -30,12 +30,13 @@ from desktop.events import (
     UserCommitted,
 )
 from desktop.inspection import request_started
-from desktop.projection import ProjectedRequest, project
+from desktop.preparation import PreparedRequest, RequestPreparer
+from desktop.projection import project
 from desktop.provider.errors import AuthenticationFailed, MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.provider.stream import Finished, ReplyAssembler
+from desktop.provider.stream import ReplyAssembler
 from desktop.redaction import Redactor
-from desktop.reply import redacted_parts, stream_reply
+from desktop.reply import commit_reply, redacted_parts, stream_reply
 from desktop.route_fallback import SessionFallbacks, fallback_for
 from desktop.routes import ResolvedRoute
 from desktop.system_state import SystemState
@@ -52,7 +53,6 @@ from host.content import (
 from host.errors import JournalWriteError
 from host.journal import Journal
 from host.permissions import CatalogGate, PermissionPolicy, Permissions, ToolGate, ToolRequest
-from host.tools import ToolCatalog
 from host.transcript import TranscriptRow, TranscriptWriter, superseded
 from host.usage import UsageLedger
 
@@ -69,7 +69,9 @@ class ChatRuntime:
     Its collaborators are explicit: the context engine (system rows and the turn's tools)
     with the current ``SystemState``, the gate that decides whether a tool call may run, and
     the approver it asks and waits on when the gate wants a person. Without an engine a turn
-    has no system content and no tools.
+    has no system content and no tools. ``budget`` gives a route's context budget (with the
+    person's settings); ``learn`` completes a route with what its server says about itself
+    (a local server's context), once before the first request.
     """
 
     def __init__(
@@ -85,6 +87,8 @@ class ChatRuntime:
         redactor: Redactor | None = None,
         policy: Callable[[], PermissionPolicy] | None = None,
         remember: Callable[[ToolIdentity, bool], None] | None = None,
+        budget: Callable[[ResolvedRoute], ContextBudget] | None = None,
+        learn: Callable[[ResolvedRoute], Awaitable[ResolvedRoute]] | None = None,
         on_event: Callable[[RuntimeEvent], None] | None = None,
     ) -> None:
         self.journal = journal
@@ -98,6 +102,9 @@ class ChatRuntime:
         self.approver: Approver = approver or DenyQuestions()
         self.redactor = redactor or Redactor()
         self.policy = policy or PermissionPolicy
+        self.budget = budget or (lambda route: ContextBudget.of(route.context_limit, route.context_source))
+        self._learn = learn
+        self._preparer: RequestPreparer | None = None
         self._emit = _guarded(on_event or (lambda _event: None))
         self.calls = ToolCalls(
             self.writer,
@@ -107,6 +114,15 @@ class ChatRuntime:
             emit=self._emit,
             remember=remember or (lambda _target, _allow: None),
         )
+
+    @property
+    def preparer(self) -> RequestPreparer | None:
+        """The request preparer of the current engine; it keeps each session's activation."""
+        if self.engine is None:
+            return None
+        if self._preparer is None or self._preparer.engine is not self.engine:
+            self._preparer = RequestPreparer(self.engine, self.writer)
+        return self._preparer
 
     def switch_route(self, route: ResolvedRoute, client: OpenAICompatClient) -> None:
         """Send the next request to ``route``; the conversation carries over as it is."""
@@ -178,11 +194,11 @@ class ChatRuntime:
         parked = next((p for p in parked_calls(rows) if p.call.call_id == call_id), None)
         if parked is None:
             raise NothingToRetry("That tool call is no longer waiting for an answer.")
-        tools = self._prepare(session_id, None, None, tools_allowed=True)
-        if isinstance(tools, str):
-            return outcome([], tools)
-        catalog = tools[0]
-        permissions = self._permissions(rows)
+        prepared = self._prepare(session_id, None, None, route=self.route, tools_allowed=True)
+        if isinstance(prepared, str):
+            return outcome([], prepared)
+        catalog = prepared.catalog
+        permissions = replace(self._permissions(rows), activated=prepared.activated)
         request = ToolRequest(session_id, parked.call, catalog, permissions, pin=parked.approval.target.pin)
         try:
             self.calls.commit(session_id, await self.calls.decided(request, approval))
@@ -199,6 +215,8 @@ class ChatRuntime:
         return Permissions.of_chat(rows, default_mode=policy.default_mode, always=policy.always, never=policy.never)
 
     async def _run(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> TurnOutcome:
+        if self._learn is not None:
+            self.route, self._learn = await self._learn(self.route), None
         steps: list[Step] = []
         for index in range(MAX_TOOL_STEPS):
             # Only the first request of a turn follows a freshly committed user row; updates
@@ -211,7 +229,9 @@ class ChatRuntime:
             calls = step.content.tool_calls()
             if not calls:
                 return outcome(steps)
-            permissions = self._permissions(self.writer.model_order(session_id))
+            # The activation as the request went out: a tool found by a search in this step
+            # may be called from the next one.
+            permissions = replace(self._permissions(self.writer.model_order(session_id)), activated=step.activated)
             try:
                 await self.calls.answer_all(session_id, calls, step.tools, permissions)
             except CallsStopped as exc:
@@ -235,20 +255,26 @@ class ChatRuntime:
 
     async def _step(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> Step:
         route, client = self.route, self.client
+        budget = self.budget(route)
         known = SessionFallbacks.of(self.writer.model_order(session_id), route)
         while True:
             prepared = self._prepare(
-                session_id, anchor, overrides, tools_allowed=route.accepts_tools and not known.no_tools
+                session_id,
+                anchor,
+                overrides,
+                route=route,
+                tools_allowed=route.accepts_tools and not known.no_tools,
+                budget=budget,
             )
             if isinstance(prepared, str):
                 return Step(failed=prepared)
-            tools, sections = prepared
-            context = context_from_rows(self.writer.model_order(session_id), list(tools.specs))
+            context = context_from_rows(self.writer.model_order(session_id), list(prepared.declared))
             request = project(context, route, fold_updates=known.fold_updates)
+            measured = self.ledger.last_measured(session_id)
             started = request_started(
-                session_id, route, request, messages=context.messages, tools=tools, sections=sections
+                session_id, route, request, prepared, budget=budget, measured=Measured(*measured) if measured else None
             )
-            self._emit(replace(started, notes=(*started.notes, *known.notes(route))))
+            self._emit(replace(started, notes=(*started.notes, *prepared.notes, *known.notes(route))))
             assembler = ReplyAssembler(route.key)
             try:
                 finished = await stream_reply(client, request, assembler, self.redactor, self._emit)
@@ -277,7 +303,9 @@ class ChatRuntime:
 
         content = MessageContent(parts=parts, model=route.key, finish_reason=finished.finish_reason)
         try:
-            row = self._commit_reply(session_id, content, finished, request, route)
+            row = commit_reply(
+                self.journal, session_id, content=content, finished=finished, request=request, route=route
+            )
         except JournalWriteError as exc:
             message = (
                 f"The reply arrived but could not be saved ({exc}); it is shown but not kept. Copy what you need, "
@@ -288,51 +316,35 @@ class ChatRuntime:
         usage = finished.usage
         cost = usage.cost(route.model_info.cost if route.model_info else None) if usage else None
         self._emit(AssistantCommitted(row, usage, cost))
-        return Step(row=row, content=content, tools=tools, usage=usage, cost=cost)
-
-    def _commit_reply(
-        self,
-        session_id: str,
-        content: MessageContent,
-        finished: Finished,
-        request: ProjectedRequest,
-        route: ResolvedRoute,
-    ) -> TranscriptRow:
-        """The reply and its usage, in one transaction: after a crash a session's cost total is
-        never missing a request whose answer was saved. Usage the provider did not report is
-        recorded as such (no token counts), never as zero."""
-        usage = finished.usage
-        with self.journal.write("the reply and its usage"):
-            row = self.writer.append_assistant(session_id, content)
-            self.ledger.record(
-                session_id=session_id,
-                row_id=row.id,
-                account_id=route.account_id,
-                provider=route.actual.provider,
-                model=route.actual.model,
-                api=route.actual.api,
-                base_url=route.actual.base_url,
-                prompt_tokens=usage.prompt_tokens if usage else None,
-                cached_tokens=usage.cached_tokens if usage else None,
-                uncached_tokens=usage.uncached_tokens if usage else None,
-                output_tokens=usage.output_tokens if usage else None,
-                reasoning_tokens=usage.reasoning_tokens if usage else None,
-                cost_usd=usage.cost(route.model_info.cost if route.model_info else None) if usage else None,
-                body_sha256=hashlib.sha256(request.body_bytes).hexdigest(),
-                body_bytes=len(request.body_bytes),
-            )
-        return row
+        return Step(
+            row=row, content=content, tools=prepared.catalog, activated=prepared.activated, usage=usage, cost=cost
+        )
 
     def _prepare(
-        self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None, *, tools_allowed: bool
-    ) -> tuple[ToolCatalog, tuple[str, ...]] | str:
-        """The context engine's rows for this request, committed; the tools and sections it goes
-        out with. A failure to save is a local preparation failure: its message is returned."""
-        if self.engine is None:
-            return ToolCatalog(), ()
+        self,
+        session_id: str,
+        anchor: str | None,
+        overrides: Mapping[str, JsonValue] | None,
+        *,
+        route: ResolvedRoute,
+        tools_allowed: bool,
+        budget: ContextBudget | None = None,
+    ) -> PreparedRequest | str:
+        """The request's rows, committed, and what it goes out with. A failure to save is a
+        local preparation failure: its message is returned."""
+        preparer = self.preparer
+        if preparer is None:
+            return PreparedRequest()
         try:
-            prepared = self.engine.prepare(
-                self.writer, session_id, self.system(), anchor=anchor, overrides=overrides, tools_allowed=tools_allowed
+            prepared = preparer.prepare(
+                session_id,
+                self.system(),
+                route=route,
+                permissions=self._permissions(self.writer.model_order(session_id)),
+                anchor=anchor,
+                overrides=overrides,
+                tools_allowed=tools_allowed,
+                budget=budget or self.budget(route),
             )
         except JournalWriteError as exc:
             # Nothing is sent; a retry prepares again.
@@ -341,7 +353,7 @@ class ChatRuntime:
             return message
         if prepared.rows:
             self._emit(SectionsAppended(prepared.rows))
-        return prepared.tools, prepared.sections
+        return prepared
 
     def _record_fallback(self, session_id: str, fallback: RouteFallback) -> bool:
         try:

@@ -23,7 +23,8 @@ from desktop.catalog.modelsdev import ModelsDevCatalog, load_models_dev
 from desktop.catalog.transport import TransportCatalog, load_transport_catalog
 from desktop.context_engine import ContextEngine, skill_tools
 from desktop.events import RuntimeEvent
-from desktop.provider.limits import timeouts_for
+from desktop.local_server import probe_server
+from desktop.provider.limits import is_local, timeouts_for
 from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
 from desktop.redaction import RedactingFilter, Redactor
 from desktop.routes import ResolvedRoute, resolve_route
@@ -86,6 +87,7 @@ class Services:
         self._journal: Journal | None = None
         self._http: httpx.AsyncClient | None = None
         self._fetch_http: httpx.AsyncClient | None = None
+        self._server_context: dict[tuple[str, str], int | None] = {}  # what local servers said
         self._components: list[Component] = [Component("http", _nothing, self._close_http)]
         self._started: list[Component] = []
 
@@ -247,8 +249,22 @@ class Services:
             redactor=self.redactor,
             policy=policy or (lambda: self.load_settings().permission_policy()),
             remember=remember or self._remember,
+            budget=lambda route: self.load_settings().budget(route),
+            learn=self.learn_route,
             on_event=on_event,
         )
+
+    async def learn_route(self, route: ResolvedRoute) -> ResolvedRoute:
+        """``route`` with the context a local server says it holds, when nothing else (the
+        account, models.dev) gave one. Asked once per server and model in a run."""
+        if route.context_limit is not None or not is_local(route.actual.base_url):
+            return route
+        key = (route.actual.base_url, route.actual.model)
+        if key not in self._server_context:
+            report = await probe_server(self.http(), *key)
+            self._server_context[key] = report.context_limit
+        limit = self._server_context[key]
+        return route if limit is None else route.model_copy(update={"context_limit": limit, "context_source": "server"})
 
 
 async def _nothing() -> None:

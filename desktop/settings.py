@@ -13,16 +13,21 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from desktop.catalog.transport import normalize_base_url
+from desktop.estimate import ContextBudget
 from host.content import Mode, ToolIdentity
 from host.files import atomic_write_text
 from host.ids import new_id
 from host.permissions import PermissionPolicy
+
+if TYPE_CHECKING:
+    from desktop.routes import ResolvedRoute
 
 __all__ = ["SETTINGS_VERSION", "Account", "Settings", "SettingsError", "SettingsStore", "ToolGrant"]
 
@@ -67,6 +72,12 @@ class Account(BaseModel):
         "system role.",
     )
     tools: bool = Field(default=True, description="Offer tools to models on this account.")
+    context_limit: int | None = Field(
+        default=None,
+        ge=1_024,
+        le=100_000_000,
+        description="The model's context window in tokens, when the catalogs do not know it (local servers).",
+    )
 
     @field_validator("name")
     @classmethod
@@ -125,6 +136,25 @@ class Settings(BaseModel):
     workspace: str | None = None
     default_mode: Mode = Field(default="ask", description="The permission mode a new chat starts in.")
     tool_grants: list[ToolGrant] = Field(default_factory=list, description="Always and Never answers.")
+    reply_reserve: int | None = Field(
+        default=None,
+        ge=256,
+        le=1_000_000,
+        description="Tokens kept free for the reply below the context limit; by default the smaller of 16,000 and a "
+        "quarter of the context.",
+    )
+    retained_tail: int | None = Field(
+        default=None,
+        ge=256,
+        le=1_000_000,
+        description="Tokens of recent conversation kept word for word when a chat is compacted; by default the smaller "
+        "of 20,000 and 35% of the context.",
+    )
+
+    def budget(self, route: ResolvedRoute) -> ContextBudget:
+        """The context budget of ``route`` with these settings' reserve and tail."""
+        budget = ContextBudget.of(route.context_limit, route.context_source)
+        return replace(budget, reply_reserve=self.reply_reserve, retained_tail=self.retained_tail)
 
     def permission_policy(self) -> PermissionPolicy:
         grants = self.tool_grants

@@ -194,6 +194,7 @@ class ToolCalls:
             decision="allow",
             reason=decision.reason,
             elapsed_ms=round(elapsed, 3),
+            activated=list(output.activated) or None,
         )
         return await self.gate.after(request, result)
 

@@ -36,6 +36,7 @@ class Step:
     row: TranscriptRow | None = None
     content: MessageContent | None = None
     tools: ToolCatalog = field(default_factory=ToolCatalog)
+    activated: frozenset[str] | None = None  # the deferred tools its calls may use
     usage: Usage | None = None
     cost: float | None = None
     failed: str | None = None

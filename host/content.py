@@ -22,6 +22,7 @@ the window and the exports never take a row apart with ``.get()``.
 - ``PermissionMode`` (``kind: "permission_mode"``, v1): the chat's mode from here on.
 - ``ChatGrant`` (``kind: "chat_grant"``, v1): "This chat" answers for a tool, and revocations.
 - ``ToolApproval`` (``kind: "tool_approval"``, v1): a call parked on a person, then answered.
+- ``PlanRecord`` (``kind: "plan"``, v1): a declaration epoch's plan and its identity.
 
 Rows written before ``kind`` existed are told apart by their shape. Anything this Cairn does
 not understand (a newer kind or version, a malformed value) reads as ``Unknown``: the row's
@@ -49,6 +50,8 @@ __all__ = [
     "ModelSystem",
     "Part",
     "PermissionMode",
+    "PlanRecord",
+    "Policy",
     "ReasoningPart",
     "RouteFallback",
     "RowContent",
@@ -110,6 +113,7 @@ class ToolResultPart(_Frozen):
     decision: Literal["allow", "deny"] | None = None
     reason: str | None = None
     elapsed_ms: float | None = None
+    activated: list[str] | None = None  # a tool search's activations: evidence for recovery
 
 
 Part = Annotated[
@@ -248,6 +252,36 @@ class ToolApproval(_Frozen):
     reason: str  # why the gate asked, or how it was answered
 
 
+Policy = Literal["fixed", "on_demand"]
+
+
+class PlanRecord(_Frozen):
+    """One declaration epoch's plan (seed 000): what the chat declared and under which identity.
+
+    ``specs`` holds every spec the catalog defined, as dumped when the epoch began (so an
+    identity can be re-rendered exactly as it was hashed); ``declared`` names the ones declared
+    then (the pinned specs). ``prefix_sha256`` covers the frozen prefix and the pinned specs;
+    ``tool_schema_sha256`` covers every defined spec, declared or not. A new epoch starts when
+    the catalog, a schema, the mode, the account, the route or the declaration policy changes;
+    its reason says which.
+    """
+
+    v: Literal[1] = 1
+    kind: Literal["plan"] = "plan"
+    epoch: int
+    reason: str
+    prefix_sha256: str
+    tool_schema_sha256: str
+    declared: list[str]
+    policy: Policy
+    fallback: str | None = None  # why on-demand on a route that could take fixed declarations
+    account_id: str
+    route: dict[str, str]
+    mode: Mode
+    specs: list[dict[str, Any]]  # every defined spec's JSON, as recorded
+    created_at: str
+
+
 def _system_kind(value: Any) -> str | None:
     if isinstance(value, BaseModel):
         return str(getattr(value, "kind", ""))
@@ -263,7 +297,8 @@ ModelSystem = Annotated[
     | Annotated[RouteFallback, Tag("route_fallback")]
     | Annotated[PermissionMode, Tag("permission_mode")]
     | Annotated[ChatGrant, Tag("chat_grant")]
-    | Annotated[ToolApproval, Tag("tool_approval")],
+    | Annotated[ToolApproval, Tag("tool_approval")]
+    | Annotated[PlanRecord, Tag("plan")],
     Discriminator(_system_kind),
 ]
 MODEL_SYSTEM: TypeAdapter[ModelSystem] = TypeAdapter(ModelSystem)

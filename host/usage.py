@@ -182,6 +182,17 @@ class UsageLedger:
             ).fetchall()
         return [RequestUsage.model_validate(dict(zip(_FIELDS, row, strict=True))) for row in rows]
 
+    def last_measured(self, session_id: str) -> tuple[int, int] | None:
+        """The prompt tokens and body bytes of the session's latest chat request the provider
+        counted, for calibrating the next estimate; ``None`` when there is none."""
+        with self._journal.read() as conn:
+            row = conn.execute(
+                "SELECT prompt_tokens, body_bytes FROM request_usage WHERE session_id = ? AND kind = 'chat' "
+                "AND prompt_tokens IS NOT NULL AND body_bytes IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+        return (int(row[0]), int(row[1])) if row else None
+
     def totals(self, session_id: str, *, kind: str | None = None) -> UsageTotals:
         """The session's totals over every request, or over the requests of one ``kind``."""
         where, params = "session_id = ?", [session_id]

@@ -36,7 +36,7 @@ def state(cairn_paths: CairnPaths) -> SystemState:
 
 
 def sections_of(rows) -> list[tuple[str, object]]:
-    return [(r.model_system["section"], r.model_system["content"]) for r in rows if r.role == "system"]
+    return [(u.section, u.content) for r in rows if (u := r.section_update()) is not None]
 
 
 def converse(journal, cairn_paths, provider, state, session_id, *turns):
@@ -86,7 +86,7 @@ def test_the_first_request_renders_the_baseline_as_leading_system_content(
     assert [t["function"]["name"] for t in first["tools"]] == ["load_skill"]
     rows = TranscriptWriter(journal).rows(session.id)
     user = next(r for r in rows if r.role == "user")
-    assert all(r.anchor == user.id for r in rows if r.role == "system")
+    assert all(r.anchor == user.id for r in rows if r.section_update() is not None)
 
 
 def test_an_idle_runtime_picks_up_skill_changes_on_disk(
@@ -128,7 +128,7 @@ def test_a_temporary_replacement_is_one_change_undone_by_another(
     assert state_after["tool_activation"] == {"active": ["search"], "identity": "abc123"}
     assert state_after["skill:notes"] == "notes: Keep notes."
     tool_rows = [
-        r for r in writer.rows(session.id) if r.model_system and r.model_system["section"] == "tool_activation"
+        r for r in writer.rows(session.id) if (u := r.section_update()) is not None and u.section == "tool_activation"
     ]
     assert len(tool_rows) == 1
 

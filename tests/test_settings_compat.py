@@ -78,6 +78,7 @@ def test_a_newer_file_loads_and_keeps_what_this_cairn_does_not_know(settings_pat
         "first_token_timeout": None,
         "instructions_in_first_message": False,
         "tools": True,
+        "context_limit": None,
     }
     assert first == {**FUTURE_ACCOUNT, "default_model": "deepseek-pro", "headers": {}, **options}
     assert second["name"] == "Local"
@@ -142,3 +143,23 @@ def test_a_file_that_is_not_an_object_says_so(settings_path: Path) -> None:
     settings_path.write_text("[1, 2]")
     with pytest.raises(SettingsError, match="bad value at the top level"):
         SettingsStore(settings_path).load()
+
+
+@pytest.mark.parametrize(("field", "value"), [("reply_reserve", -5), ("retained_tail", "lots"), ("reply_reserve", 10)])
+def test_a_bad_context_budget_setting_is_reported(settings_path: Path, field: str, value: object) -> None:
+    settings_path.write_text(json.dumps({"schema_version": SETTINGS_VERSION, field: value}))
+    with pytest.raises(SettingsError, match=rf"has a bad value at {field}: .*fix it or move it aside"):
+        SettingsStore(settings_path).load()
+    assert json.loads(settings_path.read_text())[field] == value  # left as it was
+
+
+def test_the_context_budget_settings_apply_to_every_route() -> None:
+    from desktop.routes import ResolvedRoute
+    from desktop.settings import Settings
+
+    route = ResolvedRoute.model_construct(context_limit=100_000, context_source="models.dev")
+    assert Settings().budget(route).threshold == 100_000 - 16_000
+    custom = Settings(reply_reserve=4_000, retained_tail=9_000).budget(route)
+    assert (custom.threshold, custom.tail, custom.source) == (96_000, 9_000, "models.dev")
+    unknown = Settings().budget(ResolvedRoute.model_construct(context_limit=None, context_source="unknown"))
+    assert (unknown.limit, unknown.source) == (8_192, "default")

@@ -242,10 +242,14 @@ def test_the_inspector_shows_each_request(qtbot: QtBot, cairn_paths: CairnPaths,
         assert "Route: custom/loopback-chat" in details
         assert "flags granted: none" in details
         assert "prefix_sha256:" in details
+        assert "Declaration epoch 1 · began because: first request" in details
+        assert "Declarations: on demand (core and activated tools)" in details
         assert "System updates appended before this request: instructions, guidance:environment" in details
         type_and_send(qtbot, w, "second")
         qtbot.waitUntil(lambda: idle(w) and w.inspector.list.count() == 2, timeout=WAIT)
-        assert "System updates appended before this request: none" in w.inspector.details.toPlainText()
+        details = w.inspector.details.toPlainText()
+        assert "System updates appended before this request: none" in details
+        assert "Declaration epoch 1 · began because: first request" in details  # still the same epoch
         QTest.mouseClick(w.inspector.copy_button, Qt.MouseButton.LeftButton)
         assert QGuiApplication.clipboard().text().encode() == provider.requests[-1].body_bytes
 

@@ -227,7 +227,7 @@ def test_account_options_round_trip(qtbot: QtBot, cairn_paths: CairnPaths) -> No
 
 
 def test_test_connection_offers_instructions_in_the_first_message(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
-    from tests.test_chat_template import GEMMA_JINJA
+    from tests.test_local_server import GEMMA_JINJA
 
     with LoopbackProvider(chat_template=GEMMA_JINJA) as local, running_cairn(cairn_paths) as run:
         dialog = open_settings(qtbot, run.window)

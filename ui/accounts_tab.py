@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.chat_template import SystemRoleReport
+from desktop.local_server import ServerReport
 from desktop.routes import RouteError, resolve_route
 from desktop.secrets import KeychainUnavailable
 from desktop.settings import Account
@@ -295,7 +295,7 @@ class AccountsTab(QWidget):
             return
         key = self.key.text().strip() or None
 
-        def answered(result: tuple[list[str], SystemRoleReport]) -> None:
+        def answered(result: tuple[list[str], ServerReport]) -> None:
             models, template = result
             has = "lists" if account.default_model in models else "answers, but does not list"
             text = f"Connected: the endpoint {has} {account.default_model} ({len(models)} models)."

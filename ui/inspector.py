@@ -56,10 +56,12 @@ class RequestRecord:
             f"  flags granted: {', '.join(s.flags) or 'none'}",
             f"  why: {s.flags_reason}",
             "",
-            "Identity:",
-            f"  prefix_sha256:      {s.prefix_sha256}",
-            f"  tool_schema_sha256: {s.tool_schema_sha256}",
+            _epoch(s),
+            f"  prefix_sha256:      {s.prefix_sha256 or 'none'}",
+            f"  tool_schema_sha256: {s.tool_schema_sha256 or 'none'}",
             f"  body_sha256:        {hashlib.sha256(s.body_bytes).hexdigest()}",
+            f"Declarations: {_policy(s.policy)} · {len(s.declared)} declared: {', '.join(s.declared) or 'none'}",
+            _estimate(s),
             "",
             f"Sections in effect: {', '.join(s.sections) or 'none'}",
             f"System updates appended before this request: {', '.join(self.appended) or 'none'}",
@@ -72,6 +74,29 @@ class RequestRecord:
         if self.calls:
             lines += ["", "Tool calls it made:", *(f"  {c}" for c in self.calls)]
         return "\n".join(lines)
+
+
+def _epoch(s: RequestStarted) -> str:
+    if not s.epoch:
+        return "Declaration epoch: none (this request has no tool plan)"
+    return f"Declaration epoch {s.epoch} · began because: {s.epoch_reason.replace('_', ' ')}"
+
+
+def _estimate(s: RequestStarted) -> str:
+    if not s.context_limit:
+        return "Estimated prompt: not known"
+    how = "from the provider's last count" if s.calibrated else "conservatively, nothing counted yet"
+    source = {"default": "Cairn's default, the model's limit is not known"}.get(s.context_source, s.context_source)
+    return (
+        f"Estimated prompt: about {s.estimated_tokens:,} tokens ({how}) of a {s.context_limit:,}-token context "
+        f"({source}); compaction from {s.threshold:,}"
+    )
+
+
+def _policy(policy: str) -> str:
+    return {"fixed": "fixed (the whole catalog)", "on_demand": "on demand (core and activated tools)"}.get(
+        policy, "none"
+    )
 
 
 class Inspector(QDockWidget):
@@ -111,8 +136,8 @@ class Inspector(QDockWidget):
         event, session_id = item.event, item.session_id
         records = self.records.setdefault(session_id, [])
         if isinstance(event, SectionsAppended):
-            names = [r.model_system["section"] for r in event.rows if isinstance(r.model_system, dict)]
-            self._pending.setdefault(session_id, []).extend(str(n) for n in names)
+            names = [u.section for r in event.rows if (u := r.section_update()) is not None]
+            self._pending.setdefault(session_id, []).extend(names)
         elif isinstance(event, RequestStarted):
             records.append(RequestRecord(event, time.strftime("%H:%M:%S"), self._pending.pop(session_id, [])))
             del records[:-KEEP]

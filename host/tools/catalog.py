@@ -26,6 +26,7 @@ class ToolError(Exception):
 class ToolOutput:
     text: str
     is_error: bool = False
+    activated: tuple[str, ...] = ()  # the deferred tools a tool search activated
 
 
 ToolRun = Callable[[Mapping[str, JsonValue]], Awaitable[ToolOutput]]

@@ -51,6 +51,8 @@ class LoopbackProvider:
         tools_supported: bool = True,
         chat_template: str | None = None,
         template_api: str = "llama.cpp",
+        server_context: int | None = None,
+        model_context: int | None = None,
     ) -> None:
         self.api_key = api_key
         self.cache = PrefixCache(cache_unit)
@@ -66,6 +68,10 @@ class LoopbackProvider:
         # The chat template a local server reports: llama.cpp at /props, Ollama at /api/show.
         self.chat_template = chat_template
         self.template_api = template_api
+        # The context it reports: llama.cpp's n_ctx, or Ollama's num_ctx parameter; and, for
+        # Ollama, the model's own context_length.
+        self.server_context = server_context
+        self.model_context = model_context
         self._state = _State()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None

@@ -1,5 +1,7 @@
-"""The loopback provider as a local server that reports its chat template: llama.cpp answers
-``GET /props`` with ``chat_template``; Ollama answers ``POST /api/show`` with ``template``."""
+"""The loopback provider as a local server that reports its chat template and context:
+llama.cpp answers ``GET /props`` with ``chat_template`` and each slot's ``n_ctx``; Ollama
+answers ``POST /api/show`` with ``template``, its ``num_ctx`` parameter and the model's
+``context_length``."""
 
 from __future__ import annotations
 
@@ -14,10 +16,15 @@ __all__ = ["template_answer"]
 
 def template_answer(owner: LoopbackProvider, method: str, path: str, raw: bytes) -> tuple[int, bytes] | None:
     """The (status, JSON body) for a template request this server answers, else ``None``."""
-    if owner.chat_template is None:
+    if owner.chat_template is None and owner.server_context is None and owner.model_context is None:
         return None
     if owner.template_api == "llama.cpp" and (method, path) == ("GET", "/props"):
-        return 200, json.dumps({"chat_template": owner.chat_template, "total_slots": 1}).encode()
+        props: dict[str, object] = {"total_slots": 1}
+        if owner.chat_template is not None:
+            props["chat_template"] = owner.chat_template
+        if owner.server_context is not None:
+            props["default_generation_settings"] = {"n_ctx": owner.server_context, "temperature": 0.8}
+        return 200, json.dumps(props).encode()
     if owner.template_api == "ollama" and (method, path) == ("POST", "/api/show"):
         try:
             model = json.loads(raw).get("model")
@@ -25,5 +32,10 @@ def template_answer(owner: LoopbackProvider, method: str, path: str, raw: bytes)
             model = None
         if model not in owner.models:
             return 404, json.dumps({"error": f"model '{model}' not found"}).encode()
-        return 200, json.dumps({"template": owner.chat_template, "details": {"family": "gemma"}}).encode()
+        show: dict[str, object] = {"template": owner.chat_template or "", "details": {"family": "gemma"}}
+        if owner.server_context is not None:
+            show["parameters"] = f'stop "<end_of_turn>"\nnum_ctx {owner.server_context}\ntemperature 1'
+        if owner.model_context is not None:
+            show["model_info"] = {"general.architecture": "gemma3", "gemma3.context_length": owner.model_context}
+        return 200, json.dumps(show).encode()
     return None

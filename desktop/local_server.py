@@ -1,0 +1,105 @@
+"""What a local server says about itself: whether its chat template has a system role, and
+how many tokens of context it gives a request.
+
+Some chat templates drop system messages silently (llama.cpp's ``gemma`` format does), so
+Cairn's opening instructions and skill list would never reach the model. The server says
+which template it uses: llama.cpp at ``/props`` (``chat_template``, Jinja) and Ollama at
+``/api/show`` (``template``, a Go template). A template that never mentions the system role,
+or mentions it only to refuse it, has none; then the account should send the opening
+system content in the first user message instead.
+
+The context is what the server will actually hold, which may be less than the model could:
+llama.cpp reports each slot's ``n_ctx`` in ``/props``; Ollama runs a model with ``num_ctx``
+tokens (its ``parameters``, else Ollama's default of 4,096), never more than the model's own
+``context_length``, whatever the model card says.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import httpx
+
+__all__ = ["OLLAMA_DEFAULT_CONTEXT", "ServerReport", "probe_server", "template_has_system_role"]
+
+OLLAMA_DEFAULT_CONTEXT = 4_096
+
+# A Jinja refusal such as {{ raise_exception('System role not supported') }}.
+_REFUSAL = re.compile(r"raise_exception\s*\([^)]*\)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ServerReport:
+    """``supported`` (a system role) and ``context_limit`` are ``None`` when the server does not
+    say (LM Studio, vLLM, a cloud API)."""
+
+    supported: bool | None
+    source: str = ""  # where the template came from, for the message
+    context_limit: int | None = None
+
+    @property
+    def advice(self) -> str:
+        if self.supported is False:
+            return (
+                f"This server's chat template ({self.source}) has no system role, so Cairn's instructions would be "
+                "dropped. Turn on \"Send Cairn's instructions in the first message\" in this account's options."
+            )
+        return ""
+
+
+def template_has_system_role(template: str) -> bool:
+    """Whether a chat template renders system messages: it refuses none (Gemma's raises
+    "System role not supported" when a conversation opens with one) and mentions the role."""
+    if any("system" in refusal.group(0).lower() for refusal in _REFUSAL.finditer(template)):
+        return False
+    return "system" in _REFUSAL.sub("", template).lower()
+
+
+async def probe_server(http: httpx.AsyncClient, base_url: str, model: str) -> ServerReport:
+    """Ask a local server for its chat template and context. Never raises: a server that does
+    not answer these endpoints (or answers something else) says nothing."""
+    root = base_url.rstrip("/").removesuffix("/v1")
+    attempts = (
+        ("GET", f"{root}/props", None, "llama.cpp /props"),
+        ("POST", f"{root}/api/show", {"model": model}, "Ollama /api/show"),
+    )
+    for method, url, body, source in attempts:
+        try:
+            response = await http.request(method, url, json=body, timeout=5.0)
+            data = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, RecursionError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        template = data.get("chat_template" if source.startswith("llama") else "template")
+        supported = template_has_system_role(template) if isinstance(template, str) and template.strip() else None
+        context = _llama_context(data) if source.startswith("llama") else _ollama_context(data)
+        if supported is not None or context is not None:
+            return ServerReport(supported, source, context)
+    return ServerReport(None)
+
+
+def _positive(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 100_000_000 else None
+
+
+def _llama_context(props: dict[str, object]) -> int | None:
+    settings = props.get("default_generation_settings")
+    return _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
+
+
+def _ollama_context(show: dict[str, object]) -> int | None:
+    info = show.get("model_info")
+    model_limit = None
+    if isinstance(info, dict):
+        model_limit = next((_positive(v) for k, v in info.items() if str(k).endswith(".context_length")), None)
+    parameters = show.get("parameters")
+    num_ctx = None
+    if isinstance(parameters, str):
+        match = re.search(r"^\s*num_ctx\s+(\d+)\s*$", parameters, re.MULTILINE)
+        num_ctx = _positive(int(match.group(1))) if match else None
+    if model_limit is None and num_ctx is None:
+        return None
+    running = num_ctx or OLLAMA_DEFAULT_CONTEXT
+    return min(running, model_limit) if model_limit else running

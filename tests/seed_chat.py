@@ -1,0 +1,130 @@
+"""A chat with a two-scope tool, written under one ``PYTHONHASHSEED`` and read under others.
+
+    python -m tests.seed_chat write    --home H --base-url U --catalog C
+    python -m tests.seed_chat render   --home H --base-url U --catalog C --session S
+    python -m tests.seed_chat continue --home H --base-url U --catalog C --session S
+
+``write`` answers a short chat over HTTP: the tool is found, granted for the chat (a pin is
+recorded) and run; it prints the session id. ``render`` makes no request: it rebuilds the
+plan of a fresh catalog through a deep copy, a JSON reload and a journal round trip, then
+prepares the chat's next request exactly as Cairn would, and prints what came out as JSON.
+``continue`` calls the tool again over HTTP with an approver that fails if it is asked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import httpx
+
+from desktop.approvals import Approval
+from desktop.context import context_from_rows
+from desktop.context_engine import ContextEngine, skill_tools
+from desktop.epochs import frozen_prefix, latest_plan, new_plan
+from desktop.preparation import RequestPreparer
+from desktop.projection import project
+from desktop.system_state import SystemState
+from desktop.tool_registry import ToolRegistry, TurnInputs
+from host.canonical import canonical_json_bytes
+from host.content import ChatGrant, PlanRecord
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.permissions import Permissions, ToolRequest, spec_pin
+from host.tools import ToolCatalog
+from host.transcript import TranscriptWriter
+from tests.lab_tools import SYNC_SCOPES, Hooks, Lab, lab_account, lab_route, lab_runtime
+
+SYNC = '[[call lab__sync {"notebook": "a"}]]'
+
+
+class Grants:
+    async def ask(self, request: ToolRequest, reason: str) -> Approval:
+        return Approval("chat")
+
+
+class Unasked:
+    async def ask(self, request: ToolRequest, reason: str) -> Approval:
+        raise SystemExit(f"asked about {request.call.name} again: its pin moved ({reason})")
+
+
+async def _talk(args: argparse.Namespace, session_id: str | None, texts: list[str], approver: object) -> str:
+    paths = CairnPaths.under(args.home)
+    route = lab_route(lab_account(args.base_url), args.catalog, paths)
+    with Journal.open(paths.journal) as journal:
+        session_id = session_id or journal.create_session().id
+        async with httpx.AsyncClient(timeout=30) as http:
+            runtime = lab_runtime(journal, route, http, Lab(), Hooks(), mode="ask", approver=approver)  # type: ignore[arg-type]
+            for text in texts:
+                outcome = await runtime.send(session_id, text)
+                if not outcome.ok:
+                    raise SystemExit(f"{text!r} failed: {outcome.error}")
+    return session_id
+
+
+def render(args: argparse.Namespace) -> dict[str, object]:
+    paths = CairnPaths.under(args.home)
+    route = lab_route(lab_account(args.base_url), args.catalog, paths)
+    lab = Lab()
+    with Journal.open(paths.journal) as journal:
+        writer = TranscriptWriter(journal)
+        rows = writer.model_order(args.session)
+        stored = latest_plan(rows)
+        assert stored is not None
+        # A fresh plan of this process's catalog, through a copy, a reload and the journal.
+        catalog = ToolCatalog(lab.source(TurnInputs(SystemState(), None, None)))  # type: ignore[arg-type]
+        names = [s.name for s in catalog.specs]
+        plan = new_plan(epoch=1, reason="first_request", prefix=frozen_prefix(rows), catalog=catalog,
+                        declared=names, policy="fixed", fallback=None, route=route, mode="ask")  # fmt: skip
+        plan = plan.model_copy(update={"created_at": "2026-01-01T00:00:00Z"})
+        copied = copy.deepcopy(plan)
+        reloaded = PlanRecord.model_validate_json(copied.model_dump_json())
+        scratch = journal.create_session().id
+        writer.append_meta(scratch, reloaded)
+        (round_trip,) = [m for r in writer.rows(scratch) if isinstance(m := r.meta(), PlanRecord)]
+        forms = {canonical_json_bytes(p) for p in (plan, copied, reloaded, round_trip)}
+        # The chat's next request, prepared as Cairn would: it must keep the stored plan.
+        preparer = RequestPreparer(ContextEngine(ToolRegistry([skill_tools, lab.source])), writer)
+        permissions = Permissions.of_chat(rows, default_mode="ask")
+        prepared = preparer.prepare(args.session, SystemState(), route=route, permissions=permissions,
+                                    anchor=None, overrides=None, tools_allowed=True)  # fmt: skip
+        after = writer.model_order(args.session)
+        request = project(context_from_rows(after, list(prepared.declared)), route)
+        grant = next(m for r in rows if isinstance(m := r.meta(), ChatGrant) and m.target.tool == "lab__sync")
+    return {
+        "order": list(SYNC_SCOPES),
+        "plan_forms": len(forms),
+        "plan_sha256": hashlib.sha256(forms.pop()).hexdigest(),
+        "hashes": [plan.prefix_sha256, plan.tool_schema_sha256],
+        "kept_plan": prepared.plan == stored and prepared.plan_row is None,
+        "rows_written": len(after) - len(rows),
+        "pin_kept": grant.target.pin == spec_pin(lab.specs["lab__sync"]),
+        "activated": sorted(prepared.activated or ()),
+        "body_sha256": hashlib.sha256(request.body_bytes).hexdigest(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command", choices=["write", "render", "continue"])
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--catalog", type=Path, required=True)
+    parser.add_argument("--session")
+    args = parser.parse_args()
+    if args.command == "write":
+        texts = ["hello", '[[call tool_search {"query": "select:lab__sync"}]]', SYNC, "thanks"]
+        print(asyncio.run(_talk(args, None, texts, Grants())))
+    elif args.command == "render":
+        json.dump(render(args), sys.stdout)
+    else:
+        asyncio.run(_talk(args, args.session, [SYNC, "thanks again"], Unasked()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+"""Declaration epochs and the activation's trust rules, through the runtime against the
+loopback provider: what starts an epoch and what it voids, activation rows that must grant
+nothing, recovery from tool-search results, a catalog past the function limit, and the
+re-key of a plan an older writer recorded with its scopes out of order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
+
+import httpx
+import pytest
+
+from desktop.approvals import Approval
+from desktop.epochs import frozen_prefix
+from desktop.events import RequestStarted, RuntimeEvent
+from desktop.runtime import ChatRuntime
+from host.canonical import sha256_hex
+from host.content import (
+    MessageContent,
+    PermissionMode,
+    PlanRecord,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.permissions import ToolRequest
+from host.transcript import TranscriptRow, TranscriptWriter
+from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime, lab_spec
+from tests.loopback import LoopbackProvider
+from tests.test_cache_stability import messages_prefix
+
+NOT_ACTIVE = "lab__weather is not activated in this chat; find it with the tool search first."
+SEARCH = '[[call tool_search {"query": "weather forecast"}]]'
+WEATHER = '[[call lab__weather {"city": "Oslo"}]]'
+
+
+@pytest.fixture
+def provider():
+    with LoopbackProvider() as running:
+        yield running
+
+
+class Lab_:
+    """One chat's world: the lab, the hooks, the route, and a way to run turns (each run a
+    fresh runtime, as after a restart)."""
+
+    def __init__(self, journal: Journal, paths: CairnPaths, provider: LoopbackProvider, tmp: Path, *, fixed=False):
+        self.journal, self.paths, self.provider = journal, paths, provider
+        self.lab, self.hooks = Lab(), Hooks()
+        self.catalog = lab_catalog(tmp / "transport.json", provider.base_url, fixed=fixed)
+        self.account = lab_account(provider.base_url)
+        self.route = lab_route(self.account, self.catalog, paths)
+        self.session = journal.create_session().id
+        self.events: list[RuntimeEvent] = []
+
+    def run(self, *texts: str, mode: str = "auto", approver=None, setup: Callable[[ChatRuntime], None] | None = None):
+        async def go() -> list[str | None]:
+            async with httpx.AsyncClient(timeout=10) as http:
+                runtime = lab_runtime(self.journal, self.route, http, self.lab, self.hooks, mode=mode,
+                                      approver=approver, events=self.events)  # fmt: skip
+                if setup is not None:
+                    setup(runtime)
+                return [(await runtime.send(self.session, text)).error for text in texts]
+
+        return asyncio.run(go())
+
+    @property
+    def rows(self) -> list[TranscriptRow]:
+        return TranscriptWriter(self.journal).model_order(self.session)
+
+    def plans(self) -> list[PlanRecord]:
+        return [m for r in self.rows if isinstance(m := r.meta(), PlanRecord)]
+
+    def results(self) -> list[ToolResultPart]:
+        return [p for r in self.rows if r.role == "tool" and isinstance(b := r.body(), MessageContent)
+                for p in b.parts if isinstance(p, ToolResultPart)]  # fmt: skip
+
+
+@pytest.fixture
+def chat(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path) -> Lab_:
+    return Lab_(journal, cairn_paths, provider, tmp_path)
+
+
+def test_each_change_starts_an_epoch_that_voids_the_activation(chat: Lab_) -> None:
+    chat.run("hello", SEARCH, WEATHER)
+    assert chat.lab.runs == ["lab__weather"]
+    chat.lab.specs["lab__moon"] = lab_spec("lab__moon", "Moon phase and moonrise tonight.", "where")
+    chat.run(WEATHER)  # a schema changed: the activation is void
+    assert chat.results()[-1].content == NOT_ACTIVE
+    chat.run(SEARCH)
+    chat.lab.specs["lab__lamp"] = lab_spec("lab__lamp", "Switch the lab lamp.", "state")
+    chat.run(WEATHER)  # a tool arrived
+    assert chat.results()[-1].content == NOT_ACTIVE
+    TranscriptWriter(chat.journal).append_meta(chat.session, PermissionMode(mode="read_only"))
+    chat.run("read only now")
+    other = lab_account(chat.provider.base_url, name="Lab two")
+    chat.route = lab_route(other, chat.catalog, chat.paths)
+    chat.run("another account")
+    chat.route = lab_route(other, chat.catalog, chat.paths, model="loopback-reasoner")
+    chat.run("another model")
+    del chat.lab.specs["lab__weather"]
+    chat.run(SEARCH, WEATHER)
+    assert [(p.epoch, p.reason) for p in chat.plans()] == [
+        (1, "first_request"),
+        (2, "schema_changed"),
+        (3, "catalog_changed"),
+        (4, "mode_changed"),
+        (5, "account_changed"),
+        (6, "route_changed"),
+        (7, "catalog_changed"),
+    ]
+    # A removed tool cannot be found or called, whatever the journal says.
+    search, call = chat.results()[-2:]
+    assert search.is_error
+    assert "No tool matches" in search.content
+    assert call.content == "No tool named 'lab__weather' is available in this chat."
+    assert chat.lab.runs == ["lab__weather"]
+    # Searches never start one: seven epochs for seven changes. The mode stays the chat's.
+    assert [p.mode for p in chat.plans()] == ["auto"] * 3 + ["read_only"] * 4
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"v": 2, "active": ["lab__weather"]},  # a version this Cairn does not know
+        {"v": 1, "active": ["lab__weather"], "identity": "0" * 64},  # another route's or catalog's
+        {"v": 1, "active": "lab__weather"},  # not a list
+        {"v": 1, "active": [7]},
+        "lab__weather",
+        None,  # removed
+    ],
+    ids=["unknown-version", "mismatched-identity", "not-a-list", "not-names", "not-an-object", "tombstone"],
+)
+def test_activation_rows_that_cannot_be_trusted_grant_nothing(chat: Lab_, bad: object) -> None:
+    chat.run(SEARCH)
+    rows = chat.rows
+    section = next(u for r in reversed(rows) if (u := r.section_update()) and u.section == "tool_activation")
+    assert section.content["active"] == ["lab__weather"]  # type: ignore[index]
+    if isinstance(bad, dict) and "identity" not in bad:
+        bad = {**bad, "identity": section.content["identity"]}  # type: ignore[index]
+    TranscriptWriter(chat.journal).append_system(chat.session, "tool_activation", bad, anchor=None)
+    chat.run(WEATHER)  # a restart: the activation comes from the journal alone
+    assert chat.results()[-1].content == NOT_ACTIVE
+    assert chat.lab.runs == []
+    assert chat.hooks.seen == ["tool_search"]  # refused before any hook
+
+
+def _interrupted_search(chat: Lab_, activated: list[str], *, error: bool = False) -> None:
+    """What a search leaves when Cairn stops after saving its result, before the next request
+    wrote the activation section."""
+    writer = TranscriptWriter(chat.journal)
+    writer.append_user(chat.session, MessageContent(parts=[TextPart(text="find the weather tool")]))
+    call = ToolCallPart(call_id="s1", name="tool_search", arguments={"query": "weather"})
+    writer.append_assistant(chat.session, MessageContent(parts=[call]))
+    result = ToolResultPart(call_id="s1", name="tool_search", content="Active now: ...", activated=activated,
+                            is_error=error)  # fmt: skip
+    writer.append(chat.session, "tool", MessageContent(parts=[result]))
+
+
+def test_search_results_newer_than_the_section_recover_an_interrupted_activation(chat: Lab_) -> None:
+    chat.run("hello")
+    _interrupted_search(chat, ["lab__weather"])
+    chat.run(WEATHER)
+    assert chat.lab.runs == ["lab__weather"]
+    assert chat.results()[-1].decision == "allow"
+
+
+def test_a_failed_search_or_an_unknown_name_recovers_nothing(chat: Lab_) -> None:
+    chat.run("hello")
+    _interrupted_search(chat, ["lab__weather"], error=True)
+    _interrupted_search(chat, ["lab__nothing"])
+    chat.run(WEATHER)
+    assert chat.results()[-1].content == NOT_ACTIVE
+
+
+def test_a_history_from_before_plans_keeps_its_search_results_as_evidence(chat: Lab_) -> None:
+    _interrupted_search(chat, ["lab__weather"])  # no plan row, no activation section
+    chat.run(WEATHER)
+    assert chat.lab.runs == ["lab__weather"]
+    assert chat.plans()[0].reason == "first_request"
+
+
+def test_a_catalog_past_the_function_limit_is_declared_on_demand_and_keeps_every_tool(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    chat = Lab_(journal, cairn_paths, provider, tmp_path, fixed=True)
+    chat.lab.specs = {f"lab__t{i:03}": lab_spec(f"lab__t{i:03}", f"Test tool number {i}.", "x") for i in range(130)}
+    with caplog.at_level(logging.INFO, logger="desktop.declarations"):
+        chat.run("hello", '[[call tool_search {"query": "select:lab__t129"}]]', '[[call lab__t129 {"x": "y"}]]')
+    (plan,) = chat.plans()
+    assert plan.policy == "on_demand"
+    assert plan.fallback is not None
+    assert "132 tools" in plan.fallback
+    assert "at most 128" in plan.fallback
+    assert len(plan.specs) == 132  # none is left out
+    assert "the catalog has 132 tools" in caplog.text
+    first = provider.requests[0].body
+    assert [t["function"]["name"] for t in first["tools"]] == ["load_skill", "tool_search"]
+    assert next(t["function"]["name"] for t in provider.requests[-1].body["tools"]) == "lab__t129"
+    assert chat.lab.runs == ["lab__t129"]
+    notes = [n for e in chat.events if isinstance(e, RequestStarted) for n in e.notes]
+    assert any(n.startswith("Declared on demand: the catalog has 132 tools") for n in notes)
+
+
+class Grants:
+    """Answers every question with "This chat", and counts the questions."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def ask(self, request: ToolRequest, reason: str) -> Approval:
+        self.asked.append(request.call.name)
+        return Approval("chat")
+
+
+def _as_an_older_writer(journal: Journal, session_id: str) -> None:
+    """Rewrite the session's plan as a writer that kept scope sets in insertion order would
+    have: the two-scope tool's scopes reversed, and both hashes over that order."""
+    rows = TranscriptWriter(journal).rows(session_id)
+    (row,) = [r for r in rows if isinstance(r.meta(), PlanRecord)]
+    plan = dict(row.model_system)  # type: ignore[arg-type]
+    specs = sorted(plan["specs"], key=lambda s: s["name"])
+    sync = next(s for s in specs if s["name"] == "lab__sync")
+    assert sync["required_scopes"] == ["mcp.lab.read", "mcp.lab.write"]
+    sync["required_scopes"] = ["mcp.lab.write", "mcp.lab.read"]
+    prefix = frozen_prefix(TranscriptWriter(journal).model_order(session_id))
+    pinned = [s for s in specs if s["name"] in plan["declared"]]
+    plan["prefix_sha256"] = sha256_hex({"prefix": prefix, "tools": pinned})
+    plan["tool_schema_sha256"] = sha256_hex({"tools": specs})
+    plan["specs"] = specs
+    with journal.write("an older writer's plan") as connection:
+        connection.execute("UPDATE transcript_rows SET model_system = ? WHERE id = ?", (json.dumps(plan), row.id))
+
+
+def test_a_plan_recorded_with_its_scopes_out_of_order_is_re_keyed_without_moving_anything(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
+) -> None:
+    chat = Lab_(journal, cairn_paths, provider, tmp_path, fixed=True)
+    grants = Grants()
+    sync = '[[call lab__sync {"notebook": "a"}]]'
+    chat.run("hello", '[[call tool_search {"query": "select:lab__sync"}]]', sync, mode="ask", approver=grants)
+    assert grants.asked == ["lab__sync"]
+    assert chat.lab.runs == ["lab__sync"]
+    _as_an_older_writer(journal, chat.session)
+    before = len(provider.requests)
+    chat.run(sync, "and again", mode="ask", approver=grants)
+    first, rekey = chat.plans()
+    assert rekey.reason == "prefix_hash_canonicalized"
+    assert rekey.epoch == 2
+    same = {"declared", "policy", "fallback", "account_id", "route", "mode", "v", "kind"}
+    assert rekey.model_dump(include=same) == first.model_dump(include=same)
+    assert [s["name"] for s in rekey.specs] == [s["name"] for s in first.specs]
+    assert (rekey.prefix_sha256, rekey.tool_schema_sha256) != (first.prefix_sha256, first.tool_schema_sha256)
+    # The provider received the same tools, appended to, and no pin moved: the chat's grant
+    # still covers the tool, so nobody was asked again, and the activation carried over.
+    requests = provider.requests
+    assert before > 1
+    for earlier, later in pairwise(requests):
+        assert later.body["tools"] == earlier.body["tools"]
+        assert later.body_bytes.startswith(messages_prefix(earlier.body_bytes) + b",")
+    assert grants.asked == ["lab__sync"]
+    assert chat.lab.runs == ["lab__sync", "lab__sync"]
+    assert chat.results()[-1].decision == "allow"
+    # Re-keyed once: the next turn finds the plan current.
+    chat.run("once more", mode="ask", approver=grants)
+    assert len(chat.plans()) == 2

@@ -1,0 +1,90 @@
+"""Hash-seed sweeps (seed 000, decision 12): a plan's JSON and hashes, and a chat with a
+two-scope tool, are the same under every ``PYTHONHASHSEED`` from 0 to 99.
+
+The chat is answered once over HTTP under seed 0. Each of the 100 seeds then re-renders it
+in its own process, from its own copy of the journal and without HTTP: the plan is kept (no
+rotation), nothing is written, the grant's pin still matches and the next request's bytes
+are the same. Only under seeds whose set order differs from seed 0's is the chat continued
+over HTTP, and such seeds must exist, or the sweep would prove nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from host.content import PlanRecord, ToolResultPart
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.transcript import TranscriptWriter
+from tests.lab_tools import lab_catalog
+from tests.loopback import LoopbackProvider
+from tests.test_cache_stability import messages_prefix
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = range(100)
+
+
+def seed_chat(command: str, seed: int, home: Path, base_url: str, catalog: Path, session: str | None = None) -> str:
+    argv = [sys.executable, "-m", "tests.seed_chat", command, "--home", str(home), "--base-url", base_url,
+            "--catalog", str(catalog)]  # fmt: skip
+    if session:
+        argv += ["--session", session]
+    env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(argv, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"seed {seed} {command}: {done.stderr[-2000:]}"
+    return done.stdout.strip()
+
+
+@pytest.mark.slow
+def test_every_hash_seed_renders_the_same_plan_and_keeps_the_chat(tmp_path: Path) -> None:
+    with LoopbackProvider() as provider:
+        catalog = lab_catalog(tmp_path / "transport.json", provider.base_url, fixed=True)
+        home = tmp_path / "written"
+        session = seed_chat("write", 0, home, provider.base_url, catalog)
+        written = len(provider.requests)
+
+        def render(seed: int) -> dict:
+            copy = tmp_path / f"seed-{seed}"
+            shutil.copytree(home, copy)
+            return json.loads(seed_chat("render", seed, copy, provider.base_url, catalog, session))
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            seen = dict(zip(SEEDS, pool.map(render, SEEDS), strict=True))
+        assert len(provider.requests) == written  # rendering made no request
+
+        first = seen[0]
+        assert first["plan_forms"] == 1
+        assert first["kept_plan"]
+        assert first["pin_kept"]
+        assert first["rows_written"] == 0
+        assert first["activated"] == ["lab__sync"]
+        for seed, out in seen.items():
+            assert {k: v for k, v in out.items() if k != "order"} == {k: v for k, v in first.items() if k != "order"}, (
+                f"seed {seed}"
+            )
+        reordering = [seed for seed, out in seen.items() if out["order"] != first["order"]]
+        assert reordering, "no seed reorders the scope set; the sweep would prove nothing"
+
+        for seed in reordering[:2]:
+            copy = tmp_path / f"seed-{seed}"
+            before = len(provider.requests)
+            seed_chat("continue", seed, copy, provider.base_url, catalog, session)
+            with Journal.open(CairnPaths.under(copy).journal) as journal:
+                rows = TranscriptWriter(journal).rows(session)
+            assert len([r for r in rows if isinstance(r.meta(), PlanRecord)]) == 1, f"seed {seed} rotated"
+            results = [p for r in rows if r.role == "tool" for p in r.body().parts if isinstance(p, ToolResultPart)]  # type: ignore[union-attr]
+            assert [r.decision for r in results][-1] == "allow"
+            assert "tool_pin_mismatch" not in str(results)
+            requests = provider.requests[:written] + provider.requests[before:]
+            for earlier, later in pairwise(requests):
+                assert later.body["tools"] == earlier.body["tools"], f"seed {seed}"
+                assert later.body_bytes.startswith(messages_prefix(earlier.body_bytes) + b","), f"seed {seed}"
