@@ -41,9 +41,16 @@ def test_servers_start_list_run_and_stop() -> None:
 
     async def scenario() -> None:
         servers = McpServers(configs, on_change=seen.append, limits=McpLimits(max_result_chars=1000))
-        statuses = await servers.start_at_launch()
-        assert [status.state for status in statuses] == [ServerState.READY, ServerState.READY]
-        assert servers.servers["lazy"].status.state is ServerState.STOPPED  # not at launch
+        await servers.start_at_launch()  # returns at once
+        assert [status.state for status in servers.statuses()] == [
+            ServerState.STARTING,
+            ServerState.STARTING,
+            ServerState.STOPPED,  # not at launch
+        ]
+        # A turn waits for the servers still starting and starts the lazy one; it crashes at
+        # once, and the others carry on.
+        statuses = await servers.ensure_started()
+        assert [status.state for status in statuses] == [ServerState.READY, ServerState.READY, ServerState.FAILED]
         trusted, plain = servers.servers["trusted"], servers.servers["plain"]
         assert trusted.status.tool_count == 12
         assert plain.status.tool_count == 12
@@ -80,10 +87,7 @@ def test_servers_start_list_run_and_stop() -> None:
         wrong = await add.run({"a": "not a number"})
         assert wrong.is_error
 
-        # A lazy server starts when asked; this one crashes, and the others carry on.
-        await servers.ensure_started()
-        assert servers.servers["lazy"].status.state is ServerState.FAILED
-        assert len(servers.tools()) == 24
+        assert await servers.ensure_started() == statuses  # a failed server is left failed
 
         pids = [trusted.pid, plain.pid]
         assert all(alive(pid) for pid in pids)
@@ -93,7 +97,10 @@ def test_servers_start_list_run_and_stop() -> None:
         assert servers.tools() == []
         ended = await add.run({"a": 1, "b": 1})
         assert ended.is_error
-        assert "stopped" in ended.text
+        assert ended.text == "The MCP server 'trusted' is stopped; its tools cannot run now."
+        again = await servers.restart("lazy")  # the person's Restart: a new run, a new verdict
+        assert again.state is ServerState.FAILED
+        assert again.reason == "the server exited with code 3"
 
     asyncio.run(scenario())
     trusted_states = [status.state for status in seen if status.server == "trusted"]
@@ -175,7 +182,12 @@ def test_a_call_past_its_time_limit_is_an_error_and_a_cancelled_call_is_cancelle
             await running
         assert server.status.state is ServerState.READY
         assert (await server.call("add", {"a": 2, "b": 2})).text == "4"
+
+        # Stopping the server answers a pending call at once.
+        pending = asyncio.ensure_future(server.call("sleep", {"seconds": 5}))
+        await asyncio.sleep(0.1)
         await server.stop()
+        assert (await pending) == ToolOutput("The MCP server 'slow' was stopped during the call.", is_error=True)
 
     asyncio.run(scenario())
 

@@ -109,15 +109,23 @@ class McpServer:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    async def start(self) -> ServerStatus:
-        """Start the server's owner task unless it runs, and wait until the server is ready or
-        has failed (at most ``start_timeout`` seconds). A failed or stopped server starts anew."""
+    def launch(self) -> None:
+        """Start the server's owner task unless it runs, and return at once; the status says
+        how it goes (``on_change``). Call it on the event loop. A failed or stopped server
+        starts anew."""
         if self._task is None or self._task.done():
             self._settled = asyncio.Event()
             self._stop_requested = False
             self._changes.clear()
             self._relist.clear()
             self._task = asyncio.get_running_loop().create_task(self._own(), name=f"mcp server {self.name}")
+            self._tools = ()
+            self._set(ServerStatus(self.name, ServerState.STARTING))
+
+    async def start(self) -> ServerStatus:
+        """``launch()``, then wait until the server is ready or has failed (at most about
+        ``start_timeout`` seconds), and return its status."""
+        self.launch()
         await self._settled.wait()
         return self._status
 
@@ -143,8 +151,6 @@ class McpServer:
         """The owner task: one run of the server, from spawn to exit."""
         watch = ProcessWatch(self._limits, self._redact, self._on_fault)
         self._watch = watch
-        self._tools = ()
-        self._set(ServerStatus(self.name, ServerState.STARTING))
         reason: str | None = None
         life = anyio.CancelScope(deadline=anyio.current_time() + self.config.start_timeout)
         try:
@@ -343,7 +349,9 @@ class McpServer:
         except TimeoutError:
             text = f"The MCP server {self.name!r} did not answer {tool!r} within {timeout:g} s."
         except MCPError as exc:
-            if watch.fault is not None or exc.code == mcp_types.CONNECTION_CLOSED:
+            if self._stop_requested:
+                text = f"The MCP server {self.name!r} was stopped during the call."
+            elif watch.fault is not None or exc.code == mcp_types.CONNECTION_CLOSED:
                 why = watch.fault or "it closed the connection"
                 text = f"The MCP server {self.name!r} stopped during the call: {why}."
             else:

@@ -14,9 +14,13 @@ __all__ = ["McpServers"]
 
 
 class McpServers:
-    """The configured servers, by name. ``start_at_launch()`` and ``stop()`` are the composition
-    root's component; ``ensure_started()`` is for lazy servers, before a turn builds its
-    catalog; ``tools`` is a tool source (it ignores its argument)."""
+    """The configured servers, by name.
+
+    For the composition root: ``Component("mcp", servers.start_at_launch, servers.stop)``.
+    ``start_at_launch()`` returns at once (start-up never waits on a slow server);
+    ``ensure_started()`` is what a turn awaits before it builds its catalog, so lazy servers
+    start then; ``tools`` is a tool source (it ignores its argument).
+    """
 
     def __init__(
         self,
@@ -32,14 +36,18 @@ class McpServers:
                 raise ValueError(f"two MCP servers are both named {config.name!r}; server names must be unique")
             self.servers[config.name] = McpServer(config, redact=redact, on_change=on_change, limits=limits)
 
-    async def start_at_launch(self) -> list[ServerStatus]:
-        """Start, side by side, the servers whose config says ``start_at_launch``."""
-        return await self._start(server for server in self.servers.values() if server.config.start_at_launch)
+    async def start_at_launch(self) -> None:
+        """Launch the servers whose config says ``start_at_launch``, and return at once."""
+        for server in self.servers.values():
+            if server.config.start_at_launch:
+                server.launch()
 
     async def ensure_started(self) -> list[ServerStatus]:
-        """Start every server that is not running yet (a failed one is left failed until the
-        person restarts it with ``restart``)."""
-        return await self._start(s for s in self.servers.values() if s.status.state is ServerState.STOPPED)
+        """Start every server that is stopped, wait for those still starting, and return every
+        status. A failed server stays failed until the person restarts it (``restart``)."""
+        waiting = [s for s in self.servers.values() if s.status.state in (ServerState.STOPPED, ServerState.STARTING)]
+        await asyncio.gather(*(server.start() for server in waiting))
+        return self.statuses()
 
     async def restart(self, name: str) -> ServerStatus:
         server = self.servers[name]
@@ -56,6 +64,3 @@ class McpServers:
     def tools(self, _inputs: object = None) -> list[Tool]:
         """The ready servers' tools. A ``ToolSource``: ``registry.add(servers.tools)``."""
         return [tool for server in self.servers.values() for tool in server.tools()]
-
-    async def _start(self, servers: Iterable[McpServer]) -> list[ServerStatus]:
-        return list(await asyncio.gather(*(server.start() for server in servers)))
