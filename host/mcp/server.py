@@ -37,14 +37,12 @@ from mcp.shared.exceptions import MCPError
 from pydantic import JsonValue, ValidationError
 
 import host.identity
-from host.canonical import canonical_json_bytes
 from host.mcp.config import McpLimits, McpServerConfig
-from host.mcp.names import tool_names
 from host.mcp.results import cap_text, tool_output
-from host.mcp.schemas import canonical_schema, schema_problem
-from host.mcp.status import ServerState, ServerStatus, SkippedTool
+from host.mcp.status import ServerState, ServerStatus
 from host.mcp.stdio import ProcessWatch, open_stdio
-from host.tools import Tool, ToolOutput, ToolRun, ToolSpec
+from host.mcp.tools import build_tools
+from host.tools import Tool, ToolOutput, ToolRun
 
 __all__ = ["McpServer"]
 
@@ -274,7 +272,14 @@ class McpServer:
 
     def _publish(self, listing: Sequence[mcp_types.Tool]) -> None:
         """Turn a listing into tools; change the status (and tell) only if something changed."""
-        tools, skipped = self._build(listing)
+        tools, skipped = build_tools(
+            self.name,
+            listing,
+            trusted=self.config.trusted,
+            redact=self._redact,
+            max_description=self._limits.max_description_chars,
+            runner=self._runner,
+        )
         identity = host.identity.tool_schema_sha256(tool.spec for tool in tools)
         status = ServerStatus(
             self.name,
@@ -290,45 +295,6 @@ class McpServer:
         self._tools = tuple(tools)
         self._set(status)
         self._settled.set()
-
-    def _build(self, listing: Sequence[mcp_types.Tool]) -> tuple[list[Tool], list[SkippedTool]]:
-        names = tool_names(self.name, (tool.name for tool in listing))
-        trusted = self.config.trusted
-        tools: list[Tool] = []
-        skipped: list[SkippedTool] = []
-        seen: set[str] = set()
-        for listed in sorted(listing, key=lambda tool: tool.name):
-            if listed.name in seen:
-                skipped.append(SkippedTool(self._shown(listed.name), "the server lists two tools by this name"))
-                continue
-            seen.add(listed.name)
-            problem = schema_problem(listed.input_schema)
-            spec: ToolSpec | None = None
-            if problem is None:
-                read_only = trusted and listed.annotations is not None and listed.annotations.read_only_hint is True
-                description = self._redact(listed.description or listed.title or "")
-                try:
-                    spec = ToolSpec(
-                        name=names[listed.name],
-                        description=cap_text(description, self._limits.max_description_chars),
-                        parameters=canonical_schema(listed.input_schema, self._redact),
-                        required_scopes={f"mcp.{self.name}.{'read' if read_only else 'write'}"},
-                        deferred=True,
-                        source=f"mcp:{self.name}",
-                        read_only=read_only,
-                    )
-                    canonical_json_bytes(spec)  # NaN or the like would break identity later
-                except (ValidationError, TypeError, ValueError) as exc:
-                    problem = f"its spec cannot be used: {_leaf(exc)}"
-            if spec is None or problem is not None:
-                skipped.append(SkippedTool(self._shown(listed.name), self._redact(problem or "")))
-                continue
-            tools.append(Tool(spec, self._runner(listed.name)))
-        return tools, skipped
-
-    def _shown(self, name: str) -> str:
-        """A tool's own name as a status shows it: redacted, and short."""
-        return cap_text(self._redact(name), 200)
 
     def _runner(self, tool: str) -> ToolRun:
         async def run(arguments: Mapping[str, JsonValue]) -> ToolOutput:
