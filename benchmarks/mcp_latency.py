@@ -20,7 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from host.mcp import McpServer, McpServerConfig, ServerState
+from host.mcp import McpServerConfig, ServerState
+from host.mcp.server import McpServer
 from host.tools import ToolCatalog, ToolOutput
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "mcp_servers" / "tools_server.py"

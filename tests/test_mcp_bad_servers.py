@@ -8,7 +8,8 @@ import os
 import sys
 import time
 
-from host.mcp import McpLimits, McpServer, McpServerConfig, ServerState, ServerStatus
+from host.mcp import McpLimits, McpServerConfig, ServerState, ServerStatus
+from host.mcp.server import McpServer
 from tests.mcp_servers import bad_server, tools_server
 
 QUICK = McpLimits(kill_grace=0.5)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from host.canonical import canonical_json_bytes
-from host.mcp import McpServer, ServerState
+from host.mcp import ServerState
+from host.mcp.server import McpServer
 from host.tools import ToolCatalog
 from tests.mcp_servers import tools_server
 

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from host.mcp import McpLimits, McpServer, McpServerConfig, McpServers, ServerState, ServerStatus
+from host.mcp import McpLimits, McpServerConfig, ServerState, ServerStatus
+from host.mcp.server import McpServer
+from host.mcp.servers import McpServers
 from host.tools import ToolCatalog, ToolOutput
 from tests.mcp_servers import TOOLS_SERVER, bad_server, tools_server
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import base64
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from mcp.types import (
@@ -23,6 +26,8 @@ from host.mcp.names import tool_names
 from host.mcp.results import tool_output
 from host.mcp.schemas import canonical_schema, schema_problem
 from host.tools import TOOL_NAME_PATTERN, ToolSpec
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def same(text: str) -> str:
@@ -199,3 +204,11 @@ def test_configs_say_what_is_missing() -> None:
     for name in ("has.dot", "a__b", "a_", "_a", "", "x" * 33):
         with pytest.raises(ValidationError):
             McpServerConfig(name=name, command="x")
+
+
+def test_configs_and_statuses_do_not_import_the_sdk() -> None:
+    # Settings and the window hold configs and statuses; the SDK's half second is paid only
+    # where servers start.
+    probe = "import sys, host.mcp, host.mcp.config, host.mcp.status; print('mcp' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
