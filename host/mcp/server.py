@@ -1,0 +1,384 @@
+"""One MCP server: its lifecycle, its tools, and calls to them, through the official SDK.
+
+Each server has one owner task. It enters the transport and the SDK's ``Client`` and leaves
+them again, always itself: the SDK's anyio cancel scopes break when they are left from
+another task. ``stop()`` and a fault only *signal* that task (they cancel the cancel scope it
+owns); the task unwinds its own context managers, and the transport stops the process in
+order (stdin closed, a grace period, SIGTERM, SIGKILL).
+
+Tool calls run on the caller's task: the SDK's requests are plain stream sends and waits, with
+no task group of their own, so any task on the loop may make them.
+
+Whatever a server does, the chat goes on: a server that fails is marked ``failed`` with a
+reason and the tail of its stderr, and a call to it returns an error ``ToolOutput``;
+``Tool.run`` raises nothing but cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp import types as mcp_types
+from mcp.client._transport import TransportStreams
+from mcp.client.session import IncomingMessage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from pydantic import JsonValue, ValidationError
+
+import host.identity
+from host.mcp.config import McpLimits, McpServerConfig
+from host.mcp.results import cap_text, tool_output
+from host.mcp.status import ServerState, ServerStatus
+from host.mcp.stdio import ProcessWatch, open_stdio
+from host.mcp.tools import build_tools
+from host.tools import Tool, ToolOutput, ToolRun
+
+__all__ = ["McpServer"]
+
+log = logging.getLogger(__name__)
+
+_CLIENT_INFO = mcp_types.Implementation(name="cairn", version="0.1.0")
+
+
+class _Refused(Exception):
+    """The server answered, but with something Cairn will not take; the message says what."""
+
+
+class McpServer:
+    """One configured MCP server. Create it, ``await start()``, read ``status`` and ``tools()``,
+    ``await stop()``. All methods run on the one event loop; ``on_change`` is called there,
+    with the new status, whenever the state or the tools' specs change."""
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        redact: Callable[[str], str] | None = None,
+        on_change: Callable[[ServerStatus], None] | None = None,
+        limits: McpLimits | None = None,
+    ) -> None:
+        self.config = config
+        self._redact: Callable[[str], str] = redact or _same
+        self._on_change = on_change
+        self._limits = limits or McpLimits()
+        self._status = ServerStatus(config.name, ServerState.STOPPED)
+        self._tools: tuple[Tool, ...] = ()
+        self._client: Client | None = None
+        self._watch: ProcessWatch | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._life: anyio.CancelScope | None = None
+        self._settled = asyncio.Event()
+        self._relist = asyncio.Event()
+        self._changes: deque[float] = deque()
+        self._stop_requested = False
+        self._phase = ""
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def status(self) -> ServerStatus:
+        return self._status
+
+    @property
+    def pid(self) -> int | None:
+        """The process of the current or last run of a stdio server."""
+        return self._watch.pid if self._watch is not None else None
+
+    def stderr_tail(self) -> str:
+        """The end of what the current or last run wrote on stderr, as it is now (redacted)."""
+        return self._watch.stderr_tail() if self._watch is not None else ""
+
+    def tools(self) -> list[Tool]:
+        """The server's tools while it is ready; none otherwise."""
+        return list(self._tools) if self._status.state is ServerState.READY else []
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def launch(self) -> None:
+        """Start the server's owner task unless it runs, and return at once; the status says
+        how it goes (``on_change``). Call it on the event loop. A failed or stopped server
+        starts anew."""
+        if self._task is None or self._task.done():
+            self._settled = asyncio.Event()
+            self._stop_requested = False
+            self._changes.clear()
+            self._relist.clear()
+            self._task = asyncio.get_running_loop().create_task(self._own(), name=f"mcp server {self.name}")
+            self._tools = ()
+            self._set(ServerStatus(self.name, ServerState.STARTING))
+
+    async def start(self) -> ServerStatus:
+        """``launch()``, then wait until the server is ready or has failed (at most about
+        ``start_timeout`` seconds), and return its status."""
+        self.launch()
+        await self._settled.wait()
+        return self._status
+
+    async def stop(self) -> None:
+        """Stop the server in order and wait for it: stdin closed, ``stop_timeout`` seconds to
+        exit, then SIGTERM and SIGKILL. Safe to call in any state, from any task on the loop."""
+        task = self._task
+        if task is not None and not task.done():
+            self._stop_requested = True
+            if self._life is not None:
+                self._life.cancel()
+            limit = self.config.stop_timeout + 5 * self._limits.kill_grace + 1.0
+            done, _ = await asyncio.wait({task}, timeout=limit)
+            if not done:  # pragma: no cover - the transport's shutdown is bounded; this is a backstop
+                log.warning("the MCP server %s did not stop within %.0f s; abandoning its task", self.name, limit)
+                task.cancel()
+                await asyncio.wait({task}, timeout=1.0)
+        self._task = None
+        if self._status.state is not ServerState.STOPPED:
+            self._set(ServerStatus(self.name, ServerState.STOPPED))
+
+    async def _own(self) -> None:
+        """The owner task: one run of the server, from spawn to exit."""
+        watch = ProcessWatch(self._limits, self._redact, self._on_fault)
+        self._watch = watch
+        reason: str | None = None
+        life = anyio.CancelScope(deadline=anyio.current_time() + self.config.start_timeout)
+        try:
+            with life:
+                self._life = life
+                if self._stop_requested:
+                    life.cancel()
+                self._phase = "waiting for its answer to initialize"
+                async with self._connect(watch) as client:
+                    self._phase = "listing its tools"
+                    listing = await self._list(client)
+                    life.deadline = math.inf
+                    self._client = client
+                    self._publish(listing)
+                    await self._serve(client)
+        except Exception as exc:  # noqa: BLE001 - whatever the server does, the chat goes on
+            reason = _explain(exc, self.config)
+        except asyncio.CancelledError:
+            self._stop_requested = True  # the loop is closing: the task was cancelled from outside
+            raise
+        finally:
+            self._client, self._life, self._tools = None, None, ()
+            if self._stop_requested:
+                self._set(ServerStatus(self.name, ServerState.STOPPED))
+            else:
+                if watch.fault is not None:
+                    reason = watch.fault
+                elif reason is None and life.cancelled_caught:
+                    reason = f"it did not finish starting within {self.config.start_timeout:g} s ({self._phase})"
+                self._set(
+                    ServerStatus(
+                        self.name,
+                        ServerState.FAILED,
+                        reason=self._redact(reason or "it stopped without saying why"),
+                        stderr_tail=watch.stderr_tail(),
+                    )
+                )
+            self._settled.set()
+
+    def _connect(self, watch: ProcessWatch) -> Client:
+        transport = open_stdio(self.config, watch, self._limits) if self.config.transport == "stdio" else self._http()
+        return Client(
+            transport,
+            mode="legacy",  # the initialize handshake: what every server in use today speaks
+            cache=None,
+            message_handler=self._on_message,
+            client_info=_CLIENT_INFO,
+        )
+
+    @asynccontextmanager
+    async def _http(self) -> AsyncIterator[TransportStreams]:
+        assert self.config.url is not None
+        # The SDK's read timeout stays long (a server holds its event stream open); connecting,
+        # writing and waiting for a connection are bounded like a start, so stop() is never slow.
+        bound = min(10.0, self.config.start_timeout)
+        timeout = httpx2.Timeout(bound, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+        async with (
+            create_mcp_http_client(headers=dict(self.config.headers) or None, timeout=timeout) as http,
+            streamable_http_client(self.config.url, http_client=http) as streams,
+        ):
+            yield streams
+
+    def _on_fault(self, _reason: str) -> None:
+        if self._life is not None:
+            self._life.cancel()
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        """Notifications and transport errors, on the SDK's task."""
+        watch = self._watch
+        if watch is None:
+            return
+        if isinstance(message, Exception):
+            watch.report(f"its connection failed: {_leaf(message)}")
+        elif isinstance(message, mcp_types.ToolListChangedNotification):
+            now = time.monotonic()
+            self._changes.append(now)
+            while self._changes and self._changes[0] < now - self._limits.list_changed_window:
+                self._changes.popleft()
+            if len(self._changes) > self._limits.list_changed_max:
+                watch.report(
+                    f"it said its tools changed more than {self._limits.list_changed_max} times "
+                    f"in {self._limits.list_changed_window:g} s"
+                )
+            else:
+                self._relist.set()
+
+    async def _serve(self, client: Client) -> None:
+        """Re-list the tools when the server says they changed, a little after it says so, so a
+        burst of notifications costs one listing."""
+        while True:
+            await self._relist.wait()
+            await anyio.sleep(self._limits.relist_debounce)
+            self._relist.clear()
+            try:
+                with anyio.fail_after(self._limits.list_timeout):
+                    listing = await self._list(client)
+            except TimeoutError:
+                raise _Refused(
+                    f"it did not list its tools within {self._limits.list_timeout:g} s after saying they changed"
+                ) from None
+            self._publish(listing)
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    async def _list(self, client: Client) -> list[mcp_types.Tool]:
+        listed: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        for _ in range(self._limits.max_list_pages):
+            page = await client.list_tools(cursor=cursor)
+            listed.extend(page.tools)
+            if len(listed) > self._limits.max_tools:
+                more = "" if page.next_cursor is None else "at least "
+                raise _Refused(
+                    f"it offers {more}{len(listed)} tools, and Cairn takes at most {self._limits.max_tools} "
+                    "from one server rather than choose some"
+                )
+            cursor = page.next_cursor
+            if cursor is None:
+                return listed
+        raise _Refused(f"its tool list did not end within {self._limits.max_list_pages} pages")
+
+    def _publish(self, listing: Sequence[mcp_types.Tool]) -> None:
+        """Turn a listing into tools; change the status (and tell) only if something changed."""
+        tools, skipped = build_tools(
+            self.name,
+            listing,
+            trusted=self.config.trusted,
+            redact=self._redact,
+            max_description=self._limits.max_description_chars,
+            runner=self._runner,
+        )
+        identity = host.identity.tool_schema_sha256(tool.spec for tool in tools)
+        status = ServerStatus(
+            self.name,
+            ServerState.READY,
+            tool_count=len(tools),
+            skipped=tuple(skipped),
+            tools_sha256=identity,
+            stderr_tail=self._watch.stderr_tail() if self._watch else "",
+        )
+        current = self._status
+        if current.state is ServerState.READY and (current.tools_sha256, current.skipped) == (identity, status.skipped):
+            return
+        self._tools = tuple(tools)
+        self._set(status)
+        self._settled.set()
+
+    def _runner(self, tool: str) -> ToolRun:
+        async def run(arguments: Mapping[str, JsonValue]) -> ToolOutput:
+            return await self.call(tool, arguments)
+
+        return run
+
+    async def call(self, tool: str, arguments: Mapping[str, JsonValue]) -> ToolOutput:
+        """Call the server's tool ``tool`` (its own name, not Cairn's). Never raises, except
+        cancellation: whatever goes wrong becomes an error output that says what."""
+        client, watch = self._client, self._watch
+        if client is None or watch is None or self._status.state is not ServerState.READY:
+            return ToolOutput(self._unavailable(), is_error=True)
+        timeout = self.config.call_timeout
+        try:
+            with anyio.fail_after(timeout):
+                result = await client.call_tool(tool, dict(arguments))
+        except TimeoutError:
+            text = f"The MCP server {self.name!r} did not answer {tool!r} within {timeout:g} s."
+        except MCPError as exc:
+            if self._stop_requested:
+                text = f"The MCP server {self.name!r} was stopped during the call."
+            elif watch.fault is not None or exc.code == mcp_types.CONNECTION_CLOSED:
+                why = watch.fault or "it closed the connection"
+                text = f"The MCP server {self.name!r} stopped during the call: {why}."
+            else:
+                text = f"The MCP server {self.name!r} refused the call to {tool!r}: {exc.error.message}"
+        except ValidationError:
+            text = f"The MCP server {self.name!r} answered {tool!r} with something that is not a tool result."
+        except Exception as exc:  # noqa: BLE001 - a broken server never breaks the turn
+            text = f"The call to {tool!r} on the MCP server {self.name!r} failed: {_leaf(exc)}"
+        else:
+            return tool_output(result, redact=self._redact, max_chars=self._limits.max_result_chars)
+        return ToolOutput(cap_text(self._redact(text), self._limits.max_result_chars), is_error=True)
+
+    def _unavailable(self) -> str:
+        status = self._status
+        if status.state is ServerState.FAILED:
+            return f"The MCP server {self.name!r} is not available: {status.reason}"
+        return f"The MCP server {self.name!r} is {status.state.value}; its tools cannot run now."
+
+    def _set(self, status: ServerStatus) -> None:
+        self._status = status
+        if self._on_change is not None:
+            try:
+                self._on_change(status)
+            except Exception:
+                log.exception("an MCP status listener failed")
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside task-group wrappers."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _explain(exc: BaseException, config: McpServerConfig) -> str:
+    exc = _leaf(exc)
+    if isinstance(exc, _Refused):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError) and config.transport == "stdio":
+        return f"its command {config.command!r} was not found; check the command and its path"
+    if isinstance(exc, PermissionError) and config.transport == "stdio":
+        return f"its command {config.command!r} could not be run (permission denied)"
+    if isinstance(exc, OSError) and config.transport == "stdio":
+        return f"its command {config.command!r} could not be started: {exc}"
+    if isinstance(exc, httpx2.TransportError):
+        return f"it could not be reached at {config.url}: {exc or type(exc).__name__}"
+    if isinstance(exc, MCPError):
+        return f"it answered with an error: {exc.error.message}"
+    if isinstance(exc, ValidationError):
+        return f"it answered with something that is not valid MCP: {_first_error(exc)}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors: list[Any] = exc.errors()
+    if not errors:
+        return str(exc)
+    first = errors[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return f"{where}: {first.get('msg', '')}" if where else str(first.get("msg", ""))

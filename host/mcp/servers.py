@@ -1,0 +1,66 @@
+"""Every configured MCP server, started and stopped together, and their tools as one source."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+
+from host.mcp.config import McpLimits, McpServerConfig
+from host.mcp.server import McpServer
+from host.mcp.status import ServerState, ServerStatus
+from host.tools import Tool
+
+__all__ = ["McpServers"]
+
+
+class McpServers:
+    """The configured servers, by name.
+
+    For the composition root: ``Component("mcp", servers.start_at_launch, servers.stop)``.
+    ``start_at_launch()`` returns at once (start-up never waits on a slow server);
+    ``ensure_started()`` is what a turn awaits before it builds its catalog, so lazy servers
+    start then; ``tools`` is a tool source (it ignores its argument).
+    """
+
+    def __init__(
+        self,
+        configs: Iterable[McpServerConfig],
+        *,
+        redact: Callable[[str], str] | None = None,
+        on_change: Callable[[ServerStatus], None] | None = None,
+        limits: McpLimits | None = None,
+    ) -> None:
+        self.servers: dict[str, McpServer] = {}
+        for config in configs:
+            if config.name in self.servers:
+                raise ValueError(f"two MCP servers are both named {config.name!r}; server names must be unique")
+            self.servers[config.name] = McpServer(config, redact=redact, on_change=on_change, limits=limits)
+
+    async def start_at_launch(self) -> None:
+        """Launch the servers whose config says ``start_at_launch``, and return at once."""
+        for server in self.servers.values():
+            if server.config.start_at_launch:
+                server.launch()
+
+    async def ensure_started(self) -> list[ServerStatus]:
+        """Start every server that is stopped, wait for those still starting, and return every
+        status. A failed server stays failed until the person restarts it (``restart``)."""
+        waiting = [s for s in self.servers.values() if s.status.state in (ServerState.STOPPED, ServerState.STARTING)]
+        await asyncio.gather(*(server.start() for server in waiting))
+        return self.statuses()
+
+    async def restart(self, name: str) -> ServerStatus:
+        server = self.servers[name]
+        await server.stop()
+        return await server.start()
+
+    async def stop(self) -> None:
+        """Stop every server, side by side; each in order, each within its time limit."""
+        await asyncio.gather(*(server.stop() for server in self.servers.values()))
+
+    def statuses(self) -> list[ServerStatus]:
+        return [server.status for server in self.servers.values()]
+
+    def tools(self, _inputs: object = None) -> list[Tool]:
+        """The ready servers' tools. A ``ToolSource``: ``registry.add(servers.tools)``."""
+        return [tool for server in self.servers.values() for tool in server.tools()]

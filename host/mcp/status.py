@@ -1,0 +1,48 @@
+"""What a server is doing, as an immutable snapshot the window and the CLI can show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["ServerState", "ServerStatus", "SkippedTool"]
+
+
+class ServerState(StrEnum):
+    STOPPED = "stopped"
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class SkippedTool:
+    """A tool the server offers that Cairn leaves out, and why."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """One server's state. ``reason`` says why it failed; ``stderr_tail`` is the end of what
+    it wrote on stderr (a few KB at most, redacted); ``tools_sha256`` changes only when its
+    tools' specs really change."""
+
+    server: str
+    state: ServerState
+    tool_count: int = 0
+    reason: str = ""
+    stderr_tail: str = ""
+    skipped: tuple[SkippedTool, ...] = ()
+    tools_sha256: str = ""
+
+    def describe(self) -> str:
+        """One line for a person."""
+        if self.state is ServerState.READY:
+            tools = "1 tool" if self.tool_count == 1 else f"{self.tool_count} tools"
+            left_out = f", {len(self.skipped)} left out" if self.skipped else ""
+            return f"{self.server}: ready, {tools}{left_out}"
+        if self.state is ServerState.FAILED:
+            return f"{self.server}: failed: {self.reason}"
+        return f"{self.server}: {self.state.value}"

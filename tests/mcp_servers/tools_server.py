@@ -1,0 +1,183 @@
+"""An MCP server written with the SDK's MCPServer, run as a process by the tests.
+
+    python tools_server.py [MODE] [--http]
+
+Modes: ``normal`` (the default), ``seeds`` (an enum and a ``required`` list built from sets),
+``many N`` (N tools), ``schemas`` (tools with broken input schemas), ``flood-stderr``
+(a working server whose stderr never stops). With ``--http`` it serves streamable HTTP on a
+free port of 127.0.0.1 and prints ``PORT <n>`` on stdout.
+"""
+
+import asyncio
+import base64
+import enum
+import os
+import socket
+import sys
+import threading
+from typing import Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import ImageContent, TextContent, ToolAnnotations
+
+
+def normal(server: MCPServer) -> None:
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @server.tool()
+    def shout(text: str) -> str:
+        """Say it louder."""
+        return text.upper()
+
+    @server.tool(name="odd.name")
+    def odd_name() -> str:
+        """A name with a dot, which Cairn's tool names cannot hold."""
+        return "odd"
+
+    @server.tool(name="odd_name")
+    def odd_name_too() -> str:
+        """The name the one above sanitises to."""
+        return "odd too"
+
+    @server.tool()
+    def secret() -> str:
+        """Say the secret from the environment."""
+        sys.stderr.write(f"the token is {os.environ.get('CAIRN_TEST_TOKEN', '')}\n")
+        sys.stderr.flush()
+        return f"token={os.environ.get('CAIRN_TEST_TOKEN', '')}"
+
+    @server.tool()
+    def fail() -> str:
+        """Always fails."""
+        raise ValueError("the tool broke on purpose")
+
+    @server.tool()
+    def picture() -> list[TextContent | ImageContent]:
+        """Text and an image."""
+        png = base64.b64encode(b"\x89PNG" + b"\0" * 2000).decode()
+        image = ImageContent(type="image", data=png, mime_type="image/png")
+        return [TextContent(type="text", text="a picture:"), image]
+
+    @server.tool()
+    def big(size: int) -> str:
+        """A long text."""
+        return "x" * size
+
+    @server.tool()
+    async def sleep(seconds: float) -> str:
+        """Sleep, then answer."""
+        await asyncio.sleep(seconds)
+        return "slept"
+
+    @server.tool()
+    def die() -> str:
+        """Exit in the middle of the call."""
+        sys.stderr.write("dying now\n")
+        sys.stderr.flush()
+        os._exit(7)
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Add a tool, then say the tools changed."""
+        server.add_tool(lambda: "new", name="grown", description="A tool added while running.")
+        await ctx.request_context.session.send_tool_list_changed()
+        return "grown"
+
+    @server.tool()
+    async def touch(ctx: Context, times: int = 1) -> str:
+        """Say the tools changed, though they did not."""
+        for _ in range(times):
+            await ctx.request_context.session.send_tool_list_changed()
+        return "touched"
+
+
+def seeds() -> list[Tool]:
+    # Built from sets, so their order follows this process's PYTHONHASHSEED.
+    colours = {"red", "green", "blue", "amber", "violet", "teal", "ochre", "slate"}
+    fields = {"colour", "size", "weight", "label", "count"}
+    Colour = enum.Enum("Colour", {name: name for name in colours})
+
+    def paint(colour: Colour) -> str:
+        return colour.value
+
+    tool = Tool.from_function(paint, description="Paint.")
+    nested = {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in fields},
+        "required": list(fields),
+    }
+    parameters = {**tool.parameters, "properties": {**tool.parameters["properties"], "options": nested}}
+    order = ",".join(tool.parameters["$defs"]["Colour"]["enum"]) + "|" + ",".join(nested["required"])
+    sys.stderr.write(f"RAW-ORDER {order}\n")
+    sys.stderr.flush()
+    return [tool.model_copy(update={"parameters": parameters})]
+
+
+def many(server: MCPServer, count: int) -> None:
+    for n in range(count):
+        server.add_tool(lambda: "ok", name=f"tool_{n:03d}", description=f"Tool {n}.")
+
+
+def schemas() -> list[Tool]:
+    def good(text: str) -> str:
+        return text
+
+    tools = [Tool.from_function(good, description="A good tool.")]
+    broken: dict[str, dict[str, Any]] = {
+        "bad_type": {"type": "object", "properties": {"x": {"type": "strin"}}},
+        "bad_min": {"type": "object", "properties": {"x": {"type": "string", "minLength": -1}}},
+    }
+    for name, parameters in broken.items():
+        tool = Tool.from_function(lambda: "never", name=name, description="Broken schema.")
+        tools.append(tool.model_copy(update={"parameters": parameters}))
+    return tools
+
+
+def flood_stderr() -> None:
+    def flood() -> None:
+        line = "noise " * 2000 + "\n"
+        while True:
+            sys.stderr.write(line)
+
+    threading.Thread(target=flood, daemon=True).start()
+
+
+def serve_http(server: MCPServer) -> None:
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    app = server.streamable_http_app()
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+def main() -> None:
+    args = [arg for arg in sys.argv[1:] if arg != "--http"]
+    mode = args[0] if args else "normal"
+    made = {"seeds": seeds, "schemas": schemas}
+    server = MCPServer("test-tools", tools=made[mode]() if mode in made else None)
+    if mode == "normal":
+        normal(server)
+    elif mode == "many":
+        many(server, int(args[1]))
+    elif mode == "flood-stderr":
+        normal(server)
+        flood_stderr()
+    elif mode not in made:
+        raise SystemExit(f"unknown mode {mode!r}")
+    if "--http" in sys.argv:
+        serve_http(server)
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main()

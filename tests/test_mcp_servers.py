@@ -1,0 +1,268 @@
+"""Real MCP servers, written with the SDK's MCPServer, over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from host.mcp import McpLimits, McpServerConfig, ServerState, ServerStatus
+from host.mcp.server import McpServer
+from host.mcp.servers import McpServers
+from host.tools import ToolCatalog, ToolOutput
+from tests.mcp_servers import TOOLS_SERVER, bad_server, tools_server
+
+
+def alive(pid: int | None) -> bool:
+    assert pid is not None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def settle(server: McpServer, state: ServerState, within: float = 5.0) -> ServerStatus:
+    async with asyncio.timeout(within):
+        while server.status.state is not state:
+            await asyncio.sleep(0.02)
+    return server.status
+
+
+def test_servers_start_list_run_and_stop() -> None:
+    seen: list[ServerStatus] = []
+    configs = [
+        tools_server("trusted", trusted=True, start_at_launch=True),
+        tools_server("plain", start_at_launch=True),
+        bad_server("exit", name="lazy"),
+    ]
+
+    async def scenario() -> None:
+        servers = McpServers(configs, on_change=seen.append, limits=McpLimits(max_result_chars=1000))
+        await servers.start_at_launch()  # returns at once
+        assert [status.state for status in servers.statuses()] == [
+            ServerState.STARTING,
+            ServerState.STARTING,
+            ServerState.STOPPED,  # not at launch
+        ]
+        # A turn waits for the servers still starting and starts the lazy one; it crashes at
+        # once, and the others carry on.
+        statuses = await servers.ensure_started()
+        assert [status.state for status in statuses] == [ServerState.READY, ServerState.READY, ServerState.FAILED]
+        trusted, plain = servers.servers["trusted"], servers.servers["plain"]
+        assert trusted.status.tool_count == 12
+        assert plain.status.tool_count == 12
+
+        catalog = ToolCatalog(servers.tools(object()))
+        assert len(catalog) == 24
+        add = catalog.get("trusted__add")
+        assert add is not None
+        assert add.spec.source == "mcp:trusted"
+        assert add.spec.deferred
+        assert add.spec.read_only
+        assert add.spec.required_scopes == {"mcp.trusted.read"}
+        plain_add = catalog.get("plain__add")
+        assert plain_add is not None  # the same readOnlyHint, from a server not marked trusted
+        assert not plain_add.spec.read_only
+        assert plain_add.spec.required_scopes == {"mcp.plain.write"}
+        shout = catalog.get("trusted__shout")
+        assert shout is not None
+        assert not shout.spec.read_only
+        assert shout.spec.required_scopes == {"mcp.trusted.write"}
+        assert catalog.get("trusted__odd_name") is not None  # "odd_name" keeps its name...
+        assert [t.name for t in catalog if t.name.startswith("trusted__odd_name-")]  # ..."odd.name" gets a hash
+
+        assert await add.run({"a": 2, "b": 3}) == ToolOutput("5")
+        failed = await catalog.get("trusted__fail").run({})  # type: ignore[union-attr]
+        assert failed.is_error
+        assert "fail" in failed.text
+        picture = await catalog.get("trusted__picture").run({})  # type: ignore[union-attr]
+        assert picture.text.startswith("a picture:\n[image: image/png")
+        assert "AAAA" not in picture.text
+        big = await catalog.get("trusted__big").run({"size": 50_000})  # type: ignore[union-attr]
+        assert len(big.text) < 1200
+        assert "[cut: the tool's output was 50,000 characters" in big.text
+        wrong = await add.run({"a": "not a number"})
+        assert wrong.is_error
+
+        assert await servers.ensure_started() == statuses  # a failed server is left failed
+
+        pids = [trusted.pid, plain.pid]
+        assert all(alive(pid) for pid in pids)
+        await servers.stop()
+        assert [s.state for s in servers.statuses()] == [ServerState.STOPPED] * 3
+        assert not any(alive(pid) for pid in pids)
+        assert servers.tools() == []
+        ended = await add.run({"a": 1, "b": 1})
+        assert ended.is_error
+        assert ended.text == "The MCP server 'trusted' is stopped; its tools cannot run now."
+        again = await servers.restart("lazy")  # the person's Restart: a new run, a new verdict
+        assert again.state is ServerState.FAILED
+        assert again.reason == "the server exited with code 3"
+
+    asyncio.run(scenario())
+    trusted_states = [status.state for status in seen if status.server == "trusted"]
+    assert trusted_states == [ServerState.STARTING, ServerState.READY, ServerState.STOPPED]
+
+
+def test_tools_list_changed_is_followed_and_identity_moves_only_with_the_specs() -> None:
+    changes: list[ServerStatus] = []
+
+    async def scenario() -> None:
+        server = McpServer(tools_server("live"), on_change=changes.append)
+        await server.start()
+        before = ToolCatalog(server.tools()).identity()
+        assert before == server.status.tools_sha256
+
+        # The server says its tools changed, but they did not: nothing changes.
+        assert (await server.call("touch", {"times": 3})).text == "touched"
+        await asyncio.sleep(0.6)
+        assert len(changes) == 2
+        assert ToolCatalog(server.tools()).identity() == before
+
+        # A new tool: one more change, reported once, with a new identity.
+        assert (await server.call("grow", {})).text == "grown"
+        async with asyncio.timeout(5):
+            while len(changes) < 3:
+                await asyncio.sleep(0.02)
+        assert server.status.tool_count == 13
+        assert server.status.tools_sha256 != before
+        assert ToolCatalog(server.tools()).get("live__grown") is not None
+        assert ToolCatalog(server.tools()).identity() == server.status.tools_sha256
+        await server.stop()
+
+    asyncio.run(scenario())
+    assert [c.state for c in changes] == [
+        ServerState.STARTING,
+        ServerState.READY,
+        ServerState.READY,
+        ServerState.STOPPED,
+    ]
+
+
+def test_a_burst_of_list_changed_costs_one_listing() -> None:
+    async def scenario() -> int:
+        server = McpServer(tools_server("burst"), limits=McpLimits(relist_debounce=0.3))
+        await server.start()
+        listings = 0
+        real = server._list
+
+        async def counted(client):  # type: ignore[no-untyped-def]
+            nonlocal listings
+            listings += 1
+            return await real(client)
+
+        server._list = counted  # type: ignore[method-assign]
+        await server.call("touch", {"times": 20})
+        await asyncio.sleep(0.8)
+        await server.stop()
+        return listings
+
+    assert asyncio.run(scenario()) == 1
+
+
+def test_a_call_past_its_time_limit_is_an_error_and_a_cancelled_call_is_cancelled() -> None:
+    async def scenario() -> None:
+        server = McpServer(tools_server("slow", call_timeout=0.5))
+        await server.start()
+        out = await server.call("sleep", {"seconds": 5})
+        assert out.is_error
+        assert out.text == "The MCP server 'slow' did not answer 'sleep' within 0.5 s."
+        assert server.status.state is ServerState.READY
+        assert (await server.call("add", {"a": 1, "b": 2})).text == "3"
+
+        # Cancellation is the one thing a call lets through; the server stays.
+        (tool,) = [tool for tool in server.tools() if tool.name == "slow__sleep"]
+        running = asyncio.ensure_future(tool.run({"seconds": 5}))
+        await asyncio.sleep(0.2)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert server.status.state is ServerState.READY
+        assert (await server.call("add", {"a": 2, "b": 2})).text == "4"
+
+        # Stopping the server answers a pending call at once.
+        pending = asyncio.ensure_future(server.call("sleep", {"seconds": 5}))
+        await asyncio.sleep(0.1)
+        await server.stop()
+        assert (await pending) == ToolOutput("The MCP server 'slow' was stopped during the call.", is_error=True)
+
+    asyncio.run(scenario())
+
+
+def test_secrets_from_the_environment_never_leave_the_server() -> None:
+    token = "tok-CAIRN-0123456789"
+
+    async def scenario() -> ServerStatus:
+        config = tools_server("vault", env={"CAIRN_TEST_TOKEN": token})
+        server = McpServer(config, redact=lambda text: text.replace(token, "[redacted]"))
+        await server.start()
+        said = await server.call("secret", {})
+        assert said.text == "token=[redacted]"
+        # It dies in the middle of a call: the call gets an error, the server a reason and a tail.
+        died = await server.call("die", {})
+        assert died.is_error
+        assert died.text == "The MCP server 'vault' stopped during the call: the server exited with code 7."
+        return await settle(server, ServerState.FAILED)
+
+    status = asyncio.run(scenario())
+    assert status.reason == "the server exited with code 7"
+    assert "the token is [redacted]" in status.stderr_tail
+    assert "dying now" in status.stderr_tail
+    assert token not in repr(status)
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    process = subprocess.Popen(
+        [sys.executable, str(TOOLS_SERVER), "normal", "--http"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline().split()[1])
+        yield process, f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def test_a_streamable_http_server(http_server: tuple[subprocess.Popen[str], str]) -> None:
+    process, url = http_server
+
+    async def scenario() -> None:
+        config = McpServerConfig(name="web", transport="http", url=url, call_timeout=5, trusted=True)
+        server = McpServer(config)
+        status = await server.start()
+        assert status.state is ServerState.READY
+        assert status.tool_count == 12
+        tools = ToolCatalog(server.tools())
+        assert await tools.get("web__add").run({"a": 20, "b": 22}) == await server.call("add", {"a": 40, "b": 2})  # type: ignore[union-attr]
+        assert (await server.call("grow", {})).text == "grown"
+        async with asyncio.timeout(5):
+            while server.status.tool_count != 13:
+                await asyncio.sleep(0.02)
+
+        # The server goes away: calls say so, the status says why.
+        process.kill()
+        process.wait(timeout=10)
+        gone = await server.call("add", {"a": 1, "b": 1})
+        assert gone.is_error
+        assert "'web'" in gone.text
+        failed = await settle(server, ServerState.FAILED)
+        assert url in failed.reason or "connection" in failed.reason
+        await server.stop()
+        assert server.status.state is ServerState.STOPPED
+
+        # Nothing listens there now: starting fails at once, with the address.
+        again = await server.start()
+        assert again.state is ServerState.FAILED
+        assert f"could not be reached at {url}" in again.reason
+
+    asyncio.run(scenario())

@@ -1,0 +1,214 @@
+"""MCP pieces that need no server: tool names, canonical schemas, results, configs."""
+
+from __future__ import annotations
+
+import base64
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp.types import (
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+from pydantic import ValidationError
+
+from host.identity import tool_schema_sha256
+from host.mcp import McpServerConfig
+from host.mcp.names import tool_names
+from host.mcp.results import tool_output
+from host.mcp.schemas import canonical_schema, schema_problem
+from host.tools import TOOL_NAME_PATTERN, ToolSpec
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def same(text: str) -> str:
+    return text
+
+
+# -- names ---------------------------------------------------------------------------------------
+
+
+def test_names_are_server_then_tool_and_sanitised() -> None:
+    names = tool_names("files", ["read", "list dir", "über/älter"])
+    assert names["read"] == "files__read"
+    assert names["list dir"] == "files__list_dir"
+    assert names["über/älter"] == "files___ber__lter"
+    assert all(re.match(TOOL_NAME_PATTERN, name) for name in names.values())
+
+
+def test_long_names_end_in_a_stable_hash_of_the_full_name() -> None:
+    long_a, long_b = "a" * 80, "a" * 79 + "b"
+    first = tool_names("srv", [long_a, long_b])
+    again = tool_names("srv", [long_b, long_a, "other"])
+    assert first[long_a] == again[long_a]
+    assert first[long_b] == again[long_b]
+    assert first[long_a] != first[long_b]  # they share their first 55 characters
+    for name in first.values():
+        assert len(name) == 64
+        assert re.match(TOOL_NAME_PATTERN, name)
+        assert re.search(r"-[0-9a-f]{8}$", name)
+
+
+def test_tools_that_sanitise_alike_do_not_collide_and_the_valid_name_wins() -> None:
+    names = tool_names("s", ["a.b", "a_b", "a b"])
+    assert names["a_b"] == "s__a_b"  # already valid: keeps its name
+    assert len(set(names.values())) == 3
+    # Deterministic: the same set in another order gives the same mapping.
+    assert tool_names("s", ["a b", "a_b", "a.b"]) == names
+
+
+# -- canonical schemas ---------------------------------------------------------------------------
+
+
+def test_required_and_string_enums_are_sorted_at_every_depth() -> None:
+    schema = {
+        "type": "object",
+        "required": ["b", "a"],
+        "properties": {
+            "colour": {"enum": ["red", "blue", "green"]},
+            "mixed": {"enum": [3, 1, 2]},  # not all strings: order kept
+            "nested": {"type": "object", "required": ["z", "y"], "properties": {"y": {}, "z": {}}},
+            "required": {"type": "string"},  # a property called "required" is a name, not the keyword
+            "enum": {"type": "object", "required": ["q", "p"]},
+        },
+        "$defs": {"Deep": {"anyOf": [{"enum": ["b", "a"]}, {"required": ["d", "c"]}]}},
+        "default": {"required": ["y", "x"]},  # data, not schema: left as sent
+        "examples": [["b", "a"]],
+    }
+    out = canonical_schema(schema)
+    assert out["required"] == ["a", "b"]
+    assert out["properties"]["colour"]["enum"] == ["blue", "green", "red"]
+    assert out["properties"]["mixed"]["enum"] == [3, 1, 2]
+    assert out["properties"]["nested"]["required"] == ["y", "z"]
+    assert out["properties"]["required"] == {"type": "string"}
+    assert out["properties"]["enum"]["required"] == ["p", "q"]
+    assert out["$defs"]["Deep"]["anyOf"] == [{"enum": ["a", "b"]}, {"required": ["c", "d"]}]
+    assert out["default"] == {"required": ["y", "x"]}
+    assert out["examples"] == [["b", "a"]]
+    assert schema["required"] == ["b", "a"]  # the input is not changed
+
+
+def test_two_orders_of_one_schema_hash_alike_only_after_canonicalising() -> None:
+    one = {"type": "object", "required": ["a", "b"], "properties": {"c": {"enum": ["x", "y"]}}}
+    two = {"type": "object", "required": ["b", "a"], "properties": {"c": {"enum": ["y", "x"]}}}
+
+    def identity(schema: dict[str, object]) -> str:
+        return tool_schema_sha256([ToolSpec(name="t", description="", parameters=schema)])
+
+    assert identity(one) != identity(two)
+    assert identity(canonical_schema(one)) == identity(canonical_schema(two))
+
+
+def test_canonical_schema_redacts_every_string() -> None:
+    schema = {"type": "object", "description": "uses sk-SECRET", "properties": {"sk-SECRET": {"default": "sk-SECRET"}}}
+    out = canonical_schema(schema, lambda text: text.replace("sk-SECRET", "[redacted]"))
+    assert "sk-SECRET" not in repr(out)
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"type": "object", "properties": {}}, None),
+        ("a string", "not a JSON object"),
+        ({"type": "array"}, '"type": "object"'),
+        ({"properties": {}}, '"type": "object"'),
+        ({"type": "object", "properties": {"x": {"type": "strin"}}}, "not valid JSON Schema at properties/x/type"),
+        ({"type": "object", "properties": {"x": {"minLength": -1}}}, "not valid JSON Schema"),
+        ({"type": "object", "required": "x"}, "not valid JSON Schema at required"),
+    ],
+)
+def test_schema_problems_are_named(schema: object, problem: str | None) -> None:
+    found = schema_problem(schema)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert problem in found
+
+
+# -- results -------------------------------------------------------------------------------------
+
+
+def test_text_is_joined_and_structured_content_is_canonical_json() -> None:
+    result = CallToolResult(
+        content=[TextContent(type="text", text="one"), TextContent(type="text", text="two")],
+        structured_content={"b": [1, 2], "a": "é"},
+    )
+    out = tool_output(result, redact=same, max_chars=1000)
+    assert out.text == 'one\ntwo\n{"a":"é","b":[1,2]}'
+    assert out.is_error is False
+
+
+def test_structured_content_already_in_the_text_is_not_repeated() -> None:
+    as_json = CallToolResult(content=[TextContent(type="text", text='{\n  "a": 1\n}')], structured_content={"a": 1})
+    wrapped = CallToolResult(content=[TextContent(type="text", text="5")], structured_content={"result": 5})
+    text = CallToolResult(content=[TextContent(type="text", text="done")], structured_content={"result": "done"})
+    assert tool_output(as_json, redact=same, max_chars=100).text == '{\n  "a": 1\n}'
+    assert tool_output(wrapped, redact=same, max_chars=100).text == "5"
+    assert tool_output(text, redact=same, max_chars=100).text == "done"
+
+
+def test_images_and_resources_are_described_not_inlined() -> None:
+    data = base64.b64encode(b"\0" * 3000).decode()
+    result = CallToolResult(
+        content=[
+            ImageContent(type="image", data=data, mime_type="image/png"),
+            ResourceLink(type="resource_link", uri="file:///a.txt", name="a", mime_type="text/plain"),
+            EmbeddedResource(type="resource", resource=TextResourceContents(uri="mem://t", text="hello" * 10)),
+            EmbeddedResource(type="resource", resource=BlobResourceContents(uri="mem://b", blob=data)),
+        ]
+    )
+    out = tool_output(result, redact=same, max_chars=10_000)
+    assert data not in out.text
+    assert "hello" not in out.text
+    assert "[image: image/png, 3,000 bytes" in out.text
+    assert "[resource link: file:///a.txt (text/plain)]" in out.text
+    assert "[resource: mem://t, 50 characters of text" in out.text
+    assert "[resource: mem://b, 3,000 bytes" in out.text
+
+
+def test_errors_are_errors_and_output_is_capped_and_redacted() -> None:
+    failed = CallToolResult(content=[], is_error=True)
+    assert tool_output(failed, redact=same, max_chars=100).is_error is True
+    assert tool_output(failed, redact=same, max_chars=100).text  # says something
+    flood = CallToolResult(content=[TextContent(type="text", text="key=sk-SECRET " + "x" * 5000)])
+    out = tool_output(flood, redact=lambda text: text.replace("sk-SECRET", "[redacted]"), max_chars=1000)
+    assert "sk-SECRET" not in out.text
+    assert "[redacted]" in out.text
+    assert len(out.text) < 1200
+    assert "[cut: the tool's output was 5," in out.text
+
+
+# -- configs -------------------------------------------------------------------------------------
+
+
+def test_configs_say_what_is_missing() -> None:
+    assert McpServerConfig(name="files", command="npx").transport == "stdio"
+    assert McpServerConfig(name="web", transport="http", url="http://127.0.0.1:1/mcp").url
+    with pytest.raises(ValidationError, match="needs a command"):
+        McpServerConfig(name="files")
+    with pytest.raises(ValidationError, match="needs an http"):
+        McpServerConfig(name="web", transport="http", url="ftp://x")
+    assert McpServerConfig(name="my_files-2", command="x").name == "my_files-2"
+    # A dot would break scopes like mcp.<server>.read; "__" or an "_" at either end would let
+    # two servers' tools share a name ("a" with "_b" and "a_" with "b" are both "a___b").
+    for name in ("has.dot", "a__b", "a_", "_a", "", "x" * 33):
+        with pytest.raises(ValidationError):
+            McpServerConfig(name=name, command="x")
+
+
+def test_configs_and_statuses_do_not_import_the_sdk() -> None:
+    # Settings and the window hold configs and statuses; the SDK's half second is paid only
+    # where servers start.
+    probe = "import sys, host.mcp, host.mcp.config, host.mcp.status; print('mcp' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
