@@ -68,6 +68,7 @@ class RequestStarted:
     context_limit: int = 0
     context_source: str = ""
     threshold: int = 0
+    servers: tuple[str, ...] = ()  # each tool server's status when the request went out
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,9 @@ class ChatRuntime:
     the approver it asks and waits on when the gate wants a person. Without an engine a turn
     has no system content and no tools. ``budget`` gives a route's context budget (with the
     person's settings); ``learn`` completes a route with what its server says about itself
-    (a local server's context), once before the first request.
+    (a local server's context), once before the first request. ``ready`` is awaited before
+    each turn (tool servers that start lazily start then); ``status_lines`` says how those
+    servers are, for the inspector.
     """
 
     def __init__(
@@ -89,6 +91,8 @@ class ChatRuntime:
         remember: Callable[[ToolIdentity, bool], None] | None = None,
         budget: Callable[[ResolvedRoute], ContextBudget] | None = None,
         learn: Callable[[ResolvedRoute], Awaitable[ResolvedRoute]] | None = None,
+        ready: Callable[[], Awaitable[None]] | None = None,
+        status_lines: Callable[[], tuple[str, ...]] | None = None,
         on_event: Callable[[RuntimeEvent], None] | None = None,
     ) -> None:
         self.journal = journal
@@ -104,6 +108,8 @@ class ChatRuntime:
         self.policy = policy or PermissionPolicy
         self.budget = budget or (lambda route: ContextBudget.of(route.context_limit, route.context_source))
         self._learn = learn
+        self._ready = ready
+        self._status_lines = status_lines or tuple
         self._preparer: RequestPreparer | None = None
         self._emit = _guarded(on_event or (lambda _event: None))
         self.calls = ToolCalls(
@@ -194,6 +200,8 @@ class ChatRuntime:
         parked = next((p for p in parked_calls(rows) if p.call.call_id == call_id), None)
         if parked is None:
             raise NothingToRetry("That tool call is no longer waiting for an answer.")
+        if self._ready is not None:
+            await self._ready()  # the call may be to a server's tool
         prepared = self._prepare(session_id, None, None, route=self.route, tools_allowed=True)
         if isinstance(prepared, str):
             return outcome([], prepared)
@@ -217,6 +225,8 @@ class ChatRuntime:
     async def _run(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> TurnOutcome:
         if self._learn is not None:
             self.route, self._learn = await self._learn(self.route), None
+        if self._ready is not None:
+            await self._ready()
         steps: list[Step] = []
         for index in range(MAX_TOOL_STEPS):
             # Only the first request of a turn follows a freshly committed user row; updates
@@ -274,7 +284,8 @@ class ChatRuntime:
             started = request_started(
                 session_id, route, request, prepared, budget=budget, measured=Measured(*measured) if measured else None
             )
-            self._emit(replace(started, notes=(*started.notes, *prepared.notes, *known.notes(route))))
+            notes = (*started.notes, *prepared.notes, *known.notes(route))
+            self._emit(replace(started, notes=notes, servers=self._status_lines()))
             assembler = ReplyAssembler(route.key)
             try:
                 finished = await stream_reply(client, request, assembler, self.redactor, self._emit)

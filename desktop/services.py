@@ -24,6 +24,8 @@ from desktop.catalog.transport import TransportCatalog, load_transport_catalog
 from desktop.context_engine import ContextEngine, skill_tools
 from desktop.events import RuntimeEvent
 from desktop.local_server import probe_server
+from desktop.mcp_hub import McpHub
+from desktop.mcp_settings import McpServerSetting, McpSettingsError, forget_secrets
 from desktop.provider.limits import is_local, timeouts_for
 from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
 from desktop.redaction import RedactingFilter, Redactor
@@ -76,7 +78,7 @@ class Services:
         self.secrets = secrets or SecretStore()
         self.transport: TransportCatalog = load_transport_catalog()
         self.models_dev: ModelsDevCatalog = load_models_dev(paths.cache_dir)
-        self.engine = ContextEngine(ToolRegistry([skill_tools, self._builtin_tools]))
+        self.engine = ContextEngine(ToolRegistry([skill_tools, self._builtin_tools, self._mcp_tools]))
         self.gate: ToolGate = gate or CatalogGate()
         self.approver: Approver = approver or DenyQuestions()
         # Every secret handed out is known here, and kept out of the log from now on.
@@ -88,7 +90,11 @@ class Services:
         self._http: httpx.AsyncClient | None = None
         self._fetch_http: httpx.AsyncClient | None = None
         self._server_context: dict[tuple[str, str], int | None] = {}  # what local servers said
-        self._components: list[Component] = [Component("http", _nothing, self._close_http)]
+        self.mcp = McpHub(self.load_settings, self.secrets, self.redactor)
+        self._components: list[Component] = [
+            Component("http", _nothing, self._close_http),
+            Component("mcp", self.mcp.start, self.mcp.stop),
+        ]
         self._started: list[Component] = []
 
     # -- the journal ---------------------------------------------------------------------------
@@ -182,6 +188,29 @@ class Services:
         self.settings_store.save(settings)
         return settings
 
+    async def save_server(self, server: McpServerSetting, *, replacing: str | None = None) -> Settings:
+        """Save an MCP server entry (in place of ``replacing``, when it is an edit) and bring
+        the running servers in step. ``McpSettingsError`` when another server has its name."""
+        settings = self.load_settings()
+        clash = settings.servers().get(server.name)
+        if clash is not None and (replacing is None or clash.name.casefold() != replacing.casefold()):
+            raise McpSettingsError(f"An MCP server named {server.name!r} already exists; pick another name.")
+        settings = settings.with_server(server, replacing=replacing)
+        self.settings_store.save(settings)
+        await self.mcp.reload()
+        return settings
+
+    async def remove_server(self, name: str) -> Settings:
+        """Remove an MCP server entry, its secrets from the keychain, and stop the server."""
+        settings = self.load_settings()
+        server = settings.servers().get(name)
+        settings = settings.without_server(name)
+        self.settings_store.save(settings)
+        if server is not None:
+            forget_secrets(self.secrets, server)
+        await self.mcp.reload()
+        return settings
+
     def _remember(self, target: ToolIdentity, allow: bool) -> None:
         self.remember_grant(target, allow)
 
@@ -206,6 +235,9 @@ class Services:
             if client is not None:
                 await client.aclose()
         self._http = self._fetch_http = None
+
+    def _mcp_tools(self, inputs: TurnInputs) -> list[Tool]:
+        return self.mcp.tools(inputs)
 
     def _builtin_tools(self, inputs: TurnInputs) -> list[Tool]:
         """The built-in workspace tools, jailed to the turn's workspace. fetch_url has a client
@@ -251,6 +283,8 @@ class Services:
             remember=remember or self._remember,
             budget=lambda route: self.load_settings().budget(route),
             learn=self.learn_route,
+            ready=self.mcp.ready,
+            status_lines=self.mcp.status_lines,
             on_event=on_event,
         )
 

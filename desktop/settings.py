@@ -17,10 +17,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from desktop.catalog.transport import normalize_base_url
 from desktop.estimate import ContextBudget
+from desktop.mcp_settings import McpServerSetting, ServerEntries, read_entries
 from host.content import Mode, ToolIdentity
 from host.files import atomic_write_text
 from host.ids import new_id
@@ -150,6 +151,37 @@ class Settings(BaseModel):
         description="Tokens of recent conversation kept word for word when a chat is compacted; by default the smaller "
         "of 20,000 and 35% of the context.",
     )
+
+    mcp_servers: list[JsonValue] = Field(
+        default_factory=list, description="MCP servers; each entry is read on its own (desktop.mcp_settings)."
+    )
+
+    def servers(self) -> ServerEntries:
+        """The MCP servers that read, and what is wrong with the entries that do not."""
+        return read_entries(self.mcp_servers)
+
+    def with_server(self, server: McpServerSetting, *, replacing: str | None = None) -> Settings:
+        """These settings with ``server`` in place of the entry named ``replacing`` (or of its
+        own name), else added at the end."""
+        old = (replacing or server.name).casefold()
+        entry: JsonValue = server.model_dump(mode="json")
+        entries: list[JsonValue] = []
+        placed = False
+        for raw in self.mcp_servers:
+            if isinstance(raw, dict) and str(raw.get("name", "")).casefold() == old and not placed:
+                entries.append(entry)
+                placed = True
+            else:
+                entries.append(raw)
+        return self.model_copy(update={"mcp_servers": entries if placed else [*entries, entry]})
+
+    def without_server(self, name: str) -> Settings:
+        kept = [
+            r
+            for r in self.mcp_servers
+            if not (isinstance(r, dict) and str(r.get("name", "")).casefold() == name.casefold())
+        ]
+        return self.model_copy(update={"mcp_servers": kept})
 
     def budget(self, route: ResolvedRoute) -> ContextBudget:
         """The context budget of ``route`` with these settings' reserve and tail."""

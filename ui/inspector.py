@@ -68,6 +68,8 @@ class RequestRecord:
             f"Messages: {len(body.get('messages', []))} · tools declared: {len(body.get('tools', []))}"
             f" · body {len(s.body_bytes):,} bytes",
         ]
+        if s.servers:
+            lines += ["MCP servers:", *(f"  {line}" for line in s.servers)]
         if s.notes:
             lines += ["Notes:", *(f"  {n}" for n in s.notes)]
         lines += ["", f"Outcome: {self.outcome}"]

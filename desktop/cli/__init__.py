@@ -1,4 +1,4 @@
-"""Cairn's headless commands: `chat`, `sessions`, `accounts`, `skills`, `catalog refresh`.
+"""Cairn's headless commands: `chat`, `sessions`, `accounts`, `skills`, `mcp`, `catalog refresh`.
 
 None of them loads Qt.
 """
@@ -18,6 +18,7 @@ from desktop.catalog.transport import CatalogError
 from desktop.cli.accounts import run_accounts
 from desktop.cli.chat import run_chat
 from desktop.cli.common import CommandError, printable
+from desktop.cli.mcp import add_mcp_commands, run_mcp
 from desktop.routes import RouteError
 from desktop.secrets import SecretStore
 from desktop.services import Services
@@ -82,6 +83,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     remove = verbs.add_parser("remove", help="remove an account and its key")
     remove.add_argument("name")
 
+    add_mcp_commands(commands)
+
     catalog = commands.add_parser("catalog", help="the models.dev catalog")
     catalog_verbs = catalog.add_subparsers(dest="verb", metavar="VERB", required=True)
     refresh = catalog_verbs.add_parser("refresh", help="download a fresh models.dev catalog")
@@ -115,6 +118,8 @@ def _dispatch(args: argparse.Namespace, services: Services) -> int:
         return _skills(args, services)
     if args.command == "catalog":
         return _refresh(args, services.paths)
+    if args.command == "mcp":
+        return run_mcp(args, services)
     raise AssertionError(f"unhandled command {args.command}")
 
 

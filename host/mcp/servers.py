@@ -30,11 +30,30 @@ class McpServers:
         on_change: Callable[[ServerStatus], None] | None = None,
         limits: McpLimits | None = None,
     ) -> None:
+        self._redact, self._on_change, self._limits = redact, on_change, limits
         self.servers: dict[str, McpServer] = {}
         for config in configs:
             if config.name in self.servers:
                 raise ValueError(f"two MCP servers are both named {config.name!r}; server names must be unique")
-            self.servers[config.name] = McpServer(config, redact=redact, on_change=on_change, limits=limits)
+            self.servers[config.name] = self._server(config)
+
+    def _server(self, config: McpServerConfig) -> McpServer:
+        return McpServer(config, redact=self._redact, on_change=self._on_change, limits=self._limits)
+
+    async def reconfigure(self, configs: Iterable[McpServerConfig]) -> None:
+        """Make the servers these: one whose config is unchanged keeps running; one removed or
+        changed is stopped (a changed one is then created afresh, stopped, and started as its
+        config says)."""
+        wanted = {config.name: config for config in configs}
+        going = [s for name, s in self.servers.items() if name not in wanted or s.config != wanted[name]]
+        await asyncio.gather(*(server.stop() for server in going))
+        for server in going:
+            del self.servers[server.name]
+        for name, config in wanted.items():
+            if name not in self.servers:
+                self.servers[name] = self._server(config)
+                if config.start_at_launch:
+                    self.servers[name].launch()
 
     async def start_at_launch(self) -> None:
         """Launch the servers whose config says ``start_at_launch``, and return at once."""

@@ -1,0 +1,126 @@
+"""`cairn mcp`: import Claude Desktop's servers, list them, test one, enable, disable, remove.
+
+`import` shows its plan and saves only after a yes (on a terminal) or with `--yes`; a secret in
+the file goes to the keychain, and where none works the import stops before saving anything.
+`test NAME` starts the server, lists its tools and stops it, whatever its entry's
+start-at-launch setting says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from desktop.cli.common import CommandError, printable
+from desktop.mcp_import import ConfigImportError, apply_import, read_import
+from desktop.mcp_settings import McpSettingsError
+from desktop.services import Services
+
+__all__ = ["add_mcp_commands", "run_mcp"]
+
+
+def add_mcp_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mcp = commands.add_parser("mcp", help="MCP servers: import, list, test, enable, disable, remove")
+    verbs = mcp.add_subparsers(dest="verb", metavar="VERB", required=True)
+    imports = verbs.add_parser("import", help="import the servers of Claude Desktop's claude_desktop_config.json")
+    imports.add_argument("file", nargs="?", type=Path, help="the file (default: Claude Desktop's own)")
+    imports.add_argument("--yes", action="store_true", help="save without asking")
+    verbs.add_parser("list", help="list the servers and whether each can run")
+    test = verbs.add_parser("test", help="start a server, list its tools, stop it")
+    test.add_argument("name")
+    for verb, what in (("enable", "let a server run"), ("disable", "keep a server from running"),
+                       ("remove", "remove a server and its secrets")):  # fmt: skip
+        verbs.add_parser(verb, help=what).add_argument("name")
+
+
+def run_mcp(args: argparse.Namespace, services: Services) -> int:
+    try:
+        if args.verb == "import":
+            return _import(args, services)
+        if args.verb == "list":
+            return _list(services)
+        if args.verb == "test":
+            return _test(args.name, services)
+        return _change(args.verb, args.name, services)
+    except (ConfigImportError, McpSettingsError) as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def _import(args: argparse.Namespace, services: Services) -> int:
+    existing = [s.name for s in services.load_settings().servers().servers]
+    plan = read_import(args.file, existing)
+    for line in plan.lines():
+        print(printable(line))
+    if not plan.servers:
+        return 0
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise CommandError("Nothing was saved: run it again with --yes to import these servers.")
+        try:
+            answer = input(f"Import {len(plan.servers)} server{'s' if len(plan.servers) != 1 else ''}? [y/N] ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            print("Nothing was saved.")
+            return 0
+    settings = services.load_settings()
+    for server in apply_import(plan, services.secrets):
+        settings = settings.with_server(server)
+    services.settings_store.save(settings)
+    servers = plan.servers
+    print(f"Saved {len(servers)} server{'s' if len(servers) != 1 else ''}. `cairn mcp test NAME` tries one.")
+    return 0
+
+
+def _list(services: Services) -> int:
+    entries = services.load_settings().servers()
+    if not entries.servers and not entries.problems:
+        print("No MCP servers yet. `cairn mcp import` brings Claude Desktop's.")
+    for server in entries.servers:
+        what = server.url if server.transport == "http" else " ".join([server.command or "", *server.args])
+        flags = [] if server.enabled else ["disabled"]
+        flags += ["trusted"] if server.trusted else []
+        flags += ["starts with Cairn"] if server.start_at_launch else []
+        flags += [f"keychain: {', '.join([*server.secret_env, *server.secret_headers])}"] if (
+            server.secret_env or server.secret_headers) else []  # fmt: skip
+        print(printable(f"{server.name}: {what}" + (f" [{'; '.join(flags)}]" if flags else "")))
+    for problem in entries.problems:
+        print(printable(problem), file=sys.stderr)
+    return 0
+
+
+def _test(name: str, services: Services) -> int:
+    server = services.load_settings().servers().get(name)
+    if server is None:
+        raise CommandError(f"No MCP server is named {name!r}; `cairn mcp list` shows them.")
+    try:
+        status, tools = asyncio.run(services.mcp.probe(server))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    print(printable(status.describe()))
+    for tool in tools:
+        summary = tool.spec.description.strip().splitlines()[0] if tool.spec.description.strip() else ""
+        print(printable(f"  {tool.name}: {summary}"))
+    for skipped in status.skipped:
+        print(printable(f"  left out {skipped.name}: {skipped.reason}"), file=sys.stderr)
+    if status.stderr_tail and status.state.value == "failed":
+        print(printable(f"What it wrote on stderr:\n{status.stderr_tail}"), file=sys.stderr)
+    return 0 if status.state.value == "ready" else 1
+
+
+def _change(verb: str, name: str, services: Services) -> int:
+    server = services.load_settings().servers().get(name)
+    if server is None:
+        raise CommandError(f"No MCP server is named {name!r}; `cairn mcp list` shows them.")
+
+    async def change() -> None:
+        if verb == "remove":
+            await services.remove_server(server.name)
+        else:
+            await services.save_server(server.model_copy(update={"enabled": verb == "enable"}), replacing=server.name)
+
+    asyncio.run(change())
+    print(f"{server.name}: {'removed' if verb == 'remove' else verb + 'd'}.")
+    return 0

@@ -1,0 +1,99 @@
+"""`cairn mcp`, run as a person would: import Claude Desktop's servers (shown first, saved on
+--yes), list them, test one against a real server process, enable, disable, remove."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from desktop.cli import add_commands, run_command
+from desktop.mcp_settings import secret_id
+from desktop.secrets import SecretStore
+from host.paths import CairnPaths
+from tests.fake_keyring import MemoryKeyring
+from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
+from tests.test_cli import cairn
+
+
+def claude_file(tmp_path: Path, servers: dict) -> Path:
+    path = tmp_path / "claude_desktop_config.json"
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return path
+
+
+LAB = {"command": sys.executable, "args": [str(TOOLS_SERVER)], "env": {"LAB_COLOUR": "teal"}}
+CRASH = {"command": sys.executable, "args": [str(BAD_SERVER), "exit"]}
+
+
+def settings_of(paths: CairnPaths) -> dict:
+    return json.loads((paths.config_dir / "settings.json").read_text())
+
+
+def test_import_shows_the_plan_and_saves_only_when_told(cairn_paths: CairnPaths, tmp_path: Path) -> None:
+    source = claude_file(tmp_path, {"lab": LAB, "crash": CRASH, "old": {"type": "sse", "url": "https://x/sse"}})
+    shown = cairn("mcp", "import", str(source))  # no terminal, no --yes
+    assert shown.returncode == 2
+    assert "+ lab: " in shown.stdout
+    assert "- 'old': it uses the older SSE transport" in shown.stdout
+    assert "Nothing was saved: run it again with --yes" in shown.stderr
+    assert not (cairn_paths.config_dir / "settings.json").exists()
+
+    done = cairn("mcp", "import", str(source), "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "Saved 2 servers." in done.stdout
+    assert [s["name"] for s in settings_of(cairn_paths)["mcp_servers"]] == ["lab", "crash"]
+    again = cairn("mcp", "import", str(source), "--yes")  # nothing doubles
+    assert "'lab': a server of that name is already set up in Cairn" in again.stdout
+    assert len(settings_of(cairn_paths)["mcp_servers"]) == 2
+
+
+def test_list_test_enable_disable_remove(cairn_paths: CairnPaths, tmp_path: Path) -> None:
+    assert cairn("mcp", "import", str(claude_file(tmp_path, {"lab": LAB, "crash": CRASH})), "--yes").returncode == 0
+    listed = cairn("mcp", "list")
+    assert listed.stdout.splitlines()[0] == f"lab: {sys.executable} {TOOLS_SERVER}"
+    tested = cairn("mcp", "test", "lab")
+    assert tested.returncode == 0, tested.stderr
+    assert tested.stdout.splitlines()[0] == "lab: ready, 12 tools"
+    assert "  lab__shout: Say it louder." in tested.stdout
+    crashed = cairn("mcp", "test", "crash")
+    assert crashed.returncode == 1
+    assert crashed.stdout.startswith("crash: failed: the server exited with code 3")
+    assert "What it wrote on stderr" in crashed.stderr
+    assert cairn("mcp", "disable", "lab").stdout == "lab: disabled.\n"
+    assert "[disabled]" in cairn("mcp", "list").stdout
+    assert cairn("mcp", "test", "lab").returncode == 0  # a disabled server can still be tried
+    assert cairn("mcp", "enable", "lab").returncode == 0
+    assert cairn("mcp", "remove", "crash").stdout == "crash: removed.\n"
+    assert [s["name"] for s in settings_of(cairn_paths)["mcp_servers"]] == ["lab"]
+    missing = cairn("mcp", "test", "nope")
+    assert missing.returncode == 2
+    assert "No MCP server is named 'nope'" in missing.stderr
+
+
+def test_a_secret_goes_to_the_keychain_or_the_import_stops(cairn_paths: CairnPaths, tmp_path: Path) -> None:
+    source = claude_file(tmp_path, {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp_secret123456789"}}})
+    refused = cairn("mcp", "import", str(source), "--yes")  # this machine has no keychain
+    assert refused.returncode == 2
+    assert "keeps secrets only in the system keychain" in refused.stderr
+    assert "ghp_secret123456789" not in refused.stdout + refused.stderr
+    assert not (cairn_paths.config_dir / "settings.json").exists()
+
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers(dest="command"))
+    keyring = MemoryKeyring()
+    code = run_command(parser.parse_args(["mcp", "import", str(source), "--yes"]), cairn_paths, SecretStore(keyring))
+    assert code == 0
+    assert keyring.entries[("Cairn", secret_id("gh", "env", "GITHUB_TOKEN"))] == "ghp_secret123456789"
+    assert "ghp_" not in (cairn_paths.config_dir / "settings.json").read_text()
+    assert "keychain: GITHUB_TOKEN" in cairn("mcp", "list").stdout
+
+
+def test_a_broken_file_is_reported(cairn_paths: CairnPaths, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    done = cairn("mcp", "import", str(bad), "--yes")
+    assert done.returncode == 2
+    assert "is not valid JSON" in done.stderr
+    assert "Traceback" not in done.stderr

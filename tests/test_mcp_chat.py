@@ -1,0 +1,237 @@
+"""MCP servers in a chat, through the composition root: real server processes written with the
+SDK, the loopback provider, the journal. Secrets stay in the keychain and out of everything
+shown or stored; a server's changed tool list starts a new epoch; a server that fails or dies
+mid-call costs only its own tools, and the chat goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop.events import RequestStarted, RuntimeEvent
+from desktop.mcp_settings import McpServerSetting, McpSettingsError, secret_id, server_setting
+from desktop.secrets import SecretStore
+from desktop.services import Services
+from host.content import MessageContent, PlanRecord, ToolResultPart
+from host.paths import CairnPaths
+from host.permissions import PermissionPolicy
+from host.transcript import TranscriptWriter
+from tests.chat_fixtures import loopback_account
+from tests.fake_keyring import BrokenKeyring, MemoryKeyring
+from tests.loopback import LoopbackProvider
+from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
+
+TOKEN = "tok-4f9a1c2e8b7d6a5f"
+
+
+def lab(secrets: SecretStore, name: str = "lab", *args: str, **fields: Any) -> McpServerSetting:
+    return server_setting(
+        secrets,
+        {"name": name, "command": sys.executable, "args": [str(TOOLS_SERVER), *args], "start_timeout": 20, **fields},
+        env={"CAIRN_TEST_TOKEN": TOKEN, "LAB_COLOUR": "teal"},
+    )
+
+
+def search(query: str) -> str:
+    return f'[[call tool_search {{"query": "{query}"}}]]'
+
+
+def call(name: str, arguments: str = "{}") -> str:
+    return f"[[call {name} {arguments}]]"
+
+
+class Cairn:
+    """Cairn's services on a temporary home, chatting with the loopback provider in auto mode."""
+
+    def __init__(self, paths: CairnPaths, provider: LoopbackProvider, keyring: MemoryKeyring) -> None:
+        self.paths, self.provider = paths, provider
+        self.services = Services(paths, secrets=SecretStore(keyring))
+        self.journal = self.services.open_journal()
+        self.session = self.journal.create_session().id
+        self.events: list[RuntimeEvent] = []
+
+    def run(self, before: Callable[[Services], Any] | None = None, *texts: str | Callable[[Services], Any]) -> list:
+        """Start Cairn, run ``before``, send each text (or await each step between them) and
+        stop Cairn; the turns' errors."""
+
+        async def go() -> list[str | None]:
+            async with self.services.running():
+                if before is not None:
+                    await before(self.services)
+                route = self.services.route(loopback_account(self.provider))
+                settings = self.services.load_settings()
+                runtime = self.services.runtime(
+                    route, None, lambda: self.services.system_state(settings), self.events.append,
+                    policy=lambda: PermissionPolicy(default_mode="auto"),
+                )  # fmt: skip
+                errors = []
+                for text in texts:
+                    if isinstance(text, str):
+                        errors.append((await runtime.send(self.session, text)).error)
+                    else:
+                        await text(self.services)
+                return errors
+
+        return asyncio.run(go())
+
+    def results(self) -> list[ToolResultPart]:
+        rows = TranscriptWriter(self.journal).rows(self.session)
+        return [p for r in rows if r.role == "tool" and isinstance(b := r.body(), MessageContent)
+                for p in b.parts if isinstance(p, ToolResultPart)]  # fmt: skip
+
+    def plans(self) -> list[PlanRecord]:
+        rows = TranscriptWriter(self.journal).rows(self.session)
+        return [m for r in rows if isinstance(m := r.meta(), PlanRecord)]
+
+
+@pytest.fixture
+def provider():
+    with LoopbackProvider() as running:
+        yield running
+
+
+@pytest.fixture
+def cairn(cairn_paths: CairnPaths, provider: LoopbackProvider):
+    keyring = MemoryKeyring()
+    made = Cairn(cairn_paths, provider, keyring)
+    made.keyring = keyring  # type: ignore[attr-defined]
+    yield made
+    made.services.close()
+
+
+def test_a_server_is_saved_with_its_secret_in_the_keychain_and_its_tools_reach_the_chat(cairn: Cairn) -> None:
+    async def add(services: Services) -> None:
+        await services.save_server(lab(services.secrets))
+
+    errors = cairn.run(add, search("select:lab__shout,lab__secret"), call("lab__shout", '{"text": "hi"}'),
+                       call("lab__secret"))  # fmt: skip
+    assert errors == [None, None, None]
+    saved = json.loads((cairn.paths.config_dir / "settings.json").read_text())
+    (entry,) = saved["mcp_servers"]
+    assert entry["env"] == {"LAB_COLOUR": "teal"}
+    assert entry["secret_env"] == ["CAIRN_TEST_TOKEN"]
+    assert TOKEN not in json.dumps(saved)
+    assert cairn.keyring.entries[("Cairn", secret_id("lab", "env", "CAIRN_TEST_TOKEN"))] == TOKEN  # type: ignore[attr-defined]
+    shout, secret = cairn.results()[1:]
+    assert shout.content == "HI"
+    # The server said the token; Cairn kept it out of the result, the journal and the window.
+    assert TOKEN not in secret.content
+    assert "token=" in secret.content
+    journal_bytes = cairn.paths.journal.read_bytes()
+    assert TOKEN.encode() not in journal_bytes
+    assert all(TOKEN not in json.dumps(r.body) for r in cairn.provider.requests)
+    assert all(TOKEN not in line for line in cairn.services.mcp.status_lines())
+    started = [e for e in cairn.events if isinstance(e, RequestStarted)]
+    assert started[-1].servers == ("lab: ready, 12 tools",)
+
+
+def test_a_changed_tool_list_starts_a_new_epoch_and_voids_the_activation(cairn: Cairn) -> None:
+    async def add(services: Services) -> None:
+        await services.save_server(lab(services.secrets))
+
+    async def relisted(services: Services) -> None:  # the server's notification arrives on its own time
+        async with asyncio.timeout(10):
+            while (view := services.mcp.view("lab")) is None or view.status is None or view.status.tool_count != 13:
+                await asyncio.sleep(0.02)
+
+    cairn.run(add, search("select:lab__grow,lab__shout"), call("lab__grow"), relisted,
+              call("lab__shout", '{"text": "a"}'), search("select:lab__grown"), call("lab__grown"))  # fmt: skip
+    assert [p.reason for p in cairn.plans()] == ["first_request", "catalog_changed"]
+    results = cairn.results()
+    assert results[1].content == "grown"
+    assert results[2].content == "lab__shout is not activated in this chat; find it with the tool search first."
+    assert results[-1].content == "new"
+
+
+def test_a_server_that_fails_or_dies_costs_only_its_own_tools(cairn: Cairn) -> None:
+    async def add(services: Services) -> None:
+        await services.save_server(lab(services.secrets))
+        crash = {"name": "crash", "command": sys.executable, "args": [str(BAD_SERVER), "exit"], "start_timeout": 10}
+        await services.save_server(server_setting(services.secrets, crash))
+
+    errors = cairn.run(add, search("select:lab__die"), call("lab__die"), "still there?")
+    assert errors == [None, None, None]
+    died = cairn.results()[-1]
+    assert died.is_error
+    assert "The MCP server 'lab' stopped during the call" in died.content
+    started = [e for e in cairn.events if isinstance(e, RequestStarted)]
+    lines = dict(line.split(": ", 1) for line in started[-1].servers)
+    assert lines["crash"].startswith("failed: the server exited with code 3")
+    assert lines["lab"].startswith("failed: the server exited with code 7")
+    assert cairn.provider.requests[-1].body["messages"][-1]["content"] == "still there?"
+
+
+def test_a_disabled_server_never_starts_and_a_removed_one_leaves_nothing(cairn: Cairn) -> None:
+    async def add_disabled(services: Services) -> None:
+        server = lab(services.secrets)
+        await services.save_server(server.model_copy(update={"enabled": False}))
+
+    cairn.run(add_disabled, "hello")
+    assert cairn.services.mcp.status_lines() == ("lab: disabled",)
+    assert "tool_search" not in [t["function"]["name"] for t in cairn.provider.requests[-1].body["tools"]]
+
+    async def remove(services: Services) -> None:
+        await services.remove_server("lab")
+
+    cairn.run(remove)
+    assert cairn.services.mcp.status_lines() == ()
+    assert json.loads((cairn.paths.config_dir / "settings.json").read_text())["mcp_servers"] == []
+    assert not any(k[1].startswith("mcp:lab:") for k in cairn.keyring.entries)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"name": "bad.name", "command": "x"}, "cannot be saved"),
+        ({"name": "web", "transport": "http", "url": "ftp://example.com"}, "needs an http(s) url"),
+        ({"name": "nothing"}, "needs a command"),
+        ({"name": "x" * 40, "command": "x"}, "cannot be saved"),
+    ],
+)
+def test_a_server_that_cannot_run_is_refused_with_the_reason_and_no_secret_is_stored(
+    fields: dict[str, Any], message: str
+) -> None:
+    keyring = MemoryKeyring()
+    with pytest.raises(McpSettingsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        server_setting(SecretStore(keyring), fields, env={"API_KEY": "sk-secret-value-123"})
+    assert keyring.entries == {}
+
+
+def test_without_a_keychain_a_secret_is_refused_not_written(tmp_path: Path) -> None:
+    with pytest.raises(McpSettingsError, match="keeps secrets only in the system keychain"):
+        server_setting(SecretStore(BrokenKeyring()), {"name": "gh", "command": "gh-mcp"}, env={"GITHUB_TOKEN": "ghp_x"})
+
+
+def test_an_edit_keeps_the_secrets_not_given_again_and_forgets_the_dropped_ones() -> None:
+    keyring = MemoryKeyring()
+    secrets = SecretStore(keyring)
+    first = server_setting(secrets, {"name": "gh", "command": "gh-mcp"},
+                           env={"GITHUB_TOKEN": "ghp_one", "OTHER_SECRET": "s3"})  # fmt: skip
+    edited = server_setting(secrets, {"name": "gh", "command": "gh-mcp", "args": ["--v2"]},
+                            env={"GITHUB_TOKEN": None}, kept=first)  # fmt: skip
+    assert edited.secret_env == ["GITHUB_TOKEN"]
+    assert secrets.get(secret_id("gh", "env", "GITHUB_TOKEN")) == "ghp_one"
+    assert secrets.get(secret_id("gh", "env", "OTHER_SECRET")) is None
+    with pytest.raises(McpSettingsError, match="give a value for NEW_TOKEN"):
+        server_setting(secrets, {"name": "gh", "command": "gh-mcp"}, env={"NEW_TOKEN": None}, kept=edited)
+
+
+def test_a_bad_entry_in_the_settings_file_costs_only_itself(cairn: Cairn) -> None:
+    settings_path = cairn.paths.config_dir / "settings.json"
+    settings_path.parent.mkdir(parents=True, exist_ok=True)
+    entries = [{"name": "ok", "command": sys.executable, "args": [str(TOOLS_SERVER)], "enabled": False},
+               {"name": "no command"}, "not even an object", {"name": "ok", "command": "again"}]  # fmt: skip
+    settings_path.write_text(json.dumps({"schema_version": 1, "mcp_servers": entries}))
+    assert cairn.run(None, "hello") == [None]
+    lines = cairn.services.mcp.status_lines()
+    assert lines[0] == "ok: disabled"
+    assert any("'no command' in the settings cannot be used" in line for line in lines)
+    assert any("number 3 in the settings cannot be used" in line for line in lines)
+    assert any("Two MCP servers in the settings are named 'ok'" in line for line in lines)
+    assert json.loads(settings_path.read_text())["mcp_servers"] == entries  # kept as it was
