@@ -30,6 +30,7 @@ from host.transcript import TranscriptWriter
 def read_tool(workspace: Path) -> Tool:
     try:
         import httpx
+
         from host.tools.builtin import builtin_tools
 
         tools = builtin_tools(workspace, http=httpx.AsyncClient())

@@ -14,6 +14,7 @@ activation (declaring every tool on the fixed route does not mean every tool may
 - a section that is invalid, of an unknown version or of another identity grants nothing;
 - tool-search results newer than the section recover an activation that was interrupted
   before its section was written;
+- a compaction checkpoint carries the section as it was, and counts as its latest update;
 - a history without the section keeps the older evidence rule: its tool-search results.
 
 Between prompts the runtime's own activation is authoritative.
@@ -29,7 +30,7 @@ from pydantic import JsonValue
 from desktop.epochs import REKEY
 from desktop.routes import ResolvedRoute
 from host.canonical import sha256_hex
-from host.content import MessageContent, PlanRecord, SectionUpdate, ToolResultPart
+from host.content import Checkpoint, MessageContent, PlanRecord, SectionUpdate, ToolResultPart
 from host.transcript import TranscriptRow
 
 __all__ = ["ACTIVATION_VERSION", "Activation", "activation_identity", "restore_activation"]
@@ -73,8 +74,8 @@ def restore_activation(rows: list[TranscriptRow], identity: str, deferred: Itera
     active: set[str] = set()
     evidence_from = start
     for index in range(start, len(rows)):
-        update = rows[index].section_update()
-        if update is None or update.section != SECTION:
+        update = _activation_update(rows[index])
+        if update is None:
             continue
         active = _valid(update, identity)
         evidence_from = index + 1
@@ -85,6 +86,18 @@ def restore_activation(rows: list[TranscriptRow], identity: str, deferred: Itera
                 if isinstance(part, ToolResultPart) and part.activated and not part.is_error:
                     active.update(part.activated)
     return active & known
+
+
+def _activation_update(row: TranscriptRow) -> SectionUpdate | None:
+    """The activation a row records: a ``tool_activation`` section row, or a compaction
+    checkpoint, which carries the section as it was (a checkpoint without it: none active)."""
+    update = row.section_update()
+    if update is not None:
+        return update if update.section == SECTION else None
+    meta = row.meta()
+    if isinstance(meta, Checkpoint):
+        return SectionUpdate(section=SECTION, content=meta.state().get(SECTION))
+    return None
 
 
 def _starts_epoch(row: TranscriptRow) -> bool:

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from host.content import (
+    Checkpoint,
     ImagePart,
     MessageContent,
     Part,
@@ -21,7 +22,7 @@ from host.content import (
     ToolResultPart,
 )
 from host.tools import ToolSpec
-from host.transcript import TranscriptRow, superseded
+from host.transcript import TranscriptRow, last_checkpoint, superseded
 
 __all__ = [
     "Context",
@@ -30,12 +31,14 @@ __all__ = [
     "Message",
     "Part",
     "ReasoningPart",
+    "SummaryPart",
     "SystemUpdatePart",
     "TextPart",
     "ToolCallPart",
     "ToolResultPart",
     "context_from_rows",
     "message_from_row",
+    "restored",
 ]
 
 
@@ -49,8 +52,18 @@ class SystemUpdatePart(BaseModel):
     content: JsonValue  # None: the section is gone
 
 
+class SummaryPart(BaseModel):
+    """A compaction's summary of the conversation before the retained tail; it leads the
+    tail's first user message (a user-role block, never a system message)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["summary"] = "summary"
+    text: str
+
+
 ContextPart = Annotated[
-    TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart | SystemUpdatePart,
+    TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart | SystemUpdatePart | SummaryPart,
     Field(discriminator="kind"),
 ]
 
@@ -99,7 +112,38 @@ def message_from_row(row: TranscriptRow) -> Message | None:
 
 
 def context_from_rows(rows_in_model_order: list[TranscriptRow], tools: list[ToolSpec] | None = None) -> Context:
-    """The context of a session's rows in model order, leaving out superseded rows."""
+    """The context of a session's rows in model order, leaving out superseded rows. After a
+    compaction checkpoint it is the checkpoint's state, its summary, the retained tail and
+    what follows (see ``restored``)."""
     gone = superseded(rows_in_model_order)
+    at = last_checkpoint(rows_in_model_order)
+    if at is not None:
+        return Context(messages=restored(rows_in_model_order, at, gone), tools=tools or [])
     messages = [m for r in rows_in_model_order if r.id not in gone and (m := message_from_row(r)) is not None]
     return Context(messages=messages, tools=tools or [])
+
+
+def restored(rows: list[TranscriptRow], at: int, gone: set[str]) -> list[Message]:
+    """The messages after the checkpoint at ``rows[at]``: its saved state as leading system
+    content (one update per section, in rendering order, as a session's first request has
+    them), then the retained tail with the summary leading its first user message, then
+    what follows. Section rows before the checkpoint are in its state, so only later ones
+    are sent as updates."""
+    checkpoint = rows[at].meta()
+    assert isinstance(checkpoint, Checkpoint)
+    leading = [
+        Message(role="system", parts=[SystemUpdatePart(section=entry.section, content=entry.content)])
+        for entry in checkpoint.sections
+    ]
+    start = next((i for i, r in enumerate(rows) if r.id == checkpoint.tail_from), at + 1)
+    body = [
+        m
+        for i, r in enumerate(rows[start:], start=start)
+        if not (i < at and r.role == "system") and r.id not in gone and (m := message_from_row(r)) is not None
+    ]
+    summary = SummaryPart(text=checkpoint.summary)
+    if body and body[0].role == "user":
+        body[0] = Message(role="user", parts=[summary, *body[0].parts])
+    else:
+        body.insert(0, Message(role="user", parts=[summary]))
+    return [*leading, *body]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from desktop.provider.stream import ReasoningDelta, Retrying, TextDelta, ToolCallDelta, Waiting
 from desktop.provider.usage import Usage
-from host.content import ToolCallPart
+from host.content import Checkpoint, ToolCallPart
 from host.tools import ToolSpec
 from host.transcript import TranscriptRow
 
@@ -14,6 +14,8 @@ __all__ = [
     "ApprovalAnswered",
     "ApprovalRequested",
     "AssistantCommitted",
+    "CompactionCommitted",
+    "CompactionStarted",
     "ReasoningDelta",
     "RequestStarted",
     "Retrying",
@@ -69,6 +71,24 @@ class RequestStarted:
     context_source: str = ""
     threshold: int = 0
     servers: tuple[str, ...] = ()  # each tool server's status when the request went out
+
+
+@dataclass(frozen=True)
+class CompactionStarted:
+    """Earlier messages are being summarised; ``tokens_before`` is the prompt's estimate."""
+
+    session_id: str
+    reason: str  # automatic, manual or overflow
+    tokens_before: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class CompactionCommitted:
+    """The checkpoint is saved: the chat goes on from its state, summary and tail."""
+
+    row: TranscriptRow
+    checkpoint: Checkpoint
 
 
 @dataclass(frozen=True)
@@ -146,4 +166,6 @@ RuntimeEvent = (
     | RouteFallbackRecorded
     | ApprovalRequested
     | ApprovalAnswered
+    | CompactionStarted
+    | CompactionCommitted
 )

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from desktop.secrets import KeychainUnavailable, SecretStore
 from desktop.validation_text import problem_text
 from host.mcp.config import SERVER_NAME_PATTERN, McpServerConfig
+from host.text import printable
 
 __all__ = [
     "McpServerSetting",
@@ -154,6 +155,7 @@ def server_setting(
     edited) has under that name. ``McpSettingsError`` says what is wrong; nothing is saved
     then. Secrets the edited entry no longer has leave the keychain."""
     name = str(fields.get("name", ""))
+    _check_name(name)
     _validated(name, {**fields, "env": {}, "headers": {}})  # before any secret is stored
     given_env = _with_kept(secrets, name, "env", env or {}, kept)
     given_headers = _with_kept(secrets, name, "header", headers or {}, kept)
@@ -171,12 +173,26 @@ def server_setting(
     return server
 
 
+def _check_name(name: str) -> None:
+    """Say plainly what is wrong with a name; the pattern itself means nothing to a person."""
+    if not name.strip():
+        raise McpSettingsError("The MCP server cannot be saved without a name; give it one.")
+    if re.fullmatch(SERVER_NAME_PATTERN, name) is None:
+        raise McpSettingsError(
+            f"The MCP server cannot be saved as {printable(name)!r}: a name holds only letters, digits and -, "
+            "with single _ between them (no spaces, dots or __)."
+        )
+
+
 def _validated(name: str, entry: Mapping[str, object]) -> McpServerSetting:
     try:
         server = McpServerSetting.model_validate(entry)
         McpServerConfig.model_validate({k: getattr(server, k) for k in ("name", "transport", "command", "url")})
     except ValidationError as exc:
-        raise McpSettingsError(f"The MCP server {name!r} cannot be saved: {problem_text(exc)}.") from exc
+        problem = problem_text(exc)
+        if not problem.startswith("The MCP server"):  # the config's own sentences name the server already
+            problem = f"The MCP server {name!r} cannot be saved: {problem[:1].lower()}{problem[1:]}"
+        raise McpSettingsError(problem) from exc
     return server
 
 

@@ -23,6 +23,7 @@ from desktop.context import (
     ImagePart,
     Message,
     ReasoningPart,
+    SummaryPart,
     SystemUpdatePart,
     TextPart,
     ToolCallPart,
@@ -40,15 +41,17 @@ __all__ = [
     "project",
     "render_opening",
     "render_section",
+    "render_summary",
     "render_update",
 ]
 
 MISSING_RESULT = "This tool call was interrupted before it returned a result."
 OPENING_TAG = "system-instructions"
+SUMMARY_TAG = "conversation-summary"
 # Every tag Cairn frames content with. The same tags inside section content, tool results or
 # another model's reasoning are neutralised, so a skill description or a tool cannot forge a
 # block that looks like Cairn's own.
-FRAME_TAGS = ("system-update", OPENING_TAG, "conversation-summary", "reasoning")
+FRAME_TAGS = ("system-update", OPENING_TAG, SUMMARY_TAG, "reasoning")
 _FRAME = re.compile(r"<(\s*/?\s*)(" + "|".join(map(re.escape, FRAME_TAGS)) + r")(?![\w-])", re.IGNORECASE)
 
 
@@ -78,6 +81,11 @@ def render_update(update: SystemUpdatePart) -> str:
     return f'<system-update section="{update.section}">\n{render_section(update.content)}\n</system-update>'
 
 
+def render_summary(text: str) -> str:
+    """A compaction's summary as the tagged block that leads the retained tail."""
+    return f"<{SUMMARY_TAG}>\n{neutralize(text)}\n</{SUMMARY_TAG}>"
+
+
 def render_opening(text: str) -> str:
     """The opening system content as a tagged block, for routes whose template drops the
     system role; it leads the first user message."""
@@ -85,12 +93,18 @@ def render_opening(text: str) -> str:
 
 
 def project(
-    context: Context, route: ResolvedRoute, *, stream: bool = True, fold_updates: bool = False
+    context: Context,
+    route: ResolvedRoute,
+    *,
+    stream: bool = True,
+    fold_updates: bool = False,
+    tool_choice: str | None = None,
 ) -> ProjectedRequest:
     """One request body for ``route``; see the module docstring for what adapts.
 
     ``fold_updates`` folds later system updates even where the route's flags would keep
-    them in place: the session learnt that this route refuses them.
+    them in place: the session learnt that this route refuses them. ``tool_choice`` ("none"
+    for a compaction's summary request) is sent only with tools.
     """
     projector = _Projector(route, fold_updates=fold_updates)
     messages = projector.messages(context.messages)
@@ -107,6 +121,8 @@ def project(
             }
             for t in sorted(context.tools, key=lambda t: t.name)
         ]
+        if tool_choice is not None:  # after the prompt: it changes no cached token
+            body["tool_choice"] = tool_choice
     return ProjectedRequest(body=body, body_bytes=canonical_json_bytes(body), notes=projector.notes)
 
 
@@ -208,6 +224,8 @@ class _Projector:
         for part in message.parts:
             if isinstance(part, TextPart):
                 blocks.append({"type": "text", "text": part.text})
+            elif isinstance(part, SummaryPart):
+                blocks.append({"type": "text", "text": render_summary(part.text)})
             elif isinstance(part, ImagePart) and accepts_images:
                 url = f"data:{part.media_type};base64,{part.data}"
                 blocks.append({"type": "image_url", "image_url": {"url": url}})

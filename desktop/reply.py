@@ -29,9 +29,9 @@ from desktop.routes import ResolvedRoute
 from host.content import MessageContent, Part, ReasoningPart, TextPart, ToolCallPart
 from host.journal import Journal
 from host.transcript import TranscriptRow, TranscriptWriter
-from host.usage import UsageLedger
+from host.usage import UsageKind, UsageLedger
 
-__all__ = ["Shown", "commit_reply", "redacted_parts", "stream_reply"]
+__all__ = ["Shown", "commit_reply", "record_usage", "redacted_parts", "stream_reply"]
 
 Shown = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Waiting  # what a reply shows while it streams
 
@@ -103,26 +103,41 @@ def commit_reply(
     route: ResolvedRoute,
 ) -> TranscriptRow:
     """The reply and its usage, in one transaction: after a crash a session's cost total is
-    never missing a request whose answer was saved. Usage the provider did not report is
-    recorded as such (no token counts), never as zero."""
-    usage = finished.usage
+    never missing a request whose answer was saved."""
     with journal.write("the reply and its usage"):
         row = TranscriptWriter(journal).append_assistant(session_id, content)
-        UsageLedger(journal).record(
-            session_id=session_id,
-            row_id=row.id,
-            account_id=route.account_id,
-            provider=route.actual.provider,
-            model=route.actual.model,
-            api=route.actual.api,
-            base_url=route.actual.base_url,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            cached_tokens=usage.cached_tokens if usage else None,
-            uncached_tokens=usage.uncached_tokens if usage else None,
-            output_tokens=usage.output_tokens if usage else None,
-            reasoning_tokens=usage.reasoning_tokens if usage else None,
-            cost_usd=usage.cost(route.model_info.cost if route.model_info else None) if usage else None,
-            body_sha256=hashlib.sha256(request.body_bytes).hexdigest(),
-            body_bytes=len(request.body_bytes),
-        )
+        record_usage(journal, session_id, row.id, finished=finished, request=request, route=route)
     return row
+
+
+def record_usage(
+    journal: Journal,
+    session_id: str,
+    row_id: str,
+    *,
+    finished: Finished,
+    request: ProjectedRequest,
+    route: ResolvedRoute,
+    kind: UsageKind = "chat",
+) -> None:
+    """One request's usage, with the row it produced. Usage the provider did not report is
+    recorded as such (no token counts), never as zero."""
+    usage = finished.usage
+    UsageLedger(journal).record(
+        session_id=session_id,
+        row_id=row_id,
+        account_id=route.account_id,
+        provider=route.actual.provider,
+        model=route.actual.model,
+        api=route.actual.api,
+        base_url=route.actual.base_url,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        cached_tokens=usage.cached_tokens if usage else None,
+        uncached_tokens=usage.uncached_tokens if usage else None,
+        output_tokens=usage.output_tokens if usage else None,
+        reasoning_tokens=usage.reasoning_tokens if usage else None,
+        cost_usd=usage.cost(route.model_info.cost if route.model_info else None) if usage else None,
+        body_sha256=hashlib.sha256(request.body_bytes).hexdigest(),
+        body_bytes=len(request.body_bytes),
+        kind=kind,
+    )

@@ -12,17 +12,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pydantic import JsonValue
 
 from desktop.approvals import Approval, Approver, DenyQuestions
+from desktop.compaction import NothingToCompact, Reason, overflowed, too_long
+from desktop.compactor import CompactionFailed, Compactor
 from desktop.context import context_from_rows
 from desktop.context_engine import ContextEngine
-from desktop.estimate import ContextBudget, Measured
+from desktop.estimate import ContextBudget, Measured, estimate_tokens
 from desktop.events import (
     AssistantCommitted,
-    RouteFallbackRecorded,
     RuntimeEvent,
     SectionsAppended,
     TurnCancelled,
@@ -31,8 +32,8 @@ from desktop.events import (
 )
 from desktop.inspection import request_started
 from desktop.preparation import PreparedRequest, RequestPreparer
-from desktop.projection import project
-from desktop.provider.errors import AuthenticationFailed, MalformedResponse, ProviderError
+from desktop.projection import ProjectedRequest, project
+from desktop.provider.errors import ContextOverflow, MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import ReplyAssembler
 from desktop.redaction import Redactor
@@ -42,11 +43,9 @@ from desktop.routes import ResolvedRoute
 from desktop.system_state import SystemState
 from desktop.tool_calls import CallsStopped, ResultNotSaved, ToolCalls, open_calls, parked_calls
 from desktop.turn import NothingToRetry, Step, TurnOutcome, outcome
+from desktop.turn_records import TurnRecords
 from host.content import (
-    ErrorContent,
-    ErrorRecord,
     MessageContent,
-    RouteFallback,
     TextPart,
     ToolIdentity,
 )
@@ -112,6 +111,8 @@ class ChatRuntime:
         self._status_lines = status_lines or tuple
         self._preparer: RequestPreparer | None = None
         self._emit = _guarded(on_event or (lambda _event: None))
+        self.records = TurnRecords(self.writer, self.redactor, self._emit)
+        self.compactor = Compactor(journal, self.redactor, self._emit)
         self.calls = ToolCalls(
             self.writer,
             gate=self.gate,
@@ -215,7 +216,7 @@ class ChatRuntime:
         except CallsStopped as exc:
             return outcome([], str(exc))
         except (ResultNotSaved, JournalWriteError) as exc:
-            return outcome([], self._result_not_saved(exc))
+            return outcome([], self.records.result_not_saved(exc))
         return await self._run(session_id, None, None)
 
     def _permissions(self, rows: list[TranscriptRow]) -> Permissions:
@@ -247,27 +248,19 @@ class ChatRuntime:
             except CallsStopped as exc:
                 return outcome(steps, str(exc))
             except (ResultNotSaved, JournalWriteError) as exc:
-                return outcome(steps, self._result_not_saved(exc))
+                return outcome(steps, self.records.result_not_saved(exc))
         message = f"The model kept calling tools; Cairn stopped after {MAX_TOOL_STEPS} steps. Retry to continue."
-        self._fail(session_id, MalformedResponse(message), None)
-        return outcome(steps, message)
-
-    def _result_not_saved(self, error: ResultNotSaved | JournalWriteError) -> str:
-        what, unsaved = ("a tool call's record", "")
-        if isinstance(error, ResultNotSaved):
-            what, unsaved = f"The result of {error.call.name}", error.result.content
-        message = (
-            f"{what[0].upper()}{what[1:]} could not be saved ({error}); nothing more was sent. Free disk space or fix "
-            "the journal's permissions, then retry: the call is answered again."
+        self.records.fail(
+            session_id, MalformedResponse(message), None, route=self.route, sends_key=self.client.sends_key
         )
-        self._emit(TurnFailed(message, "JournalWriteError", True, None, None, unsaved=unsaved))
-        return message
+        return outcome(steps, message)
 
     async def _step(self, session_id: str, anchor: str | None, overrides: Mapping[str, JsonValue] | None) -> Step:
         route, client = self.route, self.client
         budget = self.budget(route)
-        known = SessionFallbacks.of(self.writer.model_order(session_id), route)
+        attempt = _Attempt(SessionFallbacks.of(self.writer.model_order(session_id), route))
         while True:
+            known = attempt.known
             prepared = self._prepare(
                 session_id,
                 anchor,
@@ -280,10 +273,17 @@ class ChatRuntime:
                 return Step(failed=prepared)
             context = context_from_rows(self.writer.model_order(session_id), list(prepared.declared))
             request = project(context, route, fold_updates=known.fold_updates)
-            measured = self.ledger.last_measured(session_id)
-            started = request_started(
-                session_id, route, request, prepared, budget=budget, measured=Measured(*measured) if measured else None
-            )
+            measured = self._measured(session_id)
+            estimate = estimate_tokens(len(request.body_bytes), measured)
+            if not attempt.tried and estimate > budget.threshold:
+                attempt.tried = True
+                done = await self._compact(session_id, prepared, budget, "automatic", fold_updates=known.fold_updates)
+                if isinstance(done, str):
+                    return Step(failed=done)
+                if done:
+                    attempt.compacted = True
+                    continue
+            started = request_started(session_id, route, request, prepared, budget=budget, measured=measured)
             notes = (*started.notes, *prepared.notes, *known.notes(route))
             self._emit(replace(started, notes=notes, servers=self._status_lines()))
             assembler = ReplyAssembler(route.key)
@@ -292,25 +292,14 @@ class ChatRuntime:
                 parts = redacted_parts(assembler.parts(complete=True), self.redactor)
                 break
             except asyncio.CancelledError:
-                partial = self._save_partial(session_id, assembler, route, hidden=False)
+                partial = self.records.save_partial(session_id, assembler, route, hidden=False)
                 self._emit(TurnCancelled(partial))
                 raise
             except ProviderError as exc:
-                fallback = None if assembler.has_content else fallback_for(exc, request, route, known)
-                if fallback is not None:
-                    # The route refused what its catalog promised: remember it for this session
-                    # (a row, not a rewrite) and ask again, adapted.
-                    if not self._record_fallback(session_id, fallback):
-                        return Step(failed=str(exc))
-                    known = replace(
-                        known,
-                        fold_updates=known.fold_updates or fallback.fallback == "fold_system_updates",
-                        no_tools=known.no_tools or fallback.fallback == "no_tools",
-                    )
-                    continue
-                partial = self._save_partial(session_id, assembler, route, hidden=True)
-                self._fail(session_id, exc, partial)
-                return Step(failed=str(exc))
+                attempt.request, attempt.prepared, attempt.estimate = request, prepared, estimate
+                failed = await self._recover(session_id, exc, assembler, attempt, budget)
+                if failed is not None:
+                    return failed
 
         content = MessageContent(parts=parts, model=route.key, finish_reason=finished.finish_reason)
         try:
@@ -330,6 +319,96 @@ class ChatRuntime:
         return Step(
             row=row, content=content, tools=prepared.catalog, activated=prepared.activated, usage=usage, cost=cost
         )
+
+    async def _recover(
+        self,
+        session_id: str,
+        error: ProviderError,
+        assembler: ReplyAssembler,
+        attempt: _Attempt,
+        budget: ContextBudget,
+    ) -> Step | None:
+        """After a failed request: ``None`` to ask again (compacted after an overflow, or
+        adapted to what the route refused), else the failed step, recorded."""
+        route, client, known = self.route, self.client, attempt.known
+        request, prepared, estimate = attempt.request, attempt.prepared, attempt.estimate
+        assert request is not None
+        assert prepared is not None
+        overflow = not assembler.has_content and overflowed(error, estimate, budget)
+        if overflow and not attempt.compacted:
+            attempt.tried = True
+            done = await self._compact(session_id, prepared, budget, "overflow", fold_updates=known.fold_updates)
+            if isinstance(done, str):
+                return Step(failed=done)
+            if done:
+                attempt.compacted = True
+                return None
+        fallback = None if assembler.has_content else fallback_for(error, request, route, known)
+        if fallback is not None:
+            # The route refused what its catalog promised: remember it for this session (a
+            # row, not a rewrite) and ask again, adapted.
+            if not self.records.record_fallback(session_id, fallback):
+                return Step(failed=str(error))
+            attempt.known = replace(
+                known,
+                fold_updates=known.fold_updates or fallback.fallback == "fold_system_updates",
+                no_tools=known.no_tools or fallback.fallback == "no_tools",
+            )
+            return None
+        if overflow:
+            error = ContextOverflow(too_long(route, estimate, budget, compacted=attempt.compacted), 400, "")
+        partial = self.records.save_partial(session_id, assembler, route, hidden=True)
+        self.records.fail(session_id, error, partial, route=route, sends_key=client.sends_key)
+        return Step(failed=self.redactor.redact(str(error)))
+
+    def _measured(self, session_id: str) -> Measured | None:
+        measured = self.ledger.last_measured(session_id)
+        return Measured(*measured) if measured else None
+
+    async def compact(self, session_id: str, focus: str | None = None) -> TranscriptRow:
+        """Summarise the conversation before its latest turns now (the person asked): the
+        checkpoint's row. ``NothingToCompact``, ``CompactionFailed`` or a ``ProviderError``
+        say why not; the journal is then as it was."""
+        if self._learn is not None:
+            self.route, self._learn = await self._learn(self.route), None
+        if self._ready is not None:
+            await self._ready()
+        route, budget = self.route, self.budget(self.route)
+        known = SessionFallbacks.of(self.writer.model_order(session_id), route)
+        tools_allowed = route.accepts_tools and not known.no_tools
+        prepared = self._prepare(session_id, None, None, route=route, tools_allowed=tools_allowed, budget=budget)
+        if isinstance(prepared, str):
+            raise CompactionFailed(prepared)
+        return await self.compactor.compact(
+            session_id, route=route, client=self.client, prepared=prepared, budget=budget, reason="manual",
+            fold_updates=known.fold_updates, focus=focus, measured=self._measured(session_id),
+        )  # fmt: skip
+
+    async def _compact(
+        self, session_id: str, prepared: PreparedRequest, budget: ContextBudget, reason: Reason, *, fold_updates: bool
+    ) -> bool | str:
+        """Compact before a request: ``True`` when it did, ``False`` when there was nothing to
+        summarise (the request goes as it is), or the message of a failure, recorded as the
+        turn's (a retry compacts again)."""
+        try:
+            await self.compactor.compact(
+                session_id, route=self.route, client=self.client, prepared=prepared, budget=budget, reason=reason,
+                fold_updates=fold_updates, measured=self._measured(session_id),
+            )  # fmt: skip
+        except NothingToCompact:
+            return False
+        except asyncio.CancelledError:
+            self._emit(TurnCancelled(None))
+            raise
+        except (CompactionFailed, ProviderError, JournalWriteError) as exc:
+            message = (
+                f"Cairn had to summarise earlier messages to fit {self.route.actual.model}'s context, and could not: "
+                f"{exc} Retry to try again."
+            )
+            self.records.fail(session_id, MalformedResponse(message), None, route=self.route,
+                              sends_key=self.client.sends_key)  # fmt: skip
+            return self.redactor.redact(message)
+        return True
 
     def _prepare(
         self,
@@ -366,46 +445,19 @@ class ChatRuntime:
             self._emit(SectionsAppended(prepared.rows))
         return prepared
 
-    def _record_fallback(self, session_id: str, fallback: RouteFallback) -> bool:
-        try:
-            row = self.writer.append_meta(session_id, fallback)
-        except JournalWriteError as exc:
-            self._emit(TurnFailed(f"{exc} Nothing more was sent.", "JournalWriteError", True, None, None))
-            return False
-        log.warning("session %s: %s; adapting as %s from now on", session_id, fallback.reason, fallback.fallback)
-        self._emit(RouteFallbackRecorded(row, fallback.reason))
-        return True
 
-    def _save_partial(
-        self, session_id: str, assembler: ReplyAssembler, route: ResolvedRoute, *, hidden: bool
-    ) -> TranscriptRow | None:
-        """Keep what arrived, marked interrupted. Visible (kept in the conversation) when the
-        person stopped it; hidden when it failed, so a retry asks afresh."""
-        parts = redacted_parts(assembler.parts(complete=False), self.redactor) if assembler.has_content else []
-        if not parts:
-            return None
-        content = MessageContent(parts=parts, model=route.key, status="interrupted")
-        try:
-            return self.writer.append(session_id, "assistant", content, hidden=hidden)
-        except JournalWriteError:
-            return None
+@dataclass
+class _Attempt:
+    """What a step has learnt while it tries: the route's fallbacks, and whether it compacted
+    (at most once a step: a chat that still does not fit says so)."""
 
-    def _fail(self, session_id: str, error: ProviderError, partial: TranscriptRow | None) -> None:
-        message = self.redactor.redact(str(error))  # an error page may quote the key back
-        if isinstance(error, AuthenticationFailed) and not self.client.sends_key:
-            message = (
-                f"{self.route.actual.base_url} wants an API key, and none was sent: this account has no key on this "
-                "computer (a key kept in memory lasts one run). Add it in Settings → Accounts, or with "
-                "`cairn accounts edit NAME --set-key`."
-            )
-        if partial is not None:
-            message += " What arrived is kept."
-        content = ErrorContent(error=ErrorRecord(kind=error.kind, message=message, retryable=error.retryable))
-        try:
-            error_row: TranscriptRow | None = self.writer.append(session_id, "assistant", content, hidden=True)
-        except JournalWriteError:
-            error_row = None
-        self._emit(TurnFailed(message, error.kind, error.retryable, error_row, partial))
+    known: SessionFallbacks
+    tried: bool = False  # a compaction was attempted (there may have been nothing to summarise)
+    compacted: bool = False
+    # The request that just failed, what it was prepared with, and its estimated size.
+    request: ProjectedRequest | None = None
+    prepared: PreparedRequest | None = None
+    estimate: int = 0
 
 
 def _guarded(listener: Callable[[RuntimeEvent], None]) -> Callable[[RuntimeEvent], None]:

@@ -191,13 +191,20 @@ class Services:
     async def save_server(self, server: McpServerSetting, *, replacing: str | None = None) -> Settings:
         """Save an MCP server entry (in place of ``replacing``, when it is an edit) and bring
         the running servers in step. ``McpSettingsError`` when another server has its name."""
-        settings = self.load_settings()
-        clash = settings.servers().get(server.name)
-        if clash is not None and (replacing is None or clash.name.casefold() != replacing.casefold()):
-            raise McpSettingsError(f"An MCP server named {server.name!r} already exists; pick another name.")
+        settings = self.check_server_name(server.name, replacing=replacing)
         settings = settings.with_server(server, replacing=replacing)
         self.settings_store.save(settings)
         await self.mcp.reload()
+        return settings
+
+    def check_server_name(self, name: str, *, replacing: str | None = None) -> Settings:
+        """The settings as they are now; ``McpSettingsError`` when another server has ``name``.
+        Ask before building an entry: building one puts its secrets in the keychain, under its
+        name, where they would replace the other server's."""
+        settings = self.load_settings()
+        clash = settings.servers().get(name)
+        if clash is not None and (replacing is None or clash.name.casefold() != replacing.casefold()):
+            raise McpSettingsError(f"An MCP server named {name!r} already exists; pick another name.")
         return settings
 
     async def remove_server(self, name: str) -> Settings:

@@ -41,6 +41,7 @@ __all__ = [
     "CONTENT",
     "MODEL_SYSTEM",
     "ChatGrant",
+    "Checkpoint",
     "ErrorContent",
     "ErrorRecord",
     "Fallback",
@@ -55,6 +56,7 @@ __all__ = [
     "ReasoningPart",
     "RouteFallback",
     "RowContent",
+    "SectionEntry",
     "SectionUpdate",
     "SupersedeContent",
     "TextPart",
@@ -282,6 +284,34 @@ class PlanRecord(_Frozen):
     created_at: str
 
 
+class SectionEntry(_Frozen):
+    section: str
+    content: JsonValue
+
+
+class Checkpoint(_Frozen):
+    """A compaction (seed 002): the effective state saved once, with the summary of the
+    conversation before the retained tail. The model's context after it is this state (as
+    leading system content, rendered as a session's first request is), the summary as a
+    user-role block, the retained tail from ``tail_from`` and what follows. It keeps the
+    declaration epoch and its activation: ``sections`` carries ``tool_activation`` too."""
+
+    v: Literal[1] = 1
+    kind: Literal["checkpoint"] = "checkpoint"
+    sections: list[SectionEntry]  # in rendering order
+    epoch: int  # the declaration epoch it was made in; 0 without a plan
+    summary: str
+    tail_from: str | None  # the first row of the retained tail (a user row); None: no tail
+    prompt_version: int
+    reason: Literal["automatic", "manual", "overflow"]
+    tokens_before: int  # the estimated prompt before and after
+    tokens_after: int
+    created_at: str
+
+    def state(self) -> dict[str, JsonValue]:
+        return {entry.section: entry.content for entry in self.sections}
+
+
 def _system_kind(value: Any) -> str | None:
     if isinstance(value, BaseModel):
         return str(getattr(value, "kind", ""))
@@ -298,7 +328,8 @@ ModelSystem = Annotated[
     | Annotated[PermissionMode, Tag("permission_mode")]
     | Annotated[ChatGrant, Tag("chat_grant")]
     | Annotated[ToolApproval, Tag("tool_approval")]
-    | Annotated[PlanRecord, Tag("plan")],
+    | Annotated[PlanRecord, Tag("plan")]
+    | Annotated[Checkpoint, Tag("checkpoint")],
     Discriminator(_system_kind),
 ]
 MODEL_SYSTEM: TypeAdapter[ModelSystem] = TypeAdapter(ModelSystem)

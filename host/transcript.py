@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 from host.canonical import canonical_json_bytes
 from host.content import (
     CONTENT,
+    Checkpoint,
     ModelSystem,
     RowContent,
     SectionUpdate,
@@ -36,6 +37,7 @@ __all__ = [
     "TranscriptRow",
     "TranscriptWriter",
     "fold_sections",
+    "last_checkpoint",
     "order_for_model",
     "superseded",
 ]
@@ -273,6 +275,16 @@ def order_for_model(rows: list[TranscriptRow]) -> list[TranscriptRow]:
     return ordered
 
 
+def last_checkpoint(rows: list[TranscriptRow]) -> int | None:
+    """The index of the last compaction checkpoint among ``rows``, if any."""
+    for index in range(len(rows) - 1, -1, -1):
+        meta = rows[index].model_system
+        # Most rows are not: look at the kind before parsing the whole row.
+        if isinstance(meta, dict) and meta.get("kind") == "checkpoint" and isinstance(rows[index].meta(), Checkpoint):
+            return index
+    return None
+
+
 def superseded(rows: list[TranscriptRow]) -> set[str]:
     """The ids that supersede markers among ``rows`` have taken out."""
     gone: set[str] = set()
@@ -283,9 +295,15 @@ def superseded(rows: list[TranscriptRow]) -> set[str]:
 
 
 def fold_sections(rows_in_model_order: list[TranscriptRow]) -> dict[str, Any]:
-    """Fold section updates in order; tombstones remove; unknown versions are ignored."""
+    """Fold section updates in order from the last compaction checkpoint (whose saved state
+    they start from) or the first row; tombstones remove; unknown versions are ignored."""
+    start = last_checkpoint(rows_in_model_order)
     state: dict[str, Any] = {}
-    for row in rows_in_model_order:
+    if start is not None:
+        checkpoint = rows_in_model_order[start].meta()
+        assert isinstance(checkpoint, Checkpoint)
+        state = checkpoint.state()
+    for row in rows_in_model_order[(start or -1) + 1 :]:
         update = row.section_update()
         if update is None:
             continue

@@ -251,7 +251,9 @@ def test_context_overflow_is_recognized(journal: Journal, cairn_paths: CairnPath
 
         asyncio.run(run())
     assert failures[0].kind == "ContextOverflow"
-    assert "longer than the model's context" in failures[0].message
+    # The route says 8,192 tokens, the server 20: the message names the setting to change.
+    assert "longer than the model's context on the server" in failures[0].message
+    assert "route allows 8,192 (default)" in failures[0].message
 
 
 def test_a_reply_that_cannot_be_saved_after_sending_is_reported_and_kept_on_screen(

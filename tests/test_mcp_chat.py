@@ -188,7 +188,8 @@ def test_a_disabled_server_never_starts_and_a_removed_one_leaves_nothing(cairn: 
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"name": "bad.name", "command": "x"}, "cannot be saved"),
+        ({"name": "", "command": "x"}, "cannot be saved without a name"),
+        ({"name": "bad.name", "command": "x"}, "a name holds only letters, digits and -"),
         ({"name": "web", "transport": "http", "url": "ftp://example.com"}, "needs an http(s) url"),
         ({"name": "nothing"}, "needs a command"),
         ({"name": "x" * 40, "command": "x"}, "cannot be saved"),

@@ -96,7 +96,8 @@ class MalformedResponse(ProviderError):
 
 _OVERFLOW = re.compile(
     r"context[_ ]length[_ ]exceeded|maximum context length|context window|prompt is too long|"
-    r"too many tokens|exceeds the context",
+    r"too many tokens|exceeds the context|exceeds the available context|context size|input is too long|"
+    r"reduce the length of the messages",
     re.IGNORECASE,
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")

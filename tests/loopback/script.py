@@ -78,4 +78,5 @@ class RecordedRequest:
     headers: dict[str, str]
     prompt_tokens: int = 0
     cached_tokens: int = 0
+    overflowed: bool = False  # answered with an empty stream because the prompt was too long
     status: int = 200

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -53,6 +53,8 @@ class LoopbackProvider:
         template_api: str = "llama.cpp",
         server_context: int | None = None,
         model_context: int | None = None,
+        overflow_as_empty_stream: bool = False,
+        chunk_delay: float = 0.0,
     ) -> None:
         self.api_key = api_key
         self.cache = PrefixCache(cache_unit)
@@ -72,6 +74,10 @@ class LoopbackProvider:
         # Ollama, the model's own context_length.
         self.server_context = server_context
         self.model_context = model_context
+        # A prompt past context_window gets a 200 and a stream that ends with nothing, as some
+        # local servers answer, instead of a 400.
+        self.overflow_as_empty_stream = overflow_as_empty_stream
+        self.chunk_delay = chunk_delay  # between the chunks of a reply nobody scripted
         self._state = _State()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -127,7 +133,8 @@ class LoopbackProvider:
             if self._state.replies:
                 return self._state.counter, self._state.replies.popleft()
             n = self._state.counter
-        return n, _default_reply(n, body)
+        default = _default_reply(n, body)
+        return n, replace(default, chunk_delay=self.chunk_delay) if self.chunk_delay else default
 
     def _record(self, request: RecordedRequest) -> None:
         with self._state.lock:
@@ -248,6 +255,14 @@ class _Handler(BaseHTTPRequestHandler):
         tokens = prompt_tokens(body)
         record.prompt_tokens = len(tokens)
         if self.owner.context_window is not None and len(tokens) > self.owner.context_window:
+            if self.owner.overflow_as_empty_stream:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                record.status = 200
+                record.overflowed = True
+                return
             record.status = 400
             self._send(
                 400,

@@ -1,0 +1,209 @@
+"""Compaction: a long chat summarised, with the effective state saved once (seed 002).
+
+When the next request would pass the compaction threshold (the context limit less the reply
+reserve), or the person asks, or the provider says the prompt is too long, Cairn:
+
+1. chooses the retained tail: whole turns from the end (each starts on a user message, so a
+   tool call is never split from its result) while they fit the retained-tail budget; the
+   latest turn always stays;
+2. asks for a summary with the request as it stands plus a fixed, versioned prompt as a last
+   user message (so the provider's cache covers all but the prompt), with ``tool_choice``
+   ``none``; it streams through the adapter, can be cancelled, and its usage is recorded
+   with kind ``compaction``;
+3. commits one hidden checkpoint row (``host.content.Checkpoint``): every section's content,
+   the declaration epoch, the summary, where the tail starts, with the usage, in one
+   transaction, before any later request is sent.
+
+The context after it is the state as leading system content (rendered as a session's first
+request is, so an unchanged state sends the same bytes and its cached prefix still hits),
+the summary as a user-role ``<conversation-summary>`` block leading the tail's first user
+message, the tail, and what follows. Nothing is deleted: the rows before stay in the journal
+and in the window. A crash before the commit leaves no checkpoint, and the next request
+compacts again; after it, the checkpoint is whole.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import JsonValue
+
+from desktop.context import Message, TextPart, message_from_row
+from desktop.estimate import BYTES_PER_TOKEN, ContextBudget
+from desktop.provider.errors import ContextOverflow, MalformedResponse
+from desktop.routes import ResolvedRoute
+from host.canonical import canonical_json_bytes
+from host.content import Checkpoint, SectionEntry
+from host.journal import utc_now
+from host.transcript import TranscriptRow, last_checkpoint, superseded
+
+__all__ = [
+    "PROMPT_VERSION",
+    "NothingToCompact",
+    "Reason",
+    "TailChoice",
+    "choose_tail",
+    "make_checkpoint",
+    "overflowed",
+    "prompt_message",
+    "summary_prompt",
+    "tail_messages",
+    "too_long",
+]
+
+PROMPT_VERSION = 1
+# A stream that ends with nothing while the prompt is this close to the limit is taken for an
+# overflow: a server whose real context is smaller than Cairn was told does that. Compacting
+# when it was something else costs one summary, never a message.
+NEAR_LIMIT = 0.7
+Reason = Literal["automatic", "manual", "overflow"]
+
+
+class NothingToCompact(Exception):
+    """The conversation has nothing before its latest turn to summarise."""
+
+
+def summary_prompt(tail_start: str | None, focus: str | None = None) -> str:
+    """The fixed prompt of version ``PROMPT_VERSION``, added as the last user message."""
+    lines = [
+        "Cairn needs to shorten this conversation to keep going. Write a summary of the conversation above that "
+        "lets you continue it without the earlier messages: the person's goals and preferences, decisions made "
+        "and why, facts, names, numbers, file paths and code that still matter, what tools found or changed, and "
+        "what is still open. Write it as plain notes addressed to yourself, in the conversation's language. Do not "
+        "call tools, and do not answer or continue the conversation itself.",
+    ]
+    if tail_start:
+        lines.append(
+            "The most recent messages, from the person's message that begins "
+            f"{_excerpt(tail_start)!r}, will be kept word for word after your summary: summarise what comes before "
+            "them, and only mention them if something earlier needs it."
+        )
+    if focus:
+        lines.append(f"The person asks the summary to keep especially: {focus.strip()}")
+    return "\n\n".join(lines)
+
+
+@dataclass(frozen=True)
+class TailChoice:
+    tail_from: str | None  # the first row of the retained tail; None: nothing is retained
+    summarised: int  # how many turns go into the summary
+    tail_tokens: int  # the tail's estimated size
+
+
+def choose_tail(rows: list[TranscriptRow], budget: int) -> TailChoice:
+    """The retained tail of ``rows`` (a session's rows in model order): whole turns from the
+    end while they fit ``budget`` tokens; the latest turn always. ``NothingToCompact`` when
+    no earlier turn is left to summarise."""
+    gone = superseded(rows)
+    at = last_checkpoint(rows)
+    start = 0
+    if at is not None:
+        checkpoint = rows[at].meta()
+        assert isinstance(checkpoint, Checkpoint)
+        start = next((i for i, r in enumerate(rows) if r.id == checkpoint.tail_from), at + 1)
+    turns: list[tuple[str, int]] = []  # each turn's first row and its estimated tokens
+    for index, row in enumerate(rows[start:], start=start):
+        if row.id in gone or (at is not None and index < at and row.role == "system"):
+            continue
+        message = message_from_row(row)
+        if message is None:
+            continue
+        size = _tokens(message)
+        if message.role == "user" and not row.hidden:
+            turns.append((row.id, size))
+        elif turns:
+            first, total = turns[-1]
+            turns[-1] = (first, total + size)
+    had_summary = at is not None  # an earlier summary is itself something to fold in
+    if not turns or (len(turns) == 1 and not had_summary):
+        raise NothingToCompact("There is nothing before the latest message to summarise yet.")
+    kept, used = len(turns) - 1, turns[-1][1]
+    while kept > 0 and used + turns[kept - 1][1] <= budget:
+        kept -= 1
+        used += turns[kept][1]
+    if kept == 0 and not had_summary:
+        kept, used = 1, sum(size for _, size in turns[1:])  # at least one turn goes into the summary
+    return TailChoice(turns[kept][0], kept, used)
+
+
+def tail_messages(rows: list[TranscriptRow], tail_from: str | None) -> int:
+    """How many of the context's last messages the tail starting at ``tail_from`` gives."""
+    if tail_from is None:
+        return 0
+    gone = superseded(rows)
+    at = last_checkpoint(rows)
+    start = next((i for i, r in enumerate(rows) if r.id == tail_from), len(rows))
+    return sum(
+        1
+        for i, row in enumerate(rows[start:], start=start)
+        if not (at is not None and i < at and row.role == "system")
+        and row.id not in gone
+        and message_from_row(row) is not None
+    )
+
+
+def make_checkpoint(
+    state: dict[str, JsonValue],
+    order: list[str],
+    *,
+    epoch: int,
+    summary: str,
+    tail_from: str | None,
+    reason: Reason,
+    tokens_before: int,
+    tokens_after: int,
+) -> Checkpoint:
+    """The checkpoint row's metadata. ``order``: the sections in rendering order."""
+    return Checkpoint(
+        sections=[SectionEntry(section=name, content=state[name]) for name in order if state.get(name) is not None],
+        epoch=epoch,
+        summary=summary,
+        tail_from=tail_from,
+        prompt_version=PROMPT_VERSION,
+        reason=reason,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        created_at=utc_now(),
+    )
+
+
+def overflowed(error: Exception, estimate: int, budget: ContextBudget) -> bool:
+    """Whether ``error`` says the prompt was too long: the provider said so, or a stream
+    ended with nothing while the prompt was near the limit."""
+    if isinstance(error, ContextOverflow):
+        return True
+    return isinstance(error, MalformedResponse) and estimate >= budget.limit * NEAR_LIMIT
+
+
+def too_long(route: ResolvedRoute, estimate: int, budget: ContextBudget, *, compacted: bool) -> str:
+    """What to say when a chat does not fit, with the sizes. When the estimate fits the
+    route's context, the server's own context is smaller than the route says: say so, since
+    that is the setting to change."""
+    done = "even after summarising earlier messages" if compacted else "and there was nothing left to summarise"
+    model = route.actual.model
+    if estimate <= budget.limit:
+        return (
+            f"The conversation is longer than the model's context on the server for {model}: it refused about "
+            f"{estimate:,} tokens although the route allows {budget.limit:,} ({budget.source}), {done}. Set the "
+            "route's context size to what the server loads, start a new chat, or shorten the last message."
+        )
+    return (
+        f"The conversation is longer than the model's context for {model}: about {estimate:,} tokens against a "
+        f"{budget.limit:,}-token context ({budget.source}), {done}. Start a new chat, shorten the last message, "
+        "or use a model with a larger context."
+    )
+
+
+def prompt_message(tail_start: str | None, focus: str | None) -> Message:
+    return Message(role="user", parts=[TextPart(text=summary_prompt(tail_start, focus))])
+
+
+def _tokens(message: Message) -> int:
+    return math.ceil(len(canonical_json_bytes(message)) / BYTES_PER_TOKEN)
+
+
+def _excerpt(text: str) -> str:
+    first = " ".join(text.split())
+    return first if len(first) <= 80 else first[:79] + "…"
