@@ -31,6 +31,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.ui_speed
 	$(BIN)/python -m benchmarks.tool_latency
 	$(BIN)/python -m benchmarks.mcp_latency
+	$(BIN)/python -m benchmarks.compaction_cost
 
 $(VENV)/.created:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Cairn needs Python 3.11 or newer; set PYTHON=python3.11")'

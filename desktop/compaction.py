@@ -40,11 +40,13 @@ from host.journal import utc_now
 from host.transcript import TranscriptRow, last_checkpoint, superseded
 
 __all__ = [
+    "MAX_FOCUS_CHARS",
     "PROMPT_VERSION",
     "NothingToCompact",
     "Reason",
     "TailChoice",
     "choose_tail",
+    "focus_problem",
     "make_checkpoint",
     "overflowed",
     "prompt_message",
@@ -63,6 +65,18 @@ Reason = Literal["automatic", "manual", "overflow"]
 
 class NothingToCompact(Exception):
     """The conversation has nothing before its latest turn to summarise."""
+
+
+MAX_FOCUS_CHARS = 2_000
+
+
+def focus_problem(focus: str) -> str | None:
+    """What is wrong with a focus note for a manual compaction, if anything."""
+    if len(focus) > MAX_FOCUS_CHARS:
+        return f"The focus note is {len(focus):,} characters; keep it under {MAX_FOCUS_CHARS:,}, a sentence or two."
+    if any("\ud800" <= ch <= "\udfff" for ch in focus) or "\x00" in focus:
+        return "The focus note is not plain text; write it again as text."
+    return None
 
 
 def summary_prompt(tail_start: str | None, focus: str | None = None) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from desktop.compaction import (
     NothingToCompact,
@@ -28,12 +28,24 @@ from desktop.redaction import Redactor
 from desktop.reply import Shown, record_usage, stream_reply
 from desktop.routes import ResolvedRoute
 from desktop.sections import section_order
+from host.canonical import canonical_json_bytes
 from host.content import Checkpoint, TextPart, dump
 from host.journal import Journal, utc_now
 from host.tools import ToolSpec
 from host.transcript import TranscriptRow, TranscriptWriter
 
-__all__ = ["CompactionFailed", "Compactor", "NothingToCompact"]
+__all__ = ["CompactionFailed", "Compactor", "NothingToCompact", "Summarizer"]
+
+
+@dataclass(frozen=True)
+class Summarizer:
+    """Where a summary is asked for: the chat's own route, whose cache the summary request
+    hits, or a route chosen in settings. ``note`` says why it is not the one chosen."""
+
+    route: ResolvedRoute
+    client: OpenAICompatClient
+    budget: ContextBudget
+    note: str | None = None
 
 
 class CompactionFailed(Exception):
@@ -56,15 +68,25 @@ class Compactor:
         fold_updates: bool = False,
         focus: str | None = None,
         measured: Measured | None = None,
+        summarizer: Summarizer | None = None,
     ) -> TranscriptRow:
         """Summarise and commit the checkpoint; its row. ``NothingToCompact`` when there is
         nothing to summarise; ``CompactionFailed`` (and ``ProviderError`` from the request)
-        leave the journal as it was. Cancellation too: the summary is only kept whole."""
+        leave the journal as it was. Cancellation too: the summary is only kept whole.
+        ``summarizer`` sends the summary request elsewhere; the sizes stay the chat's."""
+        asked = summarizer or Summarizer(route, client, budget)
+        own = asked.route == route
         rows = self.writer.model_order(session_id)
-        choice = choose_tail(rows, budget.tail)
         declared = list(prepared.declared)
         context = context_from_rows(rows, declared)
         before = estimate_tokens(len(project(context, route, fold_updates=fold_updates).body_bytes), measured)
+        # Asked for by the person, a compaction frees room now: at most half the conversation
+        # (what follows the system content) stays word for word, however small it still is.
+        tail = budget.tail
+        if reason == "manual":
+            talk = [m for m in context.messages if m.role != "system"]
+            tail = min(tail, estimate_tokens(len(canonical_json_bytes([m.model_dump(mode="json") for m in talk]))) // 2)
+        choice = choose_tail(rows, tail)
         self._emit(CompactionStarted(session_id, reason, before, budget.limit))
         tail_text = next((m.text() for r in rows if r.id == choice.tail_from if (m := message_from_row(r))), None)
         prompt = prompt_message(tail_text, focus)
@@ -73,24 +95,29 @@ class Compactor:
         # what comes before the tail (the tail is kept as it is anyway).
         attempts = [context.messages, head] if choice.tail_from else [context.messages]
         for number, messages in enumerate(attempts, start=1):
-            asking = Context(messages=[*messages, prompt], tools=context.tools)
-            request = project(asking, route, fold_updates=fold_updates, tool_choice="none" if declared else None)
-            started = request_started(session_id, route, request, prepared, budget=budget, measured=measured)
-            note = f"The summary request of a compaction ({reason})" + (", without the tail" if number > 1 else "")
-            self._emit(replace(started, notes=(note + ".", *started.notes)))
-            assembler = ReplyAssembler(route.key)
+            asking = Context(messages=[*messages, prompt], tools=context.tools if asked.route.accepts_tools else [])
+            request = project(
+                asking, asked.route, fold_updates=fold_updates and own, tool_choice="none" if asking.tools else None
+            )
+            started = request_started(
+                session_id, asked.route, request, prepared, budget=asked.budget, measured=measured if own else None
+            )
+            notes = [f"The summary request of a compaction ({reason})" + (", without the tail." if number > 1 else ".")]
+            notes += [asked.note] if asked.note else []
+            self._emit(replace(started, notes=(*notes, *started.notes)))
+            assembler = ReplyAssembler(asked.route.key)
             try:
-                finished = await stream_reply(client, request, assembler, self.redactor, self._progress)
+                finished = await stream_reply(asked.client, request, assembler, self.redactor, self._progress)
                 break
             except ProviderError as exc:
-                size = estimate_tokens(len(request.body_bytes), measured)
-                if number == len(attempts) or assembler.has_content or not overflowed(exc, size, budget):
+                size = estimate_tokens(len(request.body_bytes), measured if own else None)
+                if number == len(attempts) or assembler.has_content or not overflowed(exc, size, asked.budget):
                     raise
         text = "".join(p.text for p in assembler.parts(complete=True) if isinstance(p, TextPart))
         summary = self.redactor.redact(text).strip()
         if not summary:
             raise CompactionFailed(
-                f"{route.actual.model} answered the summary request without any text, so nothing was compacted."
+                f"{asked.route.actual.model} answered the summary request without any text, so nothing was compacted."
             )
         state = self.writer.effective_state(session_id)
         plan = latest_plan(rows)
@@ -105,10 +132,15 @@ class Compactor:
             tokens_after=0,
         )
         after = self._after(session_id, rows, checkpoint, declared=declared, route=route, fold_updates=fold_updates)
+        if after >= before:
+            raise CompactionFailed(
+                f"The summary came out no shorter than the messages it would replace (about {after:,} tokens "
+                f"against {before:,}), so nothing was compacted."
+            )
         checkpoint = checkpoint.model_copy(update={"tokens_after": after})
         with self.journal.write("the compaction checkpoint"):
             row = self.writer.append_meta(session_id, checkpoint)
-            record_usage(self.journal, session_id, row.id, finished=finished, request=request, route=route,
+            record_usage(self.journal, session_id, row.id, finished=finished, request=request, route=asked.route,
                          kind="compaction")  # fmt: skip
         self._emit(CompactionCommitted(row, checkpoint))
         return row

@@ -58,11 +58,17 @@ class ContextBudget:
 
     @property
     def reserve(self) -> int:
-        return self.reply_reserve if self.reply_reserve is not None else min(16_000, self.limit // 4)
+        """A set reserve counts up to half the context: more would leave no room to talk."""
+        if self.reply_reserve is not None:
+            return min(self.reply_reserve, self.limit // 2)
+        return min(16_000, self.limit // 4)
 
     @property
     def tail(self) -> int:
-        return self.retained_tail if self.retained_tail is not None else min(20_000, self.limit * 35 // 100)
+        """A set tail counts up to 40% of the context, so a summary and a new turn still fit."""
+        if self.retained_tail is not None:
+            return min(self.retained_tail, self.limit * 40 // 100)
+        return min(20_000, self.limit * 35 // 100)
 
     @property
     def threshold(self) -> int:

@@ -18,7 +18,7 @@ from pydantic import JsonValue
 
 from desktop.approvals import Approval, Approver, DenyQuestions
 from desktop.compaction import NothingToCompact, Reason, overflowed, too_long
-from desktop.compactor import CompactionFailed, Compactor
+from desktop.compactor import CompactionFailed, Compactor, Summarizer
 from desktop.context import context_from_rows
 from desktop.context_engine import ContextEngine
 from desktop.estimate import ContextBudget, Measured, estimate_tokens
@@ -92,6 +92,7 @@ class ChatRuntime:
         learn: Callable[[ResolvedRoute], Awaitable[ResolvedRoute]] | None = None,
         ready: Callable[[], Awaitable[None]] | None = None,
         status_lines: Callable[[], tuple[str, ...]] | None = None,
+        summarizer: Callable[[ResolvedRoute, OpenAICompatClient, ContextBudget], Summarizer] | None = None,
         on_event: Callable[[RuntimeEvent], None] | None = None,
     ) -> None:
         self.journal = journal
@@ -109,6 +110,7 @@ class ChatRuntime:
         self._learn = learn
         self._ready = ready
         self._status_lines = status_lines or tuple
+        self._summarizer = summarizer or Summarizer
         self._preparer: RequestPreparer | None = None
         self._emit = _guarded(on_event or (lambda _event: None))
         self.records = TurnRecords(self.writer, self.redactor, self._emit)
@@ -367,8 +369,8 @@ class ChatRuntime:
 
     async def compact(self, session_id: str, focus: str | None = None) -> TranscriptRow:
         """Summarise the conversation before its latest turns now (the person asked): the
-        checkpoint's row. ``NothingToCompact``, ``CompactionFailed`` or a ``ProviderError``
-        say why not; the journal is then as it was."""
+        checkpoint's row. ``NothingToCompact`` or ``CompactionFailed`` (with a message fit to
+        show) say why not; the journal is then as it was."""
         if self._learn is not None:
             self.route, self._learn = await self._learn(self.route), None
         if self._ready is not None:
@@ -379,10 +381,14 @@ class ChatRuntime:
         prepared = self._prepare(session_id, None, None, route=route, tools_allowed=tools_allowed, budget=budget)
         if isinstance(prepared, str):
             raise CompactionFailed(prepared)
-        return await self.compactor.compact(
-            session_id, route=route, client=self.client, prepared=prepared, budget=budget, reason="manual",
-            fold_updates=known.fold_updates, focus=focus, measured=self._measured(session_id),
-        )  # fmt: skip
+        try:
+            return await self.compactor.compact(
+                session_id, route=route, client=self.client, prepared=prepared, budget=budget, reason="manual",
+                fold_updates=known.fold_updates, focus=focus, measured=self._measured(session_id),
+                summarizer=self._summarizer(route, self.client, budget),
+            )  # fmt: skip
+        except (ProviderError, JournalWriteError) as exc:
+            raise CompactionFailed(self.redactor.redact(str(exc))) from None
 
     async def _compact(
         self, session_id: str, prepared: PreparedRequest, budget: ContextBudget, reason: Reason, *, fold_updates: bool
@@ -394,6 +400,7 @@ class ChatRuntime:
             await self.compactor.compact(
                 session_id, route=self.route, client=self.client, prepared=prepared, budget=budget, reason=reason,
                 fold_updates=fold_updates, measured=self._measured(session_id),
+                summarizer=self._summarizer(self.route, self.client, budget),
             )  # fmt: skip
         except NothingToCompact:
             return False

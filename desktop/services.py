@@ -21,7 +21,9 @@ import httpx
 from desktop.approvals import Approver, DenyQuestions
 from desktop.catalog.modelsdev import ModelsDevCatalog, load_models_dev
 from desktop.catalog.transport import TransportCatalog, load_transport_catalog
+from desktop.compactor import Summarizer
 from desktop.context_engine import ContextEngine, skill_tools
+from desktop.estimate import ContextBudget
 from desktop.events import RuntimeEvent
 from desktop.local_server import probe_server
 from desktop.mcp_hub import McpHub
@@ -29,7 +31,7 @@ from desktop.mcp_settings import McpServerSetting, McpSettingsError, forget_secr
 from desktop.provider.limits import is_local, timeouts_for
 from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
 from desktop.redaction import RedactingFilter, Redactor
-from desktop.routes import ResolvedRoute, resolve_route
+from desktop.routes import ResolvedRoute, RouteError, resolve_route
 from desktop.runtime import ChatRuntime
 from desktop.secrets import SecretStore
 from desktop.settings import Account, Settings, SettingsStore
@@ -292,8 +294,29 @@ class Services:
             learn=self.learn_route,
             ready=self.mcp.ready,
             status_lines=self.mcp.status_lines,
+            summarizer=self.summarizer,
             on_event=on_event,
         )
+
+    def summarizer(self, route: ResolvedRoute, client: OpenAICompatClient, budget: ContextBudget) -> Summarizer:
+        """Where a chat on ``route`` asks for its summaries: the route chosen in settings, or
+        the chat's own (with a note why, when the chosen one cannot be used)."""
+        settings = self.load_settings()
+        chosen = settings.summary_route
+        if chosen is None:
+            return Summarizer(route, client, budget)
+        account = settings.account(chosen.account_id)
+        if account is None:
+            note = "The summary route's account is gone from settings; the chat's own route summarised."
+            return Summarizer(route, client, budget, note)
+        try:
+            other = self.route(account, chosen.model)
+        except RouteError as exc:
+            return Summarizer(route, client, budget, f"The summary route cannot be used ({exc}); the chat's own did.")
+        if other == route:
+            return Summarizer(route, client, budget)
+        other_client = self.client(other, self.api_key(account), account.first_token_timeout)
+        return Summarizer(other, other_client, settings.budget(other))
 
     async def learn_route(self, route: ResolvedRoute) -> ResolvedRoute:
         """``route`` with the context a local server says it holds, when nothing else (the

@@ -124,6 +124,16 @@ class ToolGrant(BaseModel):
         return ToolIdentity(source=self.source, tool=self.tool, pin=self.pin)
 
 
+class SummaryRoute(BaseModel):
+    """Where compaction summaries are asked for, when not on the chat's own route (a cheaper
+    model, say). The chat's own route hits the provider's cache; another route does not."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    account_id: str = Field(min_length=1)
+    model: str | None = Field(default=None, description="None: the account's default model.")
+
+
 class Settings(BaseModel):
     """The whole settings file. Fields a newer Cairn added are kept in ``model_extra``."""
 
@@ -150,6 +160,9 @@ class Settings(BaseModel):
         le=1_000_000,
         description="Tokens of recent conversation kept word for word when a chat is compacted; by default the smaller "
         "of 20,000 and 35% of the context.",
+    )
+    summary_route: SummaryRoute | None = Field(
+        default=None, description="Where compaction summaries go; None: the chat's own route."
     )
 
     mcp_servers: list[JsonValue] = Field(

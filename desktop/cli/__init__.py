@@ -1,4 +1,4 @@
-"""Cairn's headless commands: `chat`, `sessions`, `accounts`, `skills`, `mcp`, `catalog refresh`.
+"""Cairn's headless commands: `chat`, `compact`, `sessions`, `accounts`, `skills`, `mcp`, `catalog refresh`.
 
 None of them loads Qt.
 """
@@ -18,6 +18,7 @@ from desktop.catalog.transport import CatalogError
 from desktop.cli.accounts import run_accounts
 from desktop.cli.chat import run_chat
 from desktop.cli.common import CommandError, printable
+from desktop.cli.compact import add_compact_command, run_compact
 from desktop.cli.mcp import add_mcp_commands, run_mcp
 from desktop.routes import RouteError
 from desktop.secrets import SecretStore
@@ -50,6 +51,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         choices=("once", "chat"),
         help="without a terminal, allow tools that ask: for each call, or for the whole session",
     )
+
+    add_compact_command(commands)
 
     skills = commands.add_parser("skills", help="list the skills found, and the ones left out with why")
     skills.add_argument("--workspace", type=Path, help="also look in this workspace's .agents/skills")
@@ -112,6 +115,8 @@ def _dispatch(args: argparse.Namespace, services: Services) -> int:
         return _sessions(services)
     if args.command == "chat":
         return run_chat(args, services)
+    if args.command == "compact":
+        return run_compact(args, services)
     if args.command == "accounts":
         return run_accounts(args, services)
     if args.command == "skills":

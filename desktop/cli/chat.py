@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TextIO
 
 from desktop.cli.approve import TerminalApprover
-from desktop.cli.common import CommandError, printable
+from desktop.cli.common import CommandError, account_for, api_key_for, printable, sigterm_stops
 from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnCancelled, TurnFailed, Waiting
 from desktop.message_text import CONTINUE, decode_input, message_problem
 from desktop.routes import ResolvedRoute
 from desktop.runtime import NothingToRetry, TurnOutcome
-from desktop.secrets import KEY_ENV
 from desktop.services import Services
 from desktop.settings import Account, Settings
 from desktop.system_state import SystemState
@@ -36,9 +31,9 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
         raise CommandError("Say which session to retry with --session.")
     text = "" if args.retry else _checked_message(args.message)
     settings = services.load_settings()
-    account = _account(args.account, settings)
+    account = account_for(args.account, settings)
     route = services.route(account, args.model)
-    api_key = _api_key(account, route, services)
+    api_key = api_key_for(account, route, services)
     journal = services.open_journal()
     state = services.system_state(settings, args.workspace)
     left_out = services.engine.skills(state).invalid
@@ -57,7 +52,7 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
     services.approver = TerminalApprover(preset=args.approve)
     printer = _Printer(sys.stdout, sys.stderr)
     try:
-        with _sigterm_stops():
+        with sigterm_stops():
             outcome = asyncio.run(
                 _turn(
                     services, route, api_key, state, session_id=session_id, text=text or None, account=account,
@@ -112,36 +107,6 @@ def _checked_message(words: list[str]) -> str:
     if problem is not None:
         raise CommandError(problem)
     return text
-
-
-@contextmanager
-def _sigterm_stops() -> Iterator[None]:
-    """SIGTERM stops a reply as Ctrl+C does, so what arrived is kept either way."""
-
-    def stop(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, stop)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _account(key: str | None, settings: Settings) -> Account:
-    key = key or settings.default_account
-    account = settings.account(key) if key else None
-    if account is None:
-        raise CommandError(
-            f"There is no account {key!r}; add one with `cairn accounts add NAME --provider PRESET`."
-            if key
-            else "There is no account yet; add one with `cairn accounts add NAME --provider PRESET`."
-        )
-    return account
 
 
 def _keep_mode(journal: Journal, session_id: str, mode: Mode, settings: Settings) -> None:
@@ -220,26 +185,3 @@ def _isatty(stream: TextIO) -> bool:
 
 def _summary(outcome: TurnOutcome, totals: UsageTotals, session_id: str) -> str:
     return f"[{turn_usage_text(outcome)} · session {session_id} total {cost_text(totals.cost_usd, totals.unreported)}]"
-
-
-def _api_key(account: Account, route: ResolvedRoute, services: Services) -> str | None:
-    key = services.api_key(account)
-    if key:
-        return key
-    preset = services.transport.preset(account.provider)
-    if preset is not None and not preset.key_required:
-        return None
-    problem = services.secrets.keychain_problem()
-    if sys.stdin.isatty():
-        note = f"{problem} " if problem else ""
-        print(
-            f"{note}Enter the API key for {account.name} to use it for this run only (it is not saved).",
-            file=sys.stderr,
-        )
-        return getpass.getpass("API key: ").strip() or None
-    if route.actual.base_url.startswith(("http://127.", "http://localhost")):
-        return None  # a local server usually needs no key
-    raise CommandError(
-        f"There is no API key for {account.name}. Run `cairn accounts edit {account.name!r} --set-key`, "
-        f"or set {KEY_ENV} for this run."
-    )

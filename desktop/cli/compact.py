@@ -1,0 +1,74 @@
+"""`cairn compact --session ID [--focus TEXT]`: summarise a chat's earlier messages now, on the
+same runtime as the window's Compact action. Nothing is deleted: the checkpoint is one more row."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from desktop.cli.common import CommandError, account_for, api_key_for, printable, sigterm_stops
+from desktop.compaction import NothingToCompact, focus_problem
+from desktop.compactor import CompactionFailed
+from desktop.events import Retrying, RuntimeEvent, Waiting
+from desktop.services import Services
+from host.content import Checkpoint
+
+__all__ = ["add_compact_command", "run_compact"]
+
+
+def add_compact_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    compact = commands.add_parser("compact", help="summarise a chat's earlier messages to free its context")
+    compact.add_argument("--session", required=True, help="the session id (`cairn sessions` lists them)")
+    compact.add_argument("--focus", help="what the summary should keep especially")
+    compact.add_argument("--account", help="account name or id (default: the default account)")
+    compact.add_argument("--model", help="model id (default: the account's default model)")
+
+
+def run_compact(args: argparse.Namespace, services: Services) -> int:
+    focus = (args.focus or "").strip() or None
+    problem = focus_problem(focus) if focus is not None else None
+    if problem is not None:
+        raise CommandError(problem)
+    journal = services.open_journal()
+    if journal.session(args.session) is None:
+        raise CommandError(f"There is no session {args.session}; `cairn sessions` lists them.")
+    settings = services.load_settings()
+    account = account_for(args.account, settings)
+    route = services.route(account, args.model)
+    api_key = api_key_for(account, route, services)
+
+    async def compact() -> Checkpoint:
+        async with services.running():
+            state = services.system_state(settings)
+            wait = account.first_token_timeout
+            runtime = services.runtime(route, api_key, lambda: state, _progress, first_token=wait)
+            row = await runtime.compact(args.session, focus)
+            checkpoint = row.meta()
+            assert isinstance(checkpoint, Checkpoint)
+            return checkpoint
+
+    try:
+        with sigterm_stops():
+            checkpoint = asyncio.run(compact())
+    except KeyboardInterrupt:
+        print("\n[stopped; nothing was changed]", file=sys.stderr)
+        return 130
+    except NothingToCompact as exc:
+        print(f"cairn: nothing was compacted: {printable(str(exc))}", file=sys.stderr)
+        return 1
+    except CompactionFailed as exc:
+        print(f"cairn: the chat was not compacted, and nothing was changed: {printable(str(exc))}", file=sys.stderr)
+        return 1
+    print(
+        f"Earlier messages were summarised: about {checkpoint.tokens_before:,} tokens before, "
+        f"{checkpoint.tokens_after:,} after. The next message continues from the summary."
+    )
+    return 0
+
+
+def _progress(event: RuntimeEvent) -> None:
+    if isinstance(event, Retrying):
+        print(f"[retrying in {event.delay:.1f} s: {printable(event.reason)}]", file=sys.stderr)
+    elif isinstance(event, Waiting):
+        print(f"[the model is reading the prompt… {event.elapsed:.0f} s]", file=sys.stderr)
