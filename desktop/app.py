@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 
 from desktop.approvals import SUPERSEDED, Approval, Choice, WaitingApprovals
+from desktop.compaction import ContextFill, NothingToCompact, context_fill, focus_problem
+from desktop.compactor import CompactionFailed
 from desktop.events import RuntimeEvent
 from desktop.export import to_json, to_markdown
 from desktop.local_server import ServerReport, probe_server
@@ -60,6 +62,9 @@ class LocalServer:
     name: str
     base_url: str
     models: tuple[str, ...]
+
+
+STOPPED = "Stopped."
 
 
 class CairnApp:
@@ -159,6 +164,15 @@ class CairnApp:
         requests = self.ledger.requests(session_id)
         return self.ledger.totals(session_id), (requests[-1] if requests else None)
 
+    def context_fill(self, session_id: str) -> ContextFill | None:
+        """How full the chat's context is on the route chosen now (``None``: nothing counted
+        yet, or no route)."""
+        try:
+            budget = self.settings.budget(self.route())
+        except (NoRoute, RouteError, ValueError):
+            return None
+        return context_fill(self.writer.model_order(session_id), self.ledger.requests(session_id), budget)
+
     def export(self, session_id: str, path: Path) -> None:
         """Write the session to ``path``: JSON for a .json name, Markdown otherwise."""
         session = self.journal.session(session_id)
@@ -188,6 +202,29 @@ class CairnApp:
 
     async def edit_last(self, session_id: str, text: str) -> TurnOutcome:
         return await self._turn(session_id, lambda runtime: runtime.edit_last(session_id, text))
+
+    async def compact(self, session_id: str, focus: str | None = None) -> str:
+        """Summarise the chat's earlier messages now (the Compact action); the sentence to
+        show when nothing was compacted, else "". Stop cancels it as it does a reply."""
+        problem = focus_problem(focus) if focus else None
+        if problem is not None:
+            return problem
+
+        async def run(runtime: ChatRuntime) -> TurnOutcome:
+            try:
+                await runtime.compact(session_id, focus or None)
+            except NothingToCompact as exc:
+                return TurnOutcome(False, (), Usage(), None, f"Nothing was compacted: {exc}")
+            except CompactionFailed as exc:
+                return TurnOutcome(
+                    False, (), Usage(), None, f"The chat was not compacted, and nothing was changed: {exc}"
+                )
+            return TurnOutcome(True, (), Usage(), None)
+
+        outcome = await self._turn(session_id, run)
+        if outcome.ok:
+            return ""
+        return "Compaction stopped; nothing was changed." if outcome.error == STOPPED else outcome.error or ""
 
     # -- tools and approvals ---------------------------------------------------------------
 
@@ -276,7 +313,7 @@ class CairnApp:
         except asyncio.CancelledError:
             if session_id not in self._stopped:
                 raise  # the app itself is closing
-            return TurnOutcome(False, (), Usage(), None, "Stopped.")
+            return TurnOutcome(False, (), Usage(), None, STOPPED)
         finally:
             self._running.pop(session_id, None)
             self._stopped.discard(session_id)

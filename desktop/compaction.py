@@ -38,14 +38,18 @@ from host.canonical import canonical_json_bytes
 from host.content import Checkpoint, SectionEntry
 from host.journal import utc_now
 from host.transcript import TranscriptRow, last_checkpoint, superseded
+from host.usage import RequestUsage
 
 __all__ = [
     "MAX_FOCUS_CHARS",
     "PROMPT_VERSION",
+    "ContextFill",
     "NothingToCompact",
     "Reason",
     "TailChoice",
+    "checkpoint_text",
     "choose_tail",
+    "context_fill",
     "focus_problem",
     "make_checkpoint",
     "overflowed",
@@ -189,6 +193,49 @@ def overflowed(error: Exception, estimate: int, budget: ContextBudget) -> bool:
     if isinstance(error, ContextOverflow):
         return True
     return isinstance(error, MalformedResponse) and estimate >= budget.limit * NEAR_LIMIT
+
+
+@dataclass(frozen=True)
+class ContextFill:
+    """How full a chat's context is: about ``used`` tokens of ``limit`` (from ``source``);
+    past ``threshold`` the next request compacts first."""
+
+    used: int
+    limit: int
+    source: str
+    threshold: int
+
+
+def context_fill(rows: list[TranscriptRow], requests: list[RequestUsage], budget: ContextBudget) -> ContextFill | None:
+    """The chat's fill after its latest request: the provider's count of that request's
+    prompt and reply, or the checkpoint's estimate when a compaction came after it. ``None``
+    before anything was counted."""
+    counted = [r for r in requests if r.kind == "chat" and r.prompt_tokens is not None]
+    last = counted[-1] if counted else None
+    at = last_checkpoint(rows)
+    checkpoint = rows[at].meta() if at is not None else None
+    if isinstance(checkpoint, Checkpoint) and (last is None or last.created_at < checkpoint.created_at):
+        used = checkpoint.tokens_after
+    elif last is not None and last.prompt_tokens is not None:
+        used = last.prompt_tokens + (last.output_tokens or 0)
+    else:
+        return None
+    return ContextFill(used, budget.limit, budget.source, budget.threshold)
+
+
+def checkpoint_text(rows: list[TranscriptRow]) -> str:
+    """The checkpoint a context built from ``rows`` starts from, in words ("" when none)."""
+    at = last_checkpoint(rows)
+    if at is None:
+        return ""
+    checkpoint = rows[at].meta()
+    assert isinstance(checkpoint, Checkpoint)
+    when = checkpoint.created_at[:19].replace("T", " ")
+    return (
+        f"row {rows[at].id} ({checkpoint.reason}, {when} UTC) · epoch {checkpoint.epoch or 'none'} · about "
+        f"{checkpoint.tokens_before:,} → {checkpoint.tokens_after:,} tokens · summary of "
+        f"{len(checkpoint.summary):,} characters · retained tail from row {checkpoint.tail_from or 'none'}"
+    )
 
 
 def too_long(route: ResolvedRoute, estimate: int, budget: ContextBudget, *, compacted: bool) -> str:

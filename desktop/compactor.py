@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from desktop.compaction import (
     NothingToCompact,
     Reason,
+    checkpoint_text,
     choose_tail,
     make_checkpoint,
     overflowed,
@@ -17,7 +20,7 @@ from desktop.compaction import (
 from desktop.context import Context, context_from_rows, message_from_row
 from desktop.epochs import latest_plan
 from desktop.estimate import ContextBudget, Measured, estimate_tokens
-from desktop.events import CompactionCommitted, CompactionStarted, RuntimeEvent
+from desktop.events import CompactionAbandoned, CompactionCommitted, CompactionStarted, RuntimeEvent
 from desktop.inspection import request_started
 from desktop.preparation import PreparedRequest
 from desktop.projection import project
@@ -73,13 +76,43 @@ class Compactor:
         """Summarise and commit the checkpoint; its row. ``NothingToCompact`` when there is
         nothing to summarise; ``CompactionFailed`` (and ``ProviderError`` from the request)
         leave the journal as it was. Cancellation too: the summary is only kept whole.
-        ``summarizer`` sends the summary request elsewhere; the sizes stay the chat's."""
+        ``summarizer`` sends the summary request elsewhere; the sizes stay the chat's. A
+        compaction that started and did not finish ends with ``CompactionAbandoned``."""
+        try:
+            return await self._summarise(
+                session_id, route=route, client=client, prepared=prepared, budget=budget, reason=reason,
+                fold_updates=fold_updates, focus=focus, measured=measured, summarizer=summarizer,
+            )  # fmt: skip
+        except NothingToCompact:
+            raise  # before anything started
+        except asyncio.CancelledError:
+            self._emit(CompactionAbandoned(session_id, "stopped"))
+            raise
+        except Exception as exc:
+            self._emit(CompactionAbandoned(session_id, self.redactor.redact(str(exc))))
+            raise
+
+    async def _summarise(
+        self,
+        session_id: str,
+        *,
+        route: ResolvedRoute,
+        client: OpenAICompatClient,
+        prepared: PreparedRequest,
+        budget: ContextBudget,
+        reason: Reason,
+        fold_updates: bool,
+        focus: str | None,
+        measured: Measured | None,
+        summarizer: Summarizer | None,
+    ) -> TranscriptRow:
         asked = summarizer or Summarizer(route, client, budget)
         own = asked.route == route
         rows = self.writer.model_order(session_id)
         declared = list(prepared.declared)
         context = context_from_rows(rows, declared)
-        before = estimate_tokens(len(project(context, route, fold_updates=fold_updates).body_bytes), measured)
+        before_bytes = len(project(context, route, fold_updates=fold_updates).body_bytes)
+        before = estimate_tokens(before_bytes, measured)
         # Asked for by the person, a compaction frees room now: at most half the conversation
         # (what follows the system content) stays word for word, however small it still is.
         tail = budget.tail
@@ -104,7 +137,9 @@ class Compactor:
             )
             notes = [f"The summary request of a compaction ({reason})" + (", without the tail." if number > 1 else ".")]
             notes += [asked.note] if asked.note else []
-            self._emit(replace(started, notes=(*notes, *started.notes)))
+            self._emit(
+                replace(started, notes=(*notes, *started.notes), purpose="summary", checkpoint=checkpoint_text(rows))
+            )
             assembler = ReplyAssembler(asked.route.key)
             try:
                 finished = await stream_reply(asked.client, request, assembler, self.redactor, self._progress)
@@ -131,12 +166,14 @@ class Compactor:
             tokens_before=before,
             tokens_after=0,
         )
-        after = self._after(session_id, rows, checkpoint, declared=declared, route=route, fold_updates=fold_updates)
-        if after >= before:
+        after_bytes = self._after(session_id, rows, checkpoint, declared=declared, route=route, fold=fold_updates)
+        if after_bytes >= before_bytes:
             raise CompactionFailed(
-                f"The summary came out no shorter than the messages it would replace (about {after:,} tokens "
-                f"against {before:,}), so nothing was compacted."
+                f"The summary came out no shorter than the messages it would replace ({after_bytes:,} bytes against "
+                f"{before_bytes:,}), so nothing was compacted."
             )
+        # At the rate ``before`` was estimated at: both sides of "before → after" alike.
+        after = math.ceil(before * after_bytes / before_bytes)
         checkpoint = checkpoint.model_copy(update={"tokens_after": after})
         with self.journal.write("the compaction checkpoint"):
             row = self.writer.append_meta(session_id, checkpoint)
@@ -158,12 +195,12 @@ class Compactor:
         *,
         declared: list[ToolSpec],
         route: ResolvedRoute,
-        fold_updates: bool,
+        fold: bool,
     ) -> int:
-        """The estimated prompt right after the checkpoint."""
+        """The size in bytes of the request right after the checkpoint."""
         pending = TranscriptRow(
             id="pending-checkpoint", session_id=session_id, seq=rows[-1].seq + 1 if rows else 1, role="system",
             hidden=True, content=None, model_system=dump(checkpoint), anchor=None, created_at=utc_now(),
         )  # fmt: skip
-        body = project(context_from_rows([*rows, pending], declared), route, fold_updates=fold_updates).body_bytes
-        return estimate_tokens(len(body))
+        body = project(context_from_rows([*rows, pending], declared), route, fold_updates=fold).body_bytes
+        return len(body)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from desktop.provider.stream import ReasoningDelta, Retrying, TextDelta, ToolCallDelta, Waiting
 from desktop.provider.usage import Usage
@@ -14,6 +15,7 @@ __all__ = [
     "ApprovalAnswered",
     "ApprovalRequested",
     "AssistantCommitted",
+    "CompactionAbandoned",
     "CompactionCommitted",
     "CompactionStarted",
     "ReasoningDelta",
@@ -71,6 +73,8 @@ class RequestStarted:
     context_source: str = ""
     threshold: int = 0
     servers: tuple[str, ...] = ()  # each tool server's status when the request went out
+    purpose: Literal["reply", "summary"] = "reply"  # "summary": a compaction's summary request
+    checkpoint: str = ""  # the checkpoint the context starts from, in words; "" when none
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,15 @@ class CompactionCommitted:
 
     row: TranscriptRow
     checkpoint: Checkpoint
+
+
+@dataclass(frozen=True)
+class CompactionAbandoned:
+    """A compaction that started ended without a checkpoint: ``reason`` says why ("stopped"
+    when the person stopped it). Nothing was changed."""
+
+    session_id: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -168,4 +181,5 @@ RuntimeEvent = (
     | ApprovalAnswered
     | CompactionStarted
     | CompactionCommitted
+    | CompactionAbandoned
 )

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pydantic import JsonValue
 
 from desktop.approvals import Approval, Approver, DenyQuestions
-from desktop.compaction import NothingToCompact, Reason, overflowed, too_long
+from desktop.compaction import NothingToCompact, Reason, checkpoint_text, overflowed, too_long
 from desktop.compactor import CompactionFailed, Compactor, Summarizer
 from desktop.context import context_from_rows
 from desktop.context_engine import ContextEngine
@@ -273,7 +273,8 @@ class ChatRuntime:
             )
             if isinstance(prepared, str):
                 return Step(failed=prepared)
-            context = context_from_rows(self.writer.model_order(session_id), list(prepared.declared))
+            rows = self.writer.model_order(session_id)
+            context = context_from_rows(rows, list(prepared.declared))
             request = project(context, route, fold_updates=known.fold_updates)
             measured = self._measured(session_id)
             estimate = estimate_tokens(len(request.body_bytes), measured)
@@ -287,7 +288,7 @@ class ChatRuntime:
                     continue
             started = request_started(session_id, route, request, prepared, budget=budget, measured=measured)
             notes = (*started.notes, *prepared.notes, *known.notes(route))
-            self._emit(replace(started, notes=notes, servers=self._status_lines()))
+            self._emit(replace(started, notes=notes, servers=self._status_lines(), checkpoint=checkpoint_text(rows)))
             assembler = ReplyAssembler(route.key)
             try:
                 finished = await stream_reply(client, request, assembler, self.redactor, self._emit)

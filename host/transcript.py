@@ -232,11 +232,13 @@ class TranscriptWriter:
         return [_row(r) for r in found]
 
     def display_page(self, session_id: str, *, before_seq: int | None = None, limit: int = 200) -> list[TranscriptRow]:
-        """Up to ``limit`` rows a person sees (every role but system), the newest ones before
-        ``before_seq``, in storage order. Its cost does not grow with the session's length."""
+        """Up to ``limit`` rows a person sees (every role but system, and the compaction
+        checkpoints, shown as markers), the newest ones before ``before_seq``, in storage
+        order. Its cost does not grow with the session's length."""
         with self._journal.read() as conn:
             found = conn.execute(
-                f"SELECT {_COLUMNS} FROM transcript_rows WHERE session_id = ? AND role != 'system' AND seq < ? "
+                f"SELECT {_COLUMNS} FROM transcript_rows WHERE session_id = ? AND seq < ? AND (role != 'system' "
+                "OR (model_system IS NOT NULL AND json_extract(model_system, '$.kind') = 'checkpoint')) "
                 "ORDER BY seq DESC LIMIT ?",
                 (session_id, before_seq if before_seq is not None else 2**62, limit),
             ).fetchall()

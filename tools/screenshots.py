@@ -123,6 +123,7 @@ def shoot(out: Path) -> None:
             window.grab().save(str(out / "inspector.png"))
             window.inspector.hide()
             tool_shots(run, out)
+            compaction_shots(run, provider, out)
 
             settings_shots(window, out)
     qt.processEvents()
@@ -148,6 +149,55 @@ def tool_shots(run: Any, out: Path) -> None:
     window.grab().save(str(out / "tools.png"))
     window.controller.stop()  # Esc: deny, so the run ends cleanly
     wait_for(lambda: not window.controller.busy)
+
+
+SUMMARY = """- The person is walking a trail and asks about cairns 0 to 6 along it.
+- For each: who built it, its height, the trail it marks, and the weather on the day they pass.
+- Heights so far: between 1.2 m and 2.4 m; cairn 3 is the tallest.
+- Still open: the weather for the day they reach cairn 7."""
+
+
+def compaction_shots(run: Any, provider: Any, out: Path) -> None:
+    """Compact chat: the focus dialog, then the marker opened with its summary, the context
+    fill in the status bar and the summary request in the inspector."""
+    from PySide6.QtWidgets import QInputDialog
+
+    from tests.compaction_chat import message
+    from ui.main_window import COMPACT_PROMPT
+
+    window = run.window
+    window.new_session()
+    wait_for(lambda: not window.chat.model_rows().messages)
+    for turn in range(8):
+        count = len(window.chat.model_rows().messages)
+        window.controller.send(message(turn))
+        wait_for(lambda c=count: not window.controller.busy and len(window.chat.model_rows().messages) >= c + 2)
+    dialog = QInputDialog(window)
+    dialog.setWindowTitle("Compact chat")
+    dialog.setLabelText(COMPACT_PROMPT)
+    dialog.setOkButtonText("Compact")
+    dialog.setTextValue("the heights of the cairns")
+    dialog.show()
+    settle()
+    dialog.grab().save(str(out / "compact-dialog.png"))
+    dialog.close()
+    from tests.loopback import Reply
+
+    provider.script(Reply(text=SUMMARY))
+    window.controller.compact(window.session_id, "the heights of the cairns")
+    wait_for(lambda: any(m.kind == "summary" and m.status == "complete" for m in window.chat.model_rows().messages))
+    wait_for(lambda: not window.controller.busy)
+    marker = window.chat.model_rows().messages[-1]
+    window.controller.on_message_action(marker.key, "toggle-summary")
+    window.inspector.show()
+    window.resize(1400, 860)
+    settle(300)
+    window.chat.jump_to_bottom()
+    details = window.inspector.details
+    details.verticalScrollBar().setValue(details.verticalScrollBar().maximum())
+    settle(600)
+    window.grab().save(str(out / "compaction.png"))
+    window.inspector.hide()
 
 
 def settings_shots(window: Any, out: Path) -> None:

@@ -6,14 +6,19 @@ streaming state of every session, so switching chats mid-reply loses nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 
 from desktop.app import SessionEvent
+from desktop.compaction import ContextFill
 from desktop.events import (
     AssistantCommitted,
+    CompactionAbandoned,
+    CompactionCommitted,
     ReasoningDelta,
     RequestStarted,
     Retrying,
@@ -32,8 +37,8 @@ from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
 from ui.chat_view import MessageModel
 from ui.composer import message_problem
-from ui.messages import DisplayMessage
-from ui.status import usage_text
+from ui.messages import DisplayMessage, Kind
+from ui.status import context_text, usage_text
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -52,6 +57,7 @@ class ChatController(QObject):
         self._flush = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._flush.timeout.connect(self._flush_streams)
         self.editing: str | None = None  # the chat whose last message is being edited
+        self.fill: ContextFill | None = None  # the chat on screen's, as last shown
 
     @property
     def model(self) -> MessageModel:
@@ -120,6 +126,22 @@ class ChatController(QObject):
 
         self.w.run_on_core(work, lambda _outcome: self.turn_over(session_id), failed)
 
+    def compact(self, session_id: str, focus: str | None) -> None:
+        """Summarise the chat's earlier messages now; the composer waits as for a reply."""
+        self.busy.add(session_id)
+        self.w.composer.set_busy(True)
+
+        def done(message: str) -> None:
+            self.turn_over(session_id)
+            if message and session_id == self.w.session_id:
+                self.w.show_notice(message)
+
+        def failed(error: BaseException) -> None:
+            self.turn_over(session_id)
+            self.w.show_error(error)
+
+        self.w.run_on_core(lambda: self.w.app.compact(session_id, focus), done, failed)
+
     def stop(self) -> None:
         """Esc or Stop: deny the call waiting on a card, else stop the reply."""
         session_id = self.w.session_id
@@ -160,7 +182,7 @@ class ChatController(QObject):
         elif action == "toggle-reasoning":
             message.reasoning_open = not message.reasoning_open
             self.model.changed(row)
-        elif action == "toggle-result":
+        elif action in {"toggle-summary", "toggle-result"}:
             message.expanded = not message.expanded
             message.touch()
             self.model.changed(row)
@@ -189,6 +211,15 @@ class ChatController(QObject):
     def show_usage(self, usage: tuple[UsageTotals, RequestUsage | None]) -> None:
         self.w.usage_label.setText(usage_text(*usage))
 
+    def show_fill(self, fill: ContextFill | None) -> None:
+        self.fill = fill
+        text, tip = context_text(fill)
+        label = self.w.context_label
+        label.setText(text)
+        label.setToolTip(tip)
+        full = fill is not None and fill.used >= fill.threshold
+        label.setStyleSheet("color: #b26a00;" if full else "")
+
     # -- the core's events ---------------------------------------------------------------
 
     def on_core_event(self, item: object) -> None:
@@ -199,32 +230,41 @@ class ChatController(QObject):
         if isinstance(event, TextDelta | ReasoningDelta | ToolCallDelta | Waiting):
             self._on_delta(session_id, event, current)
         elif isinstance(event, RequestStarted):
-            stream = DisplayMessage(key=f"streaming:{session_id}", kind="assistant", status="streaming")
-            self.streaming[session_id] = stream
-            if current:
-                self.model.replace(stream.key, stream)
-                self.w.chat.follow()
+            self._on_request(session_id, event, current)
+        elif isinstance(event, CompactionCommitted):
+            self._end_stream(session_id, current, [event.row])
+            if current and self.fill is not None:
+                self.show_fill(replace(self.fill, used=event.checkpoint.tokens_after))
         elif isinstance(event, UserCommitted) and current:
             self.w.composer.clear()
             self._add_row(event.row)
         elif isinstance(event, AssistantCommitted | ToolResultCommitted):
             self._end_stream(session_id, current, [event.row])
         elif isinstance(event, TurnFailed):
-            self._end_stream(session_id, current, [event.partial_row, event.error_row])
-            if current and event.unsaved:
-                # It arrived but could not be saved: keep showing it, marked, until the chat closes.
-                kept = DisplayMessage(
-                    key=f"unsaved:{id(event)}", kind="assistant", text=event.unsaved, status="unsaved"
-                )
-                self.model.append(kept)
-            if current and event.error_row is None:
-                self.model.append(DisplayMessage(key=f"failed:{id(event)}", kind="error", error=event.message))
+            self._on_failed(session_id, event, current)
         elif isinstance(event, TurnCancelled):
             self._end_stream(session_id, current, [event.partial_row])
+        elif isinstance(event, CompactionAbandoned):
+            self._end_stream(session_id, current, [])
         elif isinstance(event, RouteFallbackRecorded) and current:
             self.w.show_notice(_fallback_notice(event))
         elif isinstance(event, Retrying) and current:
             self.w.statusBar().showMessage(f"Retrying in {event.delay:.1f} s: {event.reason}", 5000)
+
+    def _on_request(self, session_id: str, event: RequestStarted, current: bool) -> None:
+        """A request went out: a reply (or a summary) is on its way; the context's fill is its
+        estimate until the provider counts it."""
+        kind: Kind = "summary" if event.purpose == "summary" else "assistant"
+        stream = DisplayMessage(key=f"streaming:{session_id}", kind=kind, status="streaming")
+        self.streaming[session_id] = stream
+        if not current:
+            return
+        self.model.replace(stream.key, stream)
+        self.w.chat.follow()
+        if event.purpose == "reply" and event.context_limit:
+            self.show_fill(
+                ContextFill(event.estimated_tokens, event.context_limit, event.context_source, event.threshold)
+            )
 
     def _on_failed(self, session_id: str, event: TurnFailed, current: bool) -> None:
         self._end_stream(session_id, current, [event.partial_row, event.error_row])
@@ -279,7 +319,15 @@ class ChatController(QObject):
             self.w.composer.set_busy(False)
             self.model.remove(f"streaming:{session_id}")
             self.w.run_on_core(lambda: self.w.app.usage(session_id), self.show_usage)
+            self.w.run_on_core(lambda: self.w.app.context_fill(session_id), self.fill_shower(session_id))
         self.w.refresh_sessions()
+
+    def fill_shower(self, session_id: str) -> Callable[[ContextFill | None], None]:
+        def shown(fill: ContextFill | None) -> None:
+            if session_id == self.w.session_id:
+                self.show_fill(fill)
+
+        return shown
 
 
 def _fallback_notice(event: RouteFallbackRecorded) -> str:

@@ -238,6 +238,8 @@ class MessageDelegate(QStyledItemDelegate):
             colour = QColor("#3a2224") if self.dark else QColor("#fdecea")
         elif message.kind == "approval":
             colour = QColor("#3a3322") if self.dark else QColor("#fff8e1")
+        elif message.kind == "summary":
+            colour = QColor("#23303a") if self.dark else QColor("#eef4f8")
         return colour
 
     # -- links ---------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
 from desktop.app import SessionEvent
 from desktop.events import (
     AssistantCommitted,
+    CompactionAbandoned,
+    CompactionCommitted,
     RequestStarted,
     RouteFallbackRecorded,
     SectionsAppended,
@@ -33,6 +35,7 @@ __all__ = ["Inspector", "RequestRecord"]
 
 KEEP = 50  # requests remembered per chat, bodies included
 WAITING = "waiting for the reply"
+NO_CHECKPOINT = "none (the context starts from the chat's first message)"
 
 
 @dataclass
@@ -44,7 +47,8 @@ class RequestRecord:
     calls: list[str] = field(default_factory=list)  # each tool call after this request: decision and reason
 
     def title(self, number: int) -> str:
-        return f"Request {number} · {self.at} · {self.outcome.splitlines()[0]}"
+        what = "Summary request" if self.started.purpose == "summary" else "Request"
+        return f"{what} {number} · {self.at} · {self.outcome.splitlines()[0]}"
 
     def details(self) -> str:
         s = self.started
@@ -63,6 +67,7 @@ class RequestRecord:
             f"Declarations: {_policy(s.policy)} · {len(s.declared)} declared: {', '.join(s.declared) or 'none'}",
             _estimate(s),
             "",
+            f"Checkpoint: {s.checkpoint or NO_CHECKPOINT}",
             f"Sections in effect: {', '.join(s.sections) or 'none'}",
             f"System updates appended before this request: {', '.join(self.appended) or 'none'}",
             f"Messages: {len(body.get('messages', []))} · tools declared: {len(body.get('tools', []))}"
@@ -155,6 +160,8 @@ class Inspector(QDockWidget):
                 if usage
                 else "answered · usage not reported"
             )
+        elif isinstance(event, CompactionCommitted | CompactionAbandoned) and records:
+            records[-1].outcome = _compaction_outcome(event, records[-1].outcome)
         elif isinstance(event, TurnFailed) and records:
             records[-1].outcome = f"failed: {event.message}"
         elif isinstance(event, ToolResultCommitted) and records:
@@ -197,6 +204,16 @@ class Inspector(QDockWidget):
         if 0 <= row < len(records):
             self.details.setPlainText(records[row].details())
             self.details.moveCursor(self.details.textCursor().MoveOperation.Start)
+
+
+def _compaction_outcome(event: CompactionCommitted | CompactionAbandoned, outcome: str) -> str:
+    if isinstance(event, CompactionAbandoned):
+        return f"no checkpoint: {event.reason}" if outcome == WAITING else outcome
+    c = event.checkpoint
+    return (
+        f"checkpoint saved ({c.reason}) · epoch {c.epoch or 'none'} · about {c.tokens_before:,} → "
+        f"{c.tokens_after:,} tokens · row {event.row.id}"
+    )
 
 
 def _call_lines(event: ToolResultCommitted, names: dict[str, str]) -> list[str]:

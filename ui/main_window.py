@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
+    QInputDialog,
     QLabel,
     QMainWindow,
     QSplitter,
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import CairnApp
+from desktop.compaction import ContextFill
 from desktop.settings import Account
 from desktop.snapshot import AppSnapshot
 from desktop.tool_calls import ParkedCall
@@ -48,6 +50,10 @@ __all__ = ["MainWindow"]
 
 log = logging.getLogger(__name__)
 PAGE = 200
+COMPACT_PROMPT = (
+    "Cairn will summarise the earlier messages of this chat to free its context; they stay\n"
+    "on screen above the summary. What should the summary keep especially? (optional)"
+)
 ShownUsage = tuple[UsageTotals, RequestUsage | None]
 
 
@@ -125,7 +131,10 @@ class MainWindow(QMainWindow):
         self.route_label.setAccessibleName("Route")
         self.usage_label = QLabel()
         self.usage_label.setAccessibleName("Usage")
+        self.context_label = QLabel()
+        self.context_label.setAccessibleName("Context fill")
         self.statusBar().addWidget(self.route_label, 1)
+        self.statusBar().addPermanentWidget(self.context_label)
         self.statusBar().addPermanentWidget(self.usage_label)
 
     def _cancel_edit(self) -> None:
@@ -147,9 +156,12 @@ class MainWindow(QMainWindow):
         self.copy_action = add("Copy last answer", "Ctrl+Shift+C", self.controller.copy_last_answer)
         self.inspector_action = add("Context inspector", "Ctrl+I", self.toggle_inspector)
         self.window_action = add("New window", "Ctrl+Shift+N", self.new_window_requested)
+        self.compact_action = add("Compact chat…", "Ctrl+Shift+K", self.compact_chat)
         menu = self.menuBar().addMenu("&Cairn")
         for action in (self.new_action, self.window_action, self.search_action, self.settings_action):
             menu.addAction(action)
+        chat = self.menuBar().addMenu("C&hat")
+        chat.addAction(self.compact_action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.inspector_action)
         view.addAction(self.copy_action)
@@ -204,6 +216,9 @@ class MainWindow(QMainWindow):
         self.snapshot = snapshot
         self.refresh_routes()
         self._show_read_only()
+        session_id = self.session_id
+        if session_id is not None:  # the route's context may have changed with it
+            self.run_on_core(lambda: self.app.context_fill(session_id), self.controller.fill_shower(session_id))
         dialog = self.settings_dialog
         if isinstance(dialog, SettingsDialog) and dialog.isVisible():
             dialog.permissions.show_snapshot(snapshot)
@@ -268,6 +283,30 @@ class MainWindow(QMainWindow):
 
         self.run_on_core(self.app.new_session, created)
 
+    def compact_chat(self) -> None:
+        """Summarise the chat's earlier messages now, with an optional focus for the summary."""
+        session_id = self.session_id
+        if session_id is None or self.pages.currentWidget() is self.start_page:
+            self.statusBar().showMessage("Open a chat to compact it.", 5000)
+            return
+        if session_id in self.controller.busy:
+            self.statusBar().showMessage("The chat is answering; compact it when the reply is done.", 5000)
+            return
+        focus, ok = self.ask_compaction_focus()
+        if ok:
+            self.clear_notice()
+            self.controller.compact(session_id, focus.strip() or None)
+
+    def ask_compaction_focus(self) -> tuple[str, bool]:
+        """The focus note for Compact chat, and whether the person went ahead."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Compact chat")
+        dialog.setLabelText(COMPACT_PROMPT)
+        dialog.setOkButtonText("Compact")
+        dialog.setAccessibleName("Compact chat")
+        ok = dialog.exec() == QInputDialog.DialogCode.Accepted
+        return dialog.textValue(), ok
+
     def open_session(self, session_id: str) -> None:
         if session_id == self.session_id:
             return
@@ -276,13 +315,14 @@ class MainWindow(QMainWindow):
         self.clear_notice()
         self.inspector.show_session(session_id)
 
-        def loaded(result: tuple[list[TranscriptRow], ShownUsage, list[ParkedCall], Mode]) -> None:
-            rows, usage, parked, mode = result
+        def loaded(result: tuple[list[TranscriptRow], ShownUsage, list[ParkedCall], Mode, ContextFill | None]) -> None:
+            rows, usage, parked, mode, fill = result
             if self.session_id != session_id:
                 return
             self.route_bar.show_mode(mode)
             self.controller.show_session(session_id, rows)
             self.controller.show_usage(usage)
+            self.controller.show_fill(fill)
             self.approvals.show_parked(session_id, parked)
             log.info("session opened (%d rows shown)", len(rows))
 
@@ -292,6 +332,7 @@ class MainWindow(QMainWindow):
                 self.app.usage(session_id),
                 self.app.parked(session_id),
                 self.app.mode(session_id),
+                self.app.context_fill(session_id),
             ),
             loaded,
         )

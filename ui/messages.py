@@ -7,14 +7,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from host.content import ErrorContent, MessageContent, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from host.content import (
+    Checkpoint,
+    ErrorContent,
+    MessageContent,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from host.transcript import TranscriptRow
 from ui.markdown import render_markdown
 from ui.tool_cards import ApprovalView, Palette, approval_html, result_html, tool_call_html
 
-__all__ = ["DisplayMessage", "message_html"]
+__all__ = ["DisplayMessage", "Kind", "message_html"]
 
-Kind = Literal["user", "assistant", "tool", "error", "approval"]
+Kind = Literal["user", "assistant", "tool", "error", "approval", "summary"]
 
 
 @dataclass
@@ -37,6 +45,7 @@ class DisplayMessage:
     retryable: bool = False
     reasoning_open: bool = False
     waited: float | None = None  # seconds spent waiting for the first token, while streaming
+    checkpoint: Checkpoint | None = None  # a compaction's marker: its summary is ``text``
     version: int = 0
 
     def touch(self) -> None:
@@ -46,7 +55,10 @@ class DisplayMessage:
     def from_row(cls, row: TranscriptRow) -> DisplayMessage | None:
         body = row.body()
         if row.role == "system":
-            return None
+            checkpoint = row.meta()
+            if not isinstance(checkpoint, Checkpoint):
+                return None
+            return cls(key=row.id, kind="summary", seq=row.seq, text=checkpoint.summary, checkpoint=checkpoint)
         if isinstance(body, ErrorContent):
             return cls(
                 key=row.id,
@@ -91,6 +103,8 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
         retry = action("retry", "Retry") if message.retryable or last_answer else ""
         body = f'<p><b style="color: {danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
         return body, []
+    if message.kind == "summary":
+        return _summary_html(message, muted, link, dark=dark)
     palette = Palette.of(dark=dark)
     if message.approval is not None:
         return approval_html(message.approval, palette), []
@@ -169,3 +183,34 @@ def _header(
             header += action("continue", "Continue")
         header += action("regenerate", "Regenerate")
     return header
+
+
+REASONS = {
+    "automatic": "to keep the chat within the model's context",
+    "overflow": "after the model said the chat was too long",
+    "manual": "as you asked",
+}
+
+
+def _summary_html(message: DisplayMessage, muted: str, link: str, *, dark: bool) -> tuple[str, list[str]]:
+    """A compaction's marker: what happened and the sizes; the summary when opened. The
+    messages above it stay as they were."""
+    checkpoint = message.checkpoint
+    if message.status == "streaming":
+        return f'<p style="color: {muted};"><b>Summarising earlier messages…</b></p>', []
+    sizes = ""
+    why = ""
+    if checkpoint is not None:
+        why = f" {REASONS.get(checkpoint.reason, '')}"
+        sizes = f" · about {checkpoint.tokens_before:,} → {checkpoint.tokens_after:,} tokens"
+    label = "Hide summary" if message.expanded else "Show summary"
+    parts = [
+        f'<p style="color: {muted};"><b>Earlier messages were summarised</b>{html.escape(why)}{sizes}'
+        f'&nbsp;&nbsp;<a href="cairn:toggle-summary" style="color: {link};">{label}</a></p>'
+    ]
+    code_blocks: list[str] = []
+    if message.expanded:
+        rendered = render_markdown(message.text, dark=dark)
+        parts.append(rendered.html)
+        code_blocks = rendered.code_blocks
+    return "".join(parts), code_blocks
