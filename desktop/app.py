@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from pydantic import ValidationError
 
 from desktop.approvals import SUPERSEDED, Approval, Choice, WaitingApprovals
 from desktop.compaction import ContextFill, NothingToCompact, context_fill, focus_problem
@@ -28,10 +29,11 @@ from desktop.provider.usage import Usage
 from desktop.routes import ResolvedRoute, RouteError
 from desktop.runtime import ChatRuntime, TurnOutcome
 from desktop.services import Services
-from desktop.settings import Account, Settings
+from desktop.settings import MAX_TOKENS, MIN_TOKENS, Account, Settings, SettingsError, SummaryRoute
 from desktop.snapshot import AccountView, AppSnapshot
 from desktop.system_state import SystemState
 from desktop.tool_calls import ParkedCall, parked_calls
+from desktop.validation_text import problem_text
 from host.content import ChatGrant, Mode, PermissionMode, ToolIdentity
 from host.files import atomic_write_text
 from host.journal import SessionRecord
@@ -121,6 +123,9 @@ class CairnApp:
             catalog_models={p: tuple(services.catalog_models(p)) for p in [*providers, "custom"]},
             default_mode=self.settings.default_mode,
             tool_grants=tuple(self.settings.tool_grants),
+            reply_reserve=self.settings.reply_reserve,
+            retained_tail=self.settings.retained_tail,
+            summary_route=self.settings.summary_route,
         )
 
     def publish(self) -> AppSnapshot:
@@ -364,6 +369,27 @@ class CairnApp:
 
     def save_default_mode(self, mode: Mode) -> None:
         self._save_settings(default_mode=mode)
+
+    def save_context(
+        self, reply_reserve: int | None, retained_tail: int | None, summary_account: str | None, summary_model: str
+    ) -> None:
+        """The reply reserve and the retained tail (``None``: automatic), and where summaries
+        go (no account: the chat's own route; no model: the account's default). ``SettingsError``
+        says what is wrong; nothing is saved then."""
+        for name, value in (("reply reserve", reply_reserve), ("retained tail", retained_tail)):
+            if value is not None and not MIN_TOKENS <= value <= MAX_TOKENS:
+                raise SettingsError(
+                    f"The {name} must be between {MIN_TOKENS:,} and {MAX_TOKENS:,} tokens, or Automatic."
+                )
+        summary = None
+        if summary_account is not None:
+            if self.services.load_settings().account(summary_account) is None:
+                raise SettingsError("The account chosen for summaries is not in settings any more; choose another.")
+            try:
+                summary = SummaryRoute(account_id=summary_account, model=summary_model.strip() or None)
+            except ValidationError as exc:
+                raise SettingsError(f"The summary model cannot be used: {problem_text(exc)}.") from None
+        self._save_settings(reply_reserve=reply_reserve, retained_tail=retained_tail, summary_route=summary)
 
     def save_appearance(self, theme: str) -> None:
         self._save_settings(theme=theme)

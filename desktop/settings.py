@@ -30,8 +30,20 @@ from host.permissions import PermissionPolicy
 if TYPE_CHECKING:
     from desktop.routes import ResolvedRoute
 
-__all__ = ["SETTINGS_VERSION", "Account", "Settings", "SettingsError", "SettingsStore", "ToolGrant"]
+__all__ = [
+    "MAX_TOKENS",
+    "MIN_TOKENS",
+    "SETTINGS_VERSION",
+    "Account",
+    "Settings",
+    "SettingsError",
+    "SettingsStore",
+    "SummaryRoute",
+    "ToolGrant",
+]
 
+# The range a set reply reserve or retained tail may take.
+MIN_TOKENS, MAX_TOKENS = 256, 1_000_000
 # The settings format this Cairn writes. A file of a newer version keeps its number.
 SETTINGS_VERSION = 1
 # Header names that carry credentials belong in the keychain, as the account's API key.
@@ -133,6 +145,13 @@ class SummaryRoute(BaseModel):
     account_id: str = Field(min_length=1)
     model: str | None = Field(default=None, description="None: the account's default model.")
 
+    @field_validator("model")
+    @classmethod
+    def _model_id(cls, value: str | None) -> str | None:
+        if value is not None and (len(value) > 200 or any(ch.isspace() or not ch.isprintable() for ch in value)):
+            raise ValueError("a model id is one word of printable characters, such as deepseek-chat")
+        return value
+
 
 class Settings(BaseModel):
     """The whole settings file. Fields a newer Cairn added are kept in ``model_extra``."""
@@ -149,15 +168,15 @@ class Settings(BaseModel):
     tool_grants: list[ToolGrant] = Field(default_factory=list, description="Always and Never answers.")
     reply_reserve: int | None = Field(
         default=None,
-        ge=256,
-        le=1_000_000,
+        ge=MIN_TOKENS,
+        le=MAX_TOKENS,
         description="Tokens kept free for the reply below the context limit; by default the smaller of 16,000 and a "
         "quarter of the context.",
     )
     retained_tail: int | None = Field(
         default=None,
-        ge=256,
-        le=1_000_000,
+        ge=MIN_TOKENS,
+        le=MAX_TOKENS,
         description="Tokens of recent conversation kept word for word when a chat is compacted; by default the smaller "
         "of 20,000 and 35% of the context.",
     )

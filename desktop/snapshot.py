@@ -14,7 +14,7 @@ from pathlib import Path
 from desktop.catalog.modelsdev import ModelsDevCatalog
 from desktop.catalog.transport import TransportCatalog
 from desktop.routes import ResolvedRoute
-from desktop.settings import Account, ToolGrant
+from desktop.settings import Account, SummaryRoute, ToolGrant
 from host.content import Mode
 
 __all__ = ["AccountView", "AppSnapshot"]
@@ -44,6 +44,9 @@ class AppSnapshot:
     catalog_models: Mapping[str, tuple[str, ...]]  # provider preset id to the models the catalogs know
     default_mode: Mode = "ask"
     tool_grants: tuple[ToolGrant, ...] = ()  # Always and Never answers
+    reply_reserve: int | None = None  # None: automatic
+    retained_tail: int | None = None
+    summary_route: SummaryRoute | None = None  # None: the chat's own route
 
     def account(self, account_id: str | None) -> AccountView | None:
         return next((view for view in self.accounts if view.account.id == account_id), None)

@@ -210,7 +210,7 @@ def settings_shots(window: Any, out: Path) -> None:
     assert isinstance(dialog, SettingsDialog)
     settle(800)
     dialog.grab().save(str(out / "settings.png"))
-    for index, name in ((2, "settings-skills"), (3, "settings-permissions")):
+    for index, name in ((2, "settings-skills"), (3, "settings-permissions"), (4, "settings-context")):
         dialog.tabs.setCurrentIndex(index)
         settle(400)
         dialog.grab().save(str(out / f"{name}.png"))

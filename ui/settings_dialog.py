@@ -1,4 +1,4 @@
-"""Settings: accounts and routes, custom instructions, skills, appearance."""
+"""Settings: accounts and routes, custom instructions, skills, permissions, context, appearance."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from host.skills import SkillCatalog
 from host.text import printable
 from ui.accounts_tab import AccountsTab
+from ui.context_tab import ContextTab
 from ui.permissions_tab import PermissionsTab
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self._skills_tab(), "Skills")
         self.permissions = PermissionsTab(window)
         self.tabs.addTab(self.permissions, "Permissions")
+        self.context = ContextTab(window)
+        self.tabs.addTab(self.context, "Context")
         self.tabs.addTab(self._appearance_tab(), "Appearance")
         close = QPushButton("Close")
         close.setAccessibleName("Close settings")
@@ -55,7 +58,7 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(close, alignment=Qt.AlignmentFlag.AlignRight)
-        tabs = {"accounts": 0, "instructions": 1, "skills": 2, "permissions": 3, "appearance": 4}
+        tabs = {"accounts": 0, "instructions": 1, "skills": 2, "permissions": 3, "context": 4, "appearance": 5}
         self.tabs.setCurrentIndex(tabs[tab])
         if preset is not None:
             self.accounts.new_account(preset)
