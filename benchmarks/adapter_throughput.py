@@ -15,9 +15,9 @@ import time
 
 import httpx
 
+from desktop.loopback import LoopbackProvider, Reply
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import Finished, TextDelta
-from tests.loopback import LoopbackProvider, Reply
 
 
 async def measure(provider: LoopbackProvider, words: int, chunk_chars: int) -> tuple[float, int, int]:

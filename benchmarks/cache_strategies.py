@@ -20,13 +20,13 @@ import tempfile
 from pathlib import Path
 
 from desktop.catalog.modelsdev import Cost
+from desktop.loopback import LoopbackProvider
+from desktop.loopback.cache import PrefixCache, prompt_tokens
 from desktop.provider.usage import Usage
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests import cache_scenario
-from tests.loopback import LoopbackProvider
-from tests.loopback.cache import PrefixCache, prompt_tokens
 
 # DeepSeek's published prices per million tokens, for a sense of scale.
 PRICES = Cost(input=0.28, output=0.42, cache_read=0.028)

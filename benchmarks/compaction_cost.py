@@ -26,12 +26,12 @@ from typing import Any
 import httpx
 
 from desktop.estimate import ContextBudget, estimate_tokens
+from desktop.loopback import LoopbackProvider
+from desktop.loopback.server import RecordedRequest
 from host.canonical import canonical_json_bytes
 from host.journal import Journal
 from host.paths import CairnPaths
 from tests.compaction_chat import drive, message
-from tests.loopback import LoopbackProvider
-from tests.loopback.server import RecordedRequest
 
 # Per million input tokens: (uncached, cached). Published prices, for a sense of scale.
 PRICES = {"DeepSeek V3.2": (0.28, 0.028), "GPT-4.1": (2.00, 0.50)}

@@ -23,10 +23,10 @@ from collections.abc import Callable
 from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
+from desktop.loopback import LoopbackProvider, Reply, tokenize
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.loopback import LoopbackProvider, Reply, tokenize
 from tests.ui_fixtures import add_loopback_account, running_cairn
 from ui.main_window import MainWindow
 

@@ -11,13 +11,13 @@ import httpx
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
 from desktop.events import RuntimeEvent
+from desktop.loopback import LoopbackProvider
 from desktop.provider.openai_compat import OpenAICompatClient, RetryPolicy
 from desktop.routes import ResolvedRoute, resolve_route
 from desktop.runtime import ChatRuntime
 from desktop.settings import Account
 from host.journal import Journal
 from host.paths import CairnPaths
-from tests.loopback import LoopbackProvider
 
 FAST_RETRY = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05, max_retry_after=0.2)
 

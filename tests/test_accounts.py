@@ -12,13 +12,13 @@ import keyring.backends.fail
 import pytest
 
 from desktop.logs import configure_logging
+from desktop.loopback import LoopbackProvider
 from desktop.secrets import KeychainUnavailable, SecretStore
 from desktop.settings import Account, Settings, SettingsError, SettingsStore
 from host.journal import Journal
 from host.paths import CairnPaths
 from tests.chat_fixtures import chat_runtime, route_for
 from tests.fake_keyring import BrokenKeyring, MemoryKeyring
-from tests.loopback import LoopbackProvider
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "sk-cairn-secret-7f3a9c2e41d8"

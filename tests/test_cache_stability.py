@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from desktop.loopback import LoopbackProvider, RecordedRequest
+from desktop.loopback.cache import PrefixCache, prompt_tokens
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptRow, TranscriptWriter
 from tests import cache_scenario
-from tests.loopback import LoopbackProvider, RecordedRequest
-from tests.loopback.cache import PrefixCache, prompt_tokens
 
 REPO = Path(__file__).resolve().parents[1]
 UNIT = 64

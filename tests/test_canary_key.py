@@ -11,6 +11,7 @@ from pathlib import Path
 from desktop.app import CairnApp
 from desktop.events import TurnFailed
 from desktop.logs import configure_logging
+from desktop.loopback import Fault, LoopbackProvider, Reply
 from desktop.secrets import SecretStore
 from desktop.services import Services
 from desktop.settings import Account
@@ -19,7 +20,6 @@ from host.paths import CairnPaths
 from host.schema import MIGRATIONS
 from tests.cache_scenario import write_skill
 from tests.fake_keyring import MemoryKeyring
-from tests.loopback import Fault, LoopbackProvider, Reply
 
 CANARY = "sk-canary-7f3e9b21c4d05a68"
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.loopback import Fault, LoopbackProvider, Reply
 
 REPO = Path(__file__).resolve().parents[1]
 NOBODY = 65534

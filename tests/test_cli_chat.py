@@ -6,11 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
-from tests.loopback import Fault, LoopbackProvider, Reply
 
 REPO = Path(__file__).resolve().parents[1]
 # Declared from the first request on a route that takes tools, in name order.

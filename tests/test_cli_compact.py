@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.content import Checkpoint
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
-from tests.loopback import Fault, LoopbackProvider, Reply
 from tests.test_cli_chat import KEY, cairn
 from tests.test_compaction import is_summary_request
 

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from desktop.events import CompactionCommitted, RequestStarted, RuntimeEvent
+from desktop.loopback import LoopbackProvider, RecordedRequest
 from host.content import Checkpoint, MessageContent
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 from tests.compaction_chat import LIMIT, drive
-from tests.loopback import LoopbackProvider, RecordedRequest
 from tests.test_cache_stability import messages_prefix
 
 UNIT = 64

@@ -14,6 +14,7 @@ import pytest
 from desktop.compactor import NothingToCompact
 from desktop.context_engine import ContextEngine, skill_tools
 from desktop.events import RuntimeEvent, TurnFailed
+from desktop.loopback import LoopbackProvider
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.runtime import ChatRuntime
 from desktop.tool_registry import ToolRegistry
@@ -25,7 +26,6 @@ from host.usage import UsageLedger
 from tests.cache_scenario import write_skill
 from tests.compaction_chat import drive, message, route, state
 from tests.lab_tools import Lab, lab_catalog
-from tests.loopback import LoopbackProvider
 from tests.test_cache_stability import messages_prefix
 from tests.test_compaction import is_summary_request
 

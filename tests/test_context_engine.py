@@ -10,6 +10,7 @@ from pydantic import JsonValue
 
 from desktop.context_engine import ContextEngine
 from desktop.events import SectionsAppended
+from desktop.loopback import LoopbackProvider
 from desktop.sections import SectionNameError
 from desktop.system_state import BUILTIN_INSTRUCTIONS, SKILLS_HEADER, SystemState
 from host.identity import tool_schema_sha256
@@ -20,7 +21,6 @@ from host.tools import Tool, ToolCatalog, ToolOutput, ToolSpec
 from host.transcript import TranscriptWriter
 from tests.cache_scenario import remove_skill, write_skill
 from tests.chat_fixtures import chat_runtime, loopback_account, route_for
-from tests.loopback import LoopbackProvider
 
 
 @pytest.fixture

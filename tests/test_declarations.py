@@ -15,12 +15,12 @@ import httpx
 import pytest
 
 from desktop.events import RequestStarted, RuntimeEvent
+from desktop.loopback import LoopbackProvider, RecordedRequest
 from host.content import MessageContent, PlanRecord, ToolResultPart
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptRow, TranscriptWriter
 from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime
-from tests.loopback import LoopbackProvider, RecordedRequest
 from tests.test_cache_stability import messages_prefix
 
 UNIT = 64

@@ -18,6 +18,7 @@ import pytest
 from desktop.approvals import Approval
 from desktop.epochs import frozen_prefix
 from desktop.events import RequestStarted, RuntimeEvent
+from desktop.loopback import LoopbackProvider
 from desktop.runtime import ChatRuntime
 from host.canonical import sha256_hex
 from host.content import (
@@ -33,7 +34,6 @@ from host.paths import CairnPaths
 from host.permissions import ToolRequest
 from host.transcript import TranscriptRow, TranscriptWriter
 from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime, lab_spec
-from tests.loopback import LoopbackProvider
 from tests.test_cache_stability import messages_prefix
 
 NOT_ACTIVE = "lab__weather is not activated in this chat; find it with the tool search first."

@@ -5,11 +5,11 @@ import json
 from pathlib import Path
 
 from desktop.app import CairnApp
+from desktop.loopback import LoopbackProvider, Reply
 from desktop.secrets import SecretStore
 from desktop.services import Services
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
-from tests.loopback import LoopbackProvider, Reply
 from tests.ui_fixtures import add_loopback_account
 
 KEY = "sk-export-secret"

@@ -6,13 +6,13 @@ import asyncio
 import pytest
 
 from desktop.events import TurnFailed
+from desktop.loopback import Fault, LoopbackProvider, Reply
 from desktop.provider.limits import Timeouts
 from desktop.provider.openai_compat import OpenAICompatClient
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.chat_fixtures import FAST_RETRY, chat_runtime, loopback_account, route_for
-from tests.loopback import Fault, LoopbackProvider, Reply
 
 KEY = "sk-loopback-faults"
 

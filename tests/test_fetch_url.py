@@ -16,10 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
+from desktop.loopback import LoopbackProvider
 from host.tools.catalog import ToolOutput
 from host.tools.fetch import check_url, fetch_url
 from host.tools.limits import DEFAULT_LIMITS, ToolLimits
-from tests.loopback import LoopbackProvider
 
 PAGE = b"""<!DOCTYPE html><html><head><title>Cairn &amp; tools</title><style>body{color:red}</style>
 <script>var secret = "do not show";</script></head><body><nav><a href="/docs">Docs</a></nav>

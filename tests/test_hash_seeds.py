@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from desktop.loopback import LoopbackProvider
 from host.content import PlanRecord, ToolResultPart
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.lab_tools import lab_catalog
-from tests.loopback import LoopbackProvider
 from tests.test_cache_stability import messages_prefix
 
 ROOT = Path(__file__).resolve().parent.parent

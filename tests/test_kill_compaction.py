@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from desktop.loopback import LoopbackProvider
 from host.content import Checkpoint
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
-from tests.loopback import LoopbackProvider
 from tests.test_compaction import is_summary_request
 
 REPO = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from desktop.local_server import probe_server, template_has_system_role
-from tests.loopback import LoopbackProvider
+from desktop.loopback import LoopbackProvider
 
 GEMMA_JINJA = (
     "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"

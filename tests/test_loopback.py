@@ -5,7 +5,7 @@ import httpx
 import openai
 import pytest
 
-from tests.loopback import Fault, LoopbackProvider, PrefixCache, Reply, tokenize
+from desktop.loopback import Fault, LoopbackProvider, PrefixCache, Reply, tokenize
 
 KEY = "sk-loopback-openai"
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from desktop.events import RequestStarted, RuntimeEvent
+from desktop.loopback import LoopbackProvider
 from desktop.mcp_settings import McpServerSetting, McpSettingsError, secret_id, server_setting
 from desktop.secrets import SecretStore
 from desktop.services import Services
@@ -24,7 +25,6 @@ from host.permissions import PermissionPolicy
 from host.transcript import TranscriptWriter
 from tests.chat_fixtures import loopback_account
 from tests.fake_keyring import BrokenKeyring, MemoryKeyring
-from tests.loopback import LoopbackProvider
 from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
 
 TOKEN = "tok-4f9a1c2e8b7d6a5f"

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from desktop.loopback import LoopbackProvider
 from desktop.settings import Account, SettingsStore
 from host.errors import JournalReadOnlyError
 from host.journal import Journal
@@ -28,7 +29,6 @@ from host.paths import CairnPaths
 from host.schema import MIGRATIONS, Migration, latest_version
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
-from tests.loopback import LoopbackProvider
 
 REPO = Path(__file__).resolve().parents[1]
 FUTURE = latest_version() + 1

@@ -16,6 +16,7 @@ from pydantic import JsonValue
 from desktop.approvals import Approval, Choice
 from desktop.context_engine import ContextEngine, skill_tools
 from desktop.events import ApprovalRequested
+from desktop.loopback import LoopbackProvider, Reply
 from desktop.system_state import SystemState
 from desktop.tool_registry import ToolRegistry, TurnInputs
 from host.content import ChatGrant, MessageContent, PermissionMode, ToolApproval, ToolIdentity, ToolResultPart
@@ -25,7 +26,6 @@ from host.permissions import Decision, PermissionPolicy, ToolGate, ToolRequest, 
 from host.tools import Tool, ToolOutput, ToolSpec
 from host.transcript import TranscriptWriter
 from tests.chat_fixtures import chat_runtime, loopback_account, route_for
-from tests.loopback import LoopbackProvider, Reply
 
 WRITE = ToolSpec(
     name="write_note",

@@ -12,6 +12,7 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
+from desktop.loopback import Fault, LoopbackProvider, Reply
 from desktop.provider.errors import (
     AuthenticationFailed,
     MalformedResponse,
@@ -22,7 +23,6 @@ from desktop.provider.errors import (
 )
 from desktop.provider.openai_compat import OpenAICompatClient, RetryPolicy
 from desktop.provider.stream import Finished, Retrying, StreamEvent, TextDelta
-from tests.loopback import Fault, LoopbackProvider, Reply
 
 KEY = "sk-loopback-secret-4711"
 BODY = b'{"model": "loopback-chat", "messages": [{"role": "user", "content": "hi"}], "stream": true}'

@@ -9,6 +9,7 @@ from itertools import pairwise
 from desktop.catalog.transport import TransportFlags
 from desktop.context_engine import ContextEngine
 from desktop.events import RequestStarted, RouteFallbackRecorded
+from desktop.loopback import LoopbackProvider
 from desktop.projection import OPENING_TAG
 from desktop.route_fallback import FOLD_NOTE
 from desktop.system_state import BUILTIN_INSTRUCTIONS, SystemState
@@ -18,7 +19,6 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.cache_scenario import write_skill
 from tests.chat_fixtures import chat_runtime, loopback_account, route_for
-from tests.loopback import LoopbackProvider
 
 
 def test_a_refused_late_system_message_is_folded_once_and_remembered(journal: Journal, cairn_paths: CairnPaths) -> None:

@@ -6,13 +6,13 @@ from itertools import pairwise
 import pytest
 
 from desktop.events import AssistantCommitted, Retrying, TextDelta, ToolResultCommitted, TurnCancelled, TurnFailed
+from desktop.loopback import LoopbackProvider, Reply
 from desktop.runtime import NothingToRetry
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 from tests.chat_fixtures import chat_runtime, loopback_account, route_for
-from tests.loopback import LoopbackProvider, Reply
 
 KEY = "sk-loopback-test"
 
@@ -170,7 +170,7 @@ def test_retry_needs_an_open_turn(journal: Journal, cairn_paths: CairnPaths, pro
 
 
 def test_retrying_events_are_reported(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:
-    from tests.loopback import Fault
+    from desktop.loopback import Fault
 
     route = route_for(loopback_account(provider), cairn_paths)
     session = journal.create_session()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from desktop.events import RequestStarted, RuntimeEvent
+from desktop.loopback import LoopbackProvider
 from desktop.secrets import SecretStore
 from desktop.services import Services
 from desktop.settings import Account, SummaryRoute
@@ -16,7 +17,6 @@ from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 from tests.compaction_chat import message
 from tests.fake_keyring import MemoryKeyring
-from tests.loopback import LoopbackProvider
 from tests.test_compaction import is_summary_request
 
 

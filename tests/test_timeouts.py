@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
+from desktop.loopback import Fault, LoopbackProvider, Reply
 from desktop.provider.errors import ProviderError, ProviderTimeout
 from desktop.provider.limits import CLOUD, LOCAL, Timeouts, is_local, timeouts_for
 from desktop.provider.openai_compat import OpenAICompatClient, RetryPolicy
 from desktop.provider.stream import Finished, ReplyAssembler, StreamEvent, TextDelta, Waiting
-from tests.loopback import Fault, LoopbackProvider, Reply
 
 BODY = b'{"model": "loopback-chat", "messages": [{"role": "user", "content": "hi"}], "stream": true}'
 TEXT = "The first words, then a long pause or a trickle of bytes."

@@ -12,12 +12,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
+from desktop.loopback import LoopbackProvider
 from desktop.tool_registry import TurnInputs
 from host.content import PermissionMode, ToolResultPart
 from host.paths import CairnPaths
 from host.tools import Tool, ToolOutput, ToolSpec
 from host.transcript import TranscriptWriter
-from tests.loopback import LoopbackProvider
 from tests.ui_fixtures import Running, add_loopback_account, running_cairn
 from ui.main_window import MainWindow
 

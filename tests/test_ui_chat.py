@@ -9,9 +9,9 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
+from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.loopback import Fault, LoopbackProvider, Reply
 from tests.ui_fixtures import add_loopback_account, running_cairn
 from ui.chat_view import MESSAGE_ROLE
 from ui.main_window import MainWindow

@@ -12,12 +12,12 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QInputDialog
 from pytestqt.qtbot import QtBot
 
+from desktop.loopback import Fault, LoopbackProvider, Reply
 from desktop.settings import Account, SettingsStore
 from host.content import Checkpoint
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.compaction_chat import message
-from tests.loopback import Fault, LoopbackProvider, Reply
 from tests.test_compaction import is_summary_request
 from tests.test_ui_chat import WAIT, idle, kinds, type_and_send
 from tests.ui_fixtures import Running, running_cairn

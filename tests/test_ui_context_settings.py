@@ -8,9 +8,9 @@ import json
 
 from pytestqt.qtbot import QtBot
 
+from desktop.loopback import LoopbackProvider
 from desktop.settings import Account, SettingsStore
 from host.paths import CairnPaths
-from tests.loopback import LoopbackProvider
 from tests.test_ui_settings import WAIT, open_settings
 from tests.ui_fixtures import running_cairn
 from ui.context_tab import ContextTab

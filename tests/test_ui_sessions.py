@@ -8,9 +8,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QComboBox, QLineEdit, QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
+from desktop.loopback import LoopbackProvider
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.loopback import LoopbackProvider
 from tests.ui_fixtures import add_loopback_account, running_cairn
 from ui.composer import MAX_MESSAGE_CHARS
 from ui.main_window import MainWindow

@@ -12,9 +12,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
+from desktop.loopback import LoopbackProvider
 from desktop.secrets import SecretStore
 from host.paths import CairnPaths
-from tests.loopback import LoopbackProvider
 from tests.ui_fixtures import running_cairn
 from ui.main_window import MainWindow
 from ui.settings_dialog import SettingsDialog

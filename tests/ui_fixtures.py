@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from PySide6.QtWidgets import QApplication
 
 from desktop.app import CairnApp
+from desktop.loopback import LoopbackProvider
 from desktop.secrets import SecretStore
 from desktop.services import Services
 from desktop.settings import Account, SettingsStore
 from host.journal import Journal
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
-from tests.loopback import LoopbackProvider
 from ui.app import Shell
 from ui.core import CoreThread
 from ui.main_window import MainWindow

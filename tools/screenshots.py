@@ -83,9 +83,9 @@ def wait_for(done: object, limit: float = 20.0) -> None:
 def shoot(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
+    from desktop.loopback import LoopbackProvider, Reply
     from host.paths import CairnPaths
     from tests.cache_scenario import write_skill
-    from tests.loopback import LoopbackProvider, Reply
     from tests.ui_fixtures import add_loopback_account, running_cairn
 
     qt = QApplication.instance() or QApplication([])
@@ -181,7 +181,7 @@ def compaction_shots(run: Any, provider: Any, out: Path) -> None:
     settle()
     dialog.grab().save(str(out / "compact-dialog.png"))
     dialog.close()
-    from tests.loopback import Reply
+    from desktop.loopback import Reply
 
     provider.script(Reply(text=SUMMARY))
     window.controller.compact(window.session_id, "the heights of the cairns")

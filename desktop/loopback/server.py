@@ -21,9 +21,9 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.loopback.cache import PrefixCache, prompt_tokens, tokenize
-from tests.loopback.script import Fault, RecordedRequest, Reply
-from tests.loopback.templates import template_answer
+from desktop.loopback.cache import PrefixCache, prompt_tokens, tokenize
+from desktop.loopback.script import Fault, RecordedRequest, Reply
+from desktop.loopback.templates import template_answer
 
 
 @dataclass
@@ -354,11 +354,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault.kind == "html_error":
             record.status = fault.status
             title = f"{fault.status} {HTTPStatus(fault.status).phrase}"
-            page = (
+            error_page = (
                 f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n<center><h1>{title}</h1></center>\r\n"
                 "<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n"
             )
-            self._send(fault.status, page.encode(), "text/html")
+            self._send(fault.status, error_page.encode(), "text/html")
         elif fault.kind == "reset_before":
             self._reset()
         elif fault.kind == "slow_first_byte":

@@ -9,7 +9,7 @@ import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tests.loopback.server import LoopbackProvider
+    from desktop.loopback.server import LoopbackProvider
 
 __all__ = ["template_answer"]
 
