@@ -1,4 +1,5 @@
-"""Cairn's headless commands: `chat`, `compact`, `sessions`, `accounts`, `skills`, `mcp`, `catalog refresh`.
+"""Cairn's headless commands: `chat`, `compact`, `sessions`, `accounts`, `skills`, `mcp`, `bench`,
+`catalog refresh`.
 
 None of them loads Qt.
 """
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 from desktop.catalog.modelsdev import MODELS_DEV_URL, refresh_models_dev
 from desktop.catalog.transport import CatalogError
 from desktop.cli.accounts import run_accounts
+from desktop.cli.bench import add_bench_command, run_bench
 from desktop.cli.chat import run_chat
 from desktop.cli.common import CommandError, printable
 from desktop.cli.compact import add_compact_command, run_compact
@@ -87,6 +89,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     remove.add_argument("name")
 
     add_mcp_commands(commands)
+    add_bench_command(commands)
 
     catalog = commands.add_parser("catalog", help="the models.dev catalog")
     catalog_verbs = catalog.add_subparsers(dest="verb", metavar="VERB", required=True)
@@ -125,6 +128,8 @@ def _dispatch(args: argparse.Namespace, services: Services) -> int:
         return _refresh(args, services.paths)
     if args.command == "mcp":
         return run_mcp(args, services)
+    if args.command == "bench":
+        return run_bench(args, services)
     raise AssertionError(f"unhandled command {args.command}")
 
 

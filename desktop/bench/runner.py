@@ -1,0 +1,247 @@
+"""Running one conversation under one strategy against a loopback provider.
+
+``fixed`` and ``on_demand`` go through Cairn itself: the real runtime, context engine,
+declaration policy and compaction, with the loopback route bound in a catalog of the bench's
+own (verified for fixed declarations under ``fixed``). ``rewrite`` and ``drop_oldest`` are the
+naive hosts Cairn is compared with, replaying the same conversation:
+
+- ``rewrite`` re-renders its whole system content (every section, in order) and declares its
+  whole tool catalog at the top of every request, so any change rewrites the prompt's start;
+- ``drop_oldest`` keeps its opening and drops the oldest exchanges to fit the context, instead
+  of compacting.
+
+Every figure comes from the usage the loopback provider recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import JsonValue
+
+from desktop.bench.conversations import Conversation, Step, tool_name
+from desktop.catalog.modelsdev import load_models_dev
+from desktop.catalog.transport import load_transport_catalog
+from desktop.context import Context, Message, SystemUpdatePart, message_from_row
+from desktop.context_engine import ContextEngine, skill_tools
+from desktop.estimate import ContextBudget, estimate_tokens
+from desktop.loopback import LoopbackProvider, RecordedRequest
+from desktop.projection import project
+from desktop.provider.openai_compat import OpenAICompatClient
+from desktop.routes import ResolvedRoute, resolve_route
+from desktop.runtime import ChatRuntime
+from desktop.sections import SKILL_PREFIX, section_order
+from desktop.settings import Account
+from desktop.system_state import LOAD_SKILL, SystemState
+from desktop.tool_registry import ToolRegistry, TurnInputs
+from host.content import PlanRecord, RouteFallback
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.permissions import PermissionPolicy
+from host.tools import Tool, ToolOutput, ToolSpec
+from host.transcript import TranscriptRow, TranscriptWriter, fold_sections
+from host.usage import UsageLedger
+
+__all__ = ["STRATEGIES", "BenchTools", "Run", "run", "strategies_for"]
+
+MODEL = "loopback-chat"
+STRATEGIES = ("fixed", "on_demand", "rewrite", "drop_oldest")
+SOURCE = "mcp:bench"
+
+
+@dataclass
+class Run:
+    """What one strategy sent for one conversation, request by request."""
+
+    conversation: str
+    strategy: str
+    requests: list[RecordedRequest]
+    turn_of: list[int]  # the turn each request belongs to
+    epochs: int = 0
+    fallbacks: int = 0  # declaration policies that fell back, and route fallbacks
+    notes: list[str] = field(default_factory=list)
+    # What Cairn's own usage ledger recorded from the provider's reports (its strategies only).
+    ledger_prompt: int | None = None
+    ledger_cached: int | None = None
+
+
+class BenchTools:
+    """``count`` deferred tools, as an MCP server's arrive: read-only, each with a short schema."""
+
+    def __init__(self, count: int) -> None:
+        self.specs = [_spec(n) for n in range(count)]
+
+    def source(self, _inputs: TurnInputs) -> list[Tool]:
+        async def answer(arguments: Mapping[str, JsonValue]) -> ToolOutput:
+            return ToolOutput(f"Done: {json.dumps(dict(arguments), sort_keys=True)}")
+
+        return [Tool(spec, answer) for spec in self.specs]
+
+
+def _spec(number: int) -> ToolSpec:
+    topics = ("weather", "tides", "maps", "huts", "trains", "sunrise", "avalanche", "water", "rescue", "permits")
+    topic = topics[number % len(topics)]
+    return ToolSpec(
+        name=tool_name(number),
+        description=f"Look up {topic} for a place on the trail (service {number}): the latest report, with its time.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "place": {"type": "string", "description": "A place name, as on the map.", "maxLength": 200},
+                "day": {"type": "string", "description": "A date, YYYY-MM-DD; today when left out."},
+            },
+            "required": ["place"],
+            "additionalProperties": False,
+        },
+        required_scopes={"mcp.bench.read"},
+        source=SOURCE,
+        read_only=True,
+        deferred=True,
+    )
+
+
+def strategies_for(conversation: Conversation) -> tuple[str, ...]:
+    """The strategies that make sense for ``conversation``: a chat past its context cannot be
+    sent whole, so the long one is compared with the host that drops, not with a rewrite that
+    would overflow."""
+    if conversation.context < 16_000:
+        return ("fixed", "on_demand", "drop_oldest")
+    return ("fixed", "on_demand", "rewrite")
+
+
+def run(conversation: Conversation, strategy: str, *, unit: int = 64, work: Path | None = None) -> Run:
+    """``conversation`` under ``strategy`` on a fresh loopback provider with ``unit``-token
+    cache units."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"There is no strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
+    with tempfile.TemporaryDirectory(dir=work) as folder:
+        home = Path(folder)
+        if strategy in ("fixed", "on_demand"):
+            with LoopbackProvider(cache_unit=unit) as provider:
+                return asyncio.run(_cairn(conversation, strategy, provider, home))
+        # The naive hosts replay the chat Cairn had (the same turns, tool calls and results),
+        # each request built their way, on a provider of their own.
+        with LoopbackProvider(cache_unit=unit) as source:
+            asyncio.run(_cairn(conversation, "on_demand", source, home))
+        with Journal.open(CairnPaths.under(home).journal) as journal:
+            rows = TranscriptWriter(journal).model_order(journal.sessions()[0].id)
+        with LoopbackProvider(cache_unit=unit) as provider:
+            route = _route(conversation, provider.base_url, home / "replay", fixed=False)
+            return _replay(conversation, strategy, rows, route, provider)
+
+
+def _state(paths: CairnPaths, instructions: str) -> SystemState:
+    return SystemState(custom_instructions=instructions, environment="The person uses Linux.",
+                       skill_roots=(("user", paths.skills_dir),))  # fmt: skip
+
+
+def _apply(step: Step, paths: CairnPaths, instructions: str) -> str:
+    """Make the step's edits; the instructions from now on."""
+    if step.skill is not None:
+        name, description = step.skill
+        folder = paths.skills_dir / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n\n{description}\n")
+    return step.instructions if step.instructions is not None else instructions
+
+
+def _catalog(path: Path, base_url: str, *, fixed: bool) -> Path:
+    """The transport catalog with the loopback endpoint bound exactly, verified for fixed
+    declarations when ``fixed`` (a binding of the bench's own, never shipped)."""
+    data: dict[str, Any] = json.loads(load_transport_catalog().model_dump_json())
+    data["bindings"].append(
+        {"provider": "custom", "model": MODEL, "base_url": base_url, "flags": {"mid_conversation_system": True},
+         "function_limit": 128, "fixed_declarations_verified": fixed}
+    )  # fmt: skip
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _route(conversation: Conversation, base_url: str, home: Path, *, fixed: bool) -> ResolvedRoute:
+    paths = CairnPaths.under(home)
+    home.mkdir(parents=True, exist_ok=True)
+    account = Account(id="account-bench", name="Bench", provider="custom", base_url=base_url, default_model=MODEL,
+                      context_limit=conversation.context)  # fmt: skip
+    catalog = load_transport_catalog(_catalog(home / "catalog.json", base_url, fixed=fixed))
+    return resolve_route(account, None, catalog, load_models_dev(paths.cache_dir))
+
+
+async def _cairn(
+    conversation: Conversation, strategy: str, provider: LoopbackProvider, home: Path, turns: int | None = None
+) -> Run:
+    paths = CairnPaths.under(home)
+    paths.skills_dir.mkdir(parents=True, exist_ok=True)
+    route = _route(conversation, provider.base_url, home, fixed=strategy == "fixed")
+    tools = BenchTools(conversation.tools)
+    engine = ContextEngine(ToolRegistry([skill_tools, tools.source]))
+    policy = PermissionPolicy(default_mode="auto")
+    result = Run(conversation.name, strategy, [], [])
+    instructions = [""]  # the current instructions, read by the state on each request
+    with Journal.open(paths.journal) as journal:
+        session = journal.create_session("bench").id
+        async with httpx.AsyncClient(timeout=60) as http:
+            runtime = ChatRuntime(journal, route, OpenAICompatClient(http, route.actual.base_url, api_key=None),
+                                  engine=engine, system=lambda: _state(paths, instructions[0]),
+                                  policy=lambda: policy)  # fmt: skip
+            for number, step in enumerate(conversation.steps[:turns]):
+                instructions[0] = _apply(step, paths, instructions[0])
+                seen = len(provider.requests)
+                outcome = await runtime.send(session, step.text)
+                if not outcome.ok:
+                    raise RuntimeError(f"turn {number} of {conversation.name} ({strategy}) failed: {outcome.error}")
+                result.turn_of += [number] * (len(provider.requests) - seen)
+        rows = TranscriptWriter(journal).model_order(session)
+        totals = UsageLedger(journal).totals(session)
+    result.requests = list(provider.requests)
+    result.ledger_prompt, result.ledger_cached = totals.prompt_tokens, totals.cached_tokens
+    plans = [m for r in rows if isinstance(m := r.meta(), PlanRecord)]
+    result.epochs = len({p.epoch for p in plans})
+    result.fallbacks = sum(1 for p in plans if p.fallback) + sum(1 for r in rows if isinstance(r.meta(), RouteFallback))
+    result.notes = sorted({p.fallback for p in plans if p.fallback})
+    return result
+
+
+def _replay(
+    conversation: Conversation,
+    strategy: str,
+    rows: list[TranscriptRow],
+    route: ResolvedRoute,
+    provider: LoopbackProvider,
+) -> Run:
+    """A naive host's requests for the chat in ``rows``: at each reply, its whole system
+    content rendered at the top and its whole tool catalog declared; ``drop_oldest`` also drops
+    the oldest messages to fit the context instead of compacting."""
+    catalog = BenchTools(conversation.tools).specs
+    threshold = ContextBudget(conversation.context, "account").threshold
+    result = Run(conversation.name, strategy, [], [], epochs=1)
+    turn = -1
+    with httpx.Client(timeout=60) as http:
+        for index, row in enumerate(rows):
+            if row.role == "user" and not row.hidden:
+                turn += 1
+            if row.role != "assistant" or row.hidden:
+                continue
+            before = rows[:index]
+            state = fold_sections(before)
+            top = Message(role="system", parts=[SystemUpdatePart(section=k, content=state[k])
+                                                for k in sorted(state, key=section_order)])  # fmt: skip
+            rest = [m for m in (message_from_row(r) for r in before if r.role != "system") if m is not None]
+            tools = [*catalog, *([LOAD_SKILL] if any(k.startswith(SKILL_PREFIX) for k in state) else [])]
+            body = project(Context(messages=[top, *rest], tools=tools), route, stream=False).body_bytes
+            while strategy == "drop_oldest" and estimate_tokens(len(body)) > threshold and len(rest) > 1:
+                rest.pop(0)
+                while len(rest) > 1 and rest[0].role != "user":  # never a result without its call
+                    rest.pop(0)
+                body = project(Context(messages=[top, *rest], tools=tools), route, stream=False).body_bytes
+            http.post(f"{provider.base_url}/chat/completions", content=body,
+                      headers={"Content-Type": "application/json"})  # fmt: skip
+            result.turn_of.append(max(turn, 0))
+    result.requests = list(provider.requests)
+    return result
