@@ -219,10 +219,10 @@ class CairnApp:
             try:
                 await runtime.compact(session_id, focus or None)
             except NothingToCompact as exc:
-                return TurnOutcome(False, (), Usage(), None, f"Nothing was compacted: {exc}")
+                return TurnOutcome(False, (), Usage(), None, f"Nothing was compacted. {exc}")
             except CompactionFailed as exc:
                 return TurnOutcome(
-                    False, (), Usage(), None, f"The chat was not compacted, and nothing was changed: {exc}"
+                    False, (), Usage(), None, f"The chat was not compacted, and nothing was changed. {exc}"
                 )
             return TurnOutcome(True, (), Usage(), None)
 

@@ -25,6 +25,7 @@ compacts again; after it, the checkpoint is whole.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -54,6 +55,7 @@ __all__ = [
     "make_checkpoint",
     "overflowed",
     "prompt_message",
+    "stated_limit",
     "summary_prompt",
     "tail_messages",
     "too_long",
@@ -63,7 +65,7 @@ PROMPT_VERSION = 1
 # A stream that ends with nothing while the prompt is this close to the limit is taken for an
 # overflow: a server whose real context is smaller than Cairn was told does that. Compacting
 # when it was something else costs one summary, never a message.
-NEAR_LIMIT = 0.7
+NEAR_LIMIT = 0.5
 Reason = Literal["automatic", "manual", "overflow"]
 
 
@@ -141,8 +143,10 @@ def choose_tail(rows: list[TranscriptRow], budget: int) -> TailChoice:
     while kept > 0 and used + turns[kept - 1][1] <= budget:
         kept -= 1
         used += turns[kept][1]
-    if kept == 0 and not had_summary:
-        kept, used = 1, sum(size for _, size in turns[1:])  # at least one turn goes into the summary
+    if kept == 0:
+        if had_summary and len(turns) < 2:
+            raise NothingToCompact("Everything before the latest message is summarised already.")
+        kept, used = 1, sum(size for _, size in turns[1:])  # at least one more turn goes into the summary
     return TailChoice(turns[kept][0], kept, used)
 
 
@@ -185,6 +189,25 @@ def make_checkpoint(
         tokens_after=tokens_after,
         created_at=utc_now(),
     )
+
+
+# How servers state their context when they refuse a prompt: OpenAI's and vLLM's "maximum
+# context length is N tokens", llama.cpp's "available context size (N tokens)", "n_ctx: N".
+_STATED = re.compile(
+    r"maximum context length is (\d[\d,]*)|context (?:size|window|length)\D{0,20}?(\d[\d,]{2,})\s*tokens|"
+    r"n_ctx\D{0,5}(\d{3,})",
+    re.IGNORECASE,
+)
+
+
+def stated_limit(error: Exception) -> int | None:
+    """The context a server said it has when it refused a prompt as too long, if it said."""
+    text = f"{error} {getattr(error, 'body', '')}"
+    found = _STATED.search(text)
+    if found is None:
+        return None
+    number = int(next(g for g in found.groups() if g).replace(",", ""))
+    return number if 256 <= number <= 10_000_000 else None
 
 
 def overflowed(error: Exception, estimate: int, budget: ContextBudget) -> bool:

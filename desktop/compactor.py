@@ -24,7 +24,7 @@ from desktop.events import CompactionAbandoned, CompactionCommitted, CompactionS
 from desktop.inspection import request_started
 from desktop.preparation import PreparedRequest
 from desktop.projection import project
-from desktop.provider.errors import ProviderError
+from desktop.provider.errors import MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import ReplyAssembler, Retrying, Waiting
 from desktop.redaction import Redactor
@@ -79,10 +79,24 @@ class Compactor:
         ``summarizer`` sends the summary request elsewhere; the sizes stay the chat's. A
         compaction that started and did not finish ends with ``CompactionAbandoned``."""
         try:
-            return await self._summarise(
-                session_id, route=route, client=client, prepared=prepared, budget=budget, reason=reason,
-                fold_updates=fold_updates, focus=focus, measured=measured, summarizer=summarizer,
-            )  # fmt: skip
+            try:
+                return await self._summarise(
+                    session_id, route=route, client=client, prepared=prepared, budget=budget, reason=reason,
+                    fold_updates=fold_updates, focus=focus, measured=measured, summarizer=summarizer,
+                )  # fmt: skip
+            except ProviderError as exc:
+                if summarizer is None or summarizer.route == route:
+                    raise
+                # The route chosen for summaries failed: the chat's own route, which works, does it.
+                note = (
+                    f"The summary route ({summarizer.route.actual.model}) failed: {self.redactor.redact(str(exc))} "
+                    "The chat's own route summarised instead."
+                )
+                return await self._summarise(
+                    session_id, route=route, client=client, prepared=prepared, budget=budget, reason=reason,
+                    fold_updates=fold_updates, focus=focus, measured=measured,
+                    summarizer=Summarizer(route, client, budget, note),
+                )  # fmt: skip
         except NothingToCompact:
             raise  # before anything started
         except asyncio.CancelledError:
@@ -146,7 +160,10 @@ class Compactor:
                 break
             except ProviderError as exc:
                 size = estimate_tokens(len(request.body_bytes), measured if own else None)
-                if number == len(attempts) or assembler.has_content or not overflowed(exc, size, asked.budget):
+                # The summary request is the largest there is: a stream that ended empty is taken for
+                # an overflow whatever the estimate (a server's context may be smaller than it says).
+                too_long = overflowed(exc, size, asked.budget) or isinstance(exc, MalformedResponse)
+                if number == len(attempts) or assembler.has_content or not too_long:
                     raise
         text = "".join(p.text for p in assembler.parts(complete=True) if isinstance(p, TextPart))
         summary = self.redactor.redact(text).strip()
@@ -168,10 +185,7 @@ class Compactor:
         )
         after_bytes = self._after(session_id, rows, checkpoint, declared=declared, route=route, fold=fold_updates)
         if after_bytes >= before_bytes:
-            raise CompactionFailed(
-                f"The summary came out no shorter than the messages it would replace ({after_bytes:,} bytes against "
-                f"{before_bytes:,}), so nothing was compacted."
-            )
+            raise CompactionFailed("The summary would not make the chat any shorter, so it was not kept.")
         # At the rate ``before`` was estimated at: both sides of "before → after" alike.
         after = math.ceil(before * after_bytes / before_bytes)
         checkpoint = checkpoint.model_copy(update={"tokens_after": after})

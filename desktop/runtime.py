@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pydantic import JsonValue
 
 from desktop.approvals import Approval, Approver, DenyQuestions
-from desktop.compaction import NothingToCompact, Reason, checkpoint_text, overflowed, too_long
+from desktop.compaction import NothingToCompact, Reason, checkpoint_text, overflowed, stated_limit, too_long
 from desktop.compactor import CompactionFailed, Compactor, Summarizer
 from desktop.context import context_from_rows
 from desktop.context_engine import ContextEngine
@@ -281,13 +281,15 @@ class ChatRuntime:
             if not attempt.tried and estimate > budget.threshold:
                 attempt.tried = True
                 done = await self._compact(session_id, prepared, budget, "automatic", fold_updates=known.fold_updates)
-                if isinstance(done, str):
-                    return Step(failed=done)
-                if done:
+                if isinstance(done, str) and estimate > budget.limit:
+                    return Step(failed=self._compaction_failed(session_id, done))
+                if isinstance(done, str):  # it still fits: the reply's room is smaller, the turn goes on
+                    attempt.notes.append(f"Summarising earlier messages failed ({done}); sent as it is, as it fits.")
+                elif done:
                     attempt.compacted = True
                     continue
             started = request_started(session_id, route, request, prepared, budget=budget, measured=measured)
-            notes = (*started.notes, *prepared.notes, *known.notes(route))
+            notes = (*started.notes, *prepared.notes, *known.notes(route), *attempt.notes)
             self._emit(replace(started, notes=notes, servers=self._status_lines(), checkpoint=checkpoint_text(rows)))
             assembler = ReplyAssembler(route.key)
             try:
@@ -338,11 +340,19 @@ class ChatRuntime:
         assert request is not None
         assert prepared is not None
         overflow = not assembler.has_content and overflowed(error, estimate, budget)
+        stated = stated_limit(error) if overflow else None
+        if stated is not None and stated < budget.limit:
+            # The server's context is smaller than the route says: compact, and judge, by its own.
+            attempt.notes.append(
+                f"The server refused about {estimate:,} tokens and says its context is {stated:,} tokens, smaller than "
+                f"the {budget.limit:,} ({budget.source}) Cairn was told: set the account's context size to {stated:,}."
+            )
+            budget = replace(budget, limit=stated, source="stated by the server")
         if overflow and not attempt.compacted:
             attempt.tried = True
             done = await self._compact(session_id, prepared, budget, "overflow", fold_updates=known.fold_updates)
             if isinstance(done, str):
-                return Step(failed=done)
+                return Step(failed=self._compaction_failed(session_id, done))
             if done:
                 attempt.compacted = True
                 return None
@@ -395,8 +405,7 @@ class ChatRuntime:
         self, session_id: str, prepared: PreparedRequest, budget: ContextBudget, reason: Reason, *, fold_updates: bool
     ) -> bool | str:
         """Compact before a request: ``True`` when it did, ``False`` when there was nothing to
-        summarise (the request goes as it is), or the message of a failure, recorded as the
-        turn's (a retry compacts again)."""
+        summarise (the request goes as it is), or why it failed (shown, never recorded here)."""
         try:
             await self.compactor.compact(
                 session_id, route=self.route, client=self.client, prepared=prepared, budget=budget, reason=reason,
@@ -409,14 +418,18 @@ class ChatRuntime:
             self._emit(TurnCancelled(None))
             raise
         except (CompactionFailed, ProviderError, JournalWriteError) as exc:
-            message = (
-                f"Cairn had to summarise earlier messages to fit {self.route.actual.model}'s context, and could not: "
-                f"{exc} Retry to try again."
-            )
-            self.records.fail(session_id, MalformedResponse(message), None, route=self.route,
-                              sends_key=self.client.sends_key)  # fmt: skip
-            return self.redactor.redact(message)
+            return self.redactor.redact(str(exc))
         return True
+
+    def _compaction_failed(self, session_id: str, why: str) -> str:
+        """Record that the turn could not go on without a compaction that failed; the message."""
+        message = (
+            f"Cairn had to summarise earlier messages to fit {self.route.actual.model}'s context, and could not. "
+            f"{why} Retry to try again."
+        )
+        self.records.fail(session_id, MalformedResponse(message), None, route=self.route,
+                          sends_key=self.client.sends_key)  # fmt: skip
+        return message
 
     def _prepare(
         self,
@@ -466,6 +479,7 @@ class _Attempt:
     request: ProjectedRequest | None = None
     prepared: PreparedRequest | None = None
     estimate: int = 0
+    notes: list[str] = field(default_factory=list)  # what the inspector should know of the next request
 
 
 def _guarded(listener: Callable[[RuntimeEvent], None]) -> Callable[[RuntimeEvent], None]:

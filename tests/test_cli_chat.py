@@ -193,3 +193,24 @@ def test_tools_that_change_things_ask_and_a_pipe_denies_unless_approve(cairn_pat
         assert not (workspace / "other.txt").exists()
         results = [m["content"] for r in provider.requests for m in r.body["messages"] if m["role"] == "tool"]
     assert any("read-only" in content for content in results)
+
+
+def test_continuing_a_chat_keeps_its_account_unless_another_is_asked_for(cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider(api_key=KEY) as first, LoopbackProvider(api_key=KEY) as second:
+        assert (
+            cairn("accounts", "add", "First", "--base-url", first.base_url, "--model", "loopback-chat").returncode == 0
+        )
+        assert (
+            cairn("accounts", "add", "Second", "--base-url", second.base_url, "--model", "loopback-chat").returncode
+            == 0
+        )
+        started = cairn("chat", "--account", "Second", "Which trail?")
+        assert started.returncode == 0, started.stderr
+        session_id = started.stderr.split("session ")[1].split()[0]
+        assert cairn("chat", "--session", session_id, "And then?").returncode == 0
+        assert cairn("compact", "--session", session_id).returncode in (0, 1)  # on Second, whatever it finds
+        assert cairn("chat", "--session", session_id, "--account", "First", "Now here.").returncode == 0
+        assert cairn("chat", "--session", session_id, "Still here?").returncode == 0
+        to_first, to_second = len(first.requests), len(second.requests)
+    assert to_first == 2  # asked for, then kept
+    assert to_second >= 2

@@ -63,7 +63,7 @@ def test_compact_refuses_what_it_cannot_do_and_changes_nothing(cairn_paths: Cair
         session = a_chat(provider, 1)
         nothing = cairn("compact", "--session", session)
         assert nothing.returncode == 1
-        assert "nothing was compacted: There is nothing before the latest message to summarise yet." in nothing.stderr
+        assert "nothing was compacted. There is nothing before the latest message to summarise yet." in nothing.stderr
         assert cairn("chat", "--session", session, "More, please.").returncode == 0
         bad_focus = cairn("compact", "--session", session, "--focus", "keep this " * 300)
         assert bad_focus.returncode == 2

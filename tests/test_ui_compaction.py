@@ -80,11 +80,11 @@ def test_compact_chat_shows_a_marker_keeps_the_messages_and_fills_the_inspector(
         shown, _ = message_html(marker, dark=False, last_user=False, last_answer=False)
         assert "Earlier messages were summarised" in shown
         assert "as you asked" in shown
-        assert "Show summary" in shown
+        assert "Show&nbsp;summary" in shown
         assert marker.text not in shown
         w.controller.on_message_action(marker.key, "toggle-summary")
         opened, _ = message_html(marker, dark=False, last_user=False, last_answer=False)
-        assert "Hide summary" in opened
+        assert "Hide&nbsp;summary" in opened
         assert "keep especially: the trails" in opened  # the loopback echoes the prompt's last line
         (checkpoint,) = checkpoints(run)
         assert checkpoint.reason == "manual"
@@ -134,7 +134,7 @@ def test_compaction_that_cannot_happen_says_why_and_changes_nothing(
         chat(qtbot, w, range(1))
         compact(monkeypatch, w)
         qtbot.waitUntil(w.notice.isVisible, timeout=WAIT)
-        assert "Nothing was compacted: There is nothing before the latest message to summarise yet." in w.notice.text()
+        assert "Nothing was compacted. There is nothing before the latest message to summarise yet." in w.notice.text()
         chat(qtbot, w, range(1, 8))
         compact(monkeypatch, w, ok=False)  # cancelled in the dialog
         compact(monkeypatch, w, focus="x" * 2_500)

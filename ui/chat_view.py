@@ -117,11 +117,13 @@ class MessageDelegate(QStyledItemDelegate):
         self.dark = False
         self._docs: OrderedDict[str, tuple[tuple[Any, ...], QTextDocument, list[str]]] = OrderedDict()
         self._heights: dict[str, tuple[tuple[Any, ...], int]] = {}
+        self._estimated: set[str] = set()  # rows laid out at an estimate, not yet measured
         self._live: dict[str, LiveDocument] = {}
 
     def clear(self) -> None:
         self._docs.clear()
         self._heights.clear()
+        self._estimated.clear()
         self._live.clear()
 
     # -- documents -----------------------------------------------------------------------
@@ -178,7 +180,9 @@ class MessageDelegate(QStyledItemDelegate):
         """Remember a measured height; tell the view when it differs from what it laid out."""
         old = self._heights.get(message.key)
         self._heights[message.key] = ((message.version, width, *flags, message.reasoning_open), height)
-        if old is not None and old[1] != height:
+        # Laid out at an estimate, or at an older height: the view must take the measured one.
+        if (old is None and message.key in self._estimated) or (old is not None and old[1] != height):
+            self._estimated.discard(message.key)
             row = self.view.model_rows().row_of(message.key)
             if row is not None:
                 self.sizeHintChanged.emit(self.view.model().index(row, 0))
@@ -198,6 +202,7 @@ class MessageDelegate(QStyledItemDelegate):
             height = math.ceil(self.document(message)[0].size().height())
         else:
             height = self._estimate(message, width)
+            self._estimated.add(message.key)
         return QSize(width + 2 * (MARGIN + PADDING), height + 2 * PADDING + MARGIN)
 
     def _near_viewport(self, row: int) -> bool:
@@ -207,6 +212,8 @@ class MessageDelegate(QStyledItemDelegate):
     def _estimate(self, message: DisplayMessage, width: int) -> int:
         metrics = self.view.fontMetrics()
         per_line = max(width // max(metrics.averageCharWidth(), 1), 20)
+        if message.kind == "summary" and not message.expanded:
+            return 2 * metrics.lineSpacing()  # the marker's one line; its summary shows when opened
         text = message.text or message.error or ""
         lines = 2 + sum(max(1, math.ceil(len(line) / per_line)) for line in text.split("\n"))
         lines += sum(3 + len(args) for _, args in message.tool_calls)

@@ -92,7 +92,7 @@ def _epoch(s: RequestStarted) -> str:
 def _estimate(s: RequestStarted) -> str:
     if not s.context_limit:
         return "Estimated prompt: not known"
-    how = "from the provider's last count" if s.calibrated else "conservatively, nothing counted yet"
+    how = "from the provider's last count" if s.calibrated else "by size, at three bytes a token"
     source = {"default": "Cairn's default, the model's limit is not known"}.get(s.context_source, s.context_source)
     return (
         f"Estimated prompt: about {s.estimated_tokens:,} tokens ({how}) of a {s.context_limit:,}-token context "

@@ -202,8 +202,8 @@ def _summary_html(message: DisplayMessage, muted: str, link: str, *, dark: bool)
     why = ""
     if checkpoint is not None:
         why = f" {REASONS.get(checkpoint.reason, '')}"
-        sizes = f" · about {checkpoint.tokens_before:,} → {checkpoint.tokens_after:,} tokens"
-    label = "Hide summary" if message.expanded else "Show summary"
+        sizes = f" · about {checkpoint.tokens_before:,}&nbsp;→&nbsp;{checkpoint.tokens_after:,}&nbsp;tokens"
+    label = "Hide&nbsp;summary" if message.expanded else "Show&nbsp;summary"
     parts = [
         f'<p style="color: {muted};"><b>Earlier messages were summarised</b>{html.escape(why)}{sizes}'
         f'&nbsp;&nbsp;<a href="cairn:toggle-summary" style="color: {link};">{label}</a></p>'

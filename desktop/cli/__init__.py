@@ -38,7 +38,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
     chat = commands.add_parser("chat", help="send a message and stream the answer")
     chat.add_argument("message", nargs="*", help="the message; read from stdin when omitted")
-    chat.add_argument("--account", help="account name or id (default: the default account)")
+    chat.add_argument("--account", help="account name or id (default: the session's own, else the default)")
     chat.add_argument("--model", help="model id (default: the account's default model)")
     chat.add_argument("--session", help="continue this session id (default: a new session)")
     chat.add_argument("--retry", action="store_true", help="ask again where the session's last turn failed")

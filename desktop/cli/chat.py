@@ -8,7 +8,7 @@ import sys
 from typing import TextIO
 
 from desktop.cli.approve import TerminalApprover
-from desktop.cli.common import CommandError, account_for, api_key_for, printable, sigterm_stops
+from desktop.cli.common import CommandError, account_for, api_key_for, printable, session_account, sigterm_stops
 from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnCancelled, TurnFailed, Waiting
 from desktop.message_text import CONTINUE, decode_input, message_problem
 from desktop.routes import ResolvedRoute
@@ -31,7 +31,7 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
         raise CommandError("Say which session to retry with --session.")
     text = "" if args.retry else _checked_message(args.message)
     settings = services.load_settings()
-    account = account_for(args.account, settings)
+    account = account_for(args.account or session_account(services, args.session), settings)
     route = services.route(account, args.model)
     api_key = api_key_for(account, route, services)
     journal = services.open_journal()

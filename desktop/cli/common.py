@@ -14,8 +14,9 @@ from desktop.routes import ResolvedRoute
 from desktop.secrets import KEY_ENV
 from desktop.services import Services
 from desktop.settings import Account, Settings
+from host.usage import UsageLedger
 
-__all__ = ["CommandError", "account_for", "api_key_for", "printable", "sigterm_stops"]
+__all__ = ["CommandError", "account_for", "api_key_for", "printable", "session_account", "sigterm_stops"]
 
 
 class CommandError(Exception):
@@ -38,6 +39,16 @@ def sigterm_stops() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def session_account(services: Services, session_id: str | None) -> str | None:
+    """The account a chat's latest request went to, while it is still in settings: continuing
+    a chat keeps its account (and its provider's cache) unless another is asked for."""
+    if session_id is None:
+        return None
+    requests = UsageLedger(services.open_journal()).requests(session_id)
+    account_id = next((r.account_id for r in reversed(requests) if r.kind == "chat"), None)
+    return account_id if account_id and services.load_settings().account(account_id) else None
 
 
 def account_for(key: str | None, settings: Settings) -> Account:

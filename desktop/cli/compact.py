@@ -7,7 +7,7 @@ import argparse
 import asyncio
 import sys
 
-from desktop.cli.common import CommandError, account_for, api_key_for, printable, sigterm_stops
+from desktop.cli.common import CommandError, account_for, api_key_for, printable, session_account, sigterm_stops
 from desktop.compaction import NothingToCompact, focus_problem
 from desktop.compactor import CompactionFailed
 from desktop.events import Retrying, RuntimeEvent, Waiting
@@ -21,7 +21,7 @@ def add_compact_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     compact = commands.add_parser("compact", help="summarise a chat's earlier messages to free its context")
     compact.add_argument("--session", required=True, help="the session id (`cairn sessions` lists them)")
     compact.add_argument("--focus", help="what the summary should keep especially")
-    compact.add_argument("--account", help="account name or id (default: the default account)")
+    compact.add_argument("--account", help="account name or id (default: the chat's own, else the default)")
     compact.add_argument("--model", help="model id (default: the account's default model)")
 
 
@@ -34,7 +34,7 @@ def run_compact(args: argparse.Namespace, services: Services) -> int:
     if journal.session(args.session) is None:
         raise CommandError(f"There is no session {args.session}; `cairn sessions` lists them.")
     settings = services.load_settings()
-    account = account_for(args.account, settings)
+    account = account_for(args.account or session_account(services, args.session), settings)
     route = services.route(account, args.model)
     api_key = api_key_for(account, route, services)
 
@@ -55,10 +55,10 @@ def run_compact(args: argparse.Namespace, services: Services) -> int:
         print("\n[stopped; nothing was changed]", file=sys.stderr)
         return 130
     except NothingToCompact as exc:
-        print(f"cairn: nothing was compacted: {printable(str(exc))}", file=sys.stderr)
+        print(f"cairn: nothing was compacted. {printable(str(exc))}", file=sys.stderr)
         return 1
     except CompactionFailed as exc:
-        print(f"cairn: the chat was not compacted, and nothing was changed: {printable(str(exc))}", file=sys.stderr)
+        print(f"cairn: the chat was not compacted, and nothing was changed. {printable(str(exc))}", file=sys.stderr)
         return 1
     print(
         f"Earlier messages were summarised: about {checkpoint.tokens_before:,} tokens before, "

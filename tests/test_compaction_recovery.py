@@ -1,0 +1,152 @@
+"""Compaction when things around it go wrong (found by trying Cairn as a user would): a summary
+route that is down, a summary that fails while the request still fits, a server whose context
+is smaller than the account says (by a 400 that states it, or by an empty stream), and asking
+twice in a row."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from desktop.compaction import NothingToCompact, stated_limit
+from desktop.compactor import CompactionFailed
+from desktop.events import CompactionStarted, RequestStarted, RuntimeEvent, TurnFailed
+from desktop.loopback import LoopbackProvider, Reply
+from desktop.provider.errors import ContextOverflow
+from desktop.secrets import SecretStore
+from desktop.services import Services
+from desktop.settings import Account, SummaryRoute
+from host.paths import CairnPaths
+from tests.compaction_chat import drive, message
+from tests.fake_keyring import MemoryKeyring
+from tests.test_compaction import is_summary_request
+from tests.test_compaction_cases import _runtime_turns, checkpoints, new_session
+
+
+def test_a_summary_route_that_is_down_falls_back_to_the_chat_and_says_so(cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider() as chat_server:
+        with LoopbackProvider() as gone:
+            dead = gone.base_url  # a port nothing listens on once it is closed
+        chat = Account(name="Chat", provider="custom", base_url=chat_server.base_url, default_model="loopback-chat")
+        cheap = Account(name="Cheap", provider="custom", base_url=dead, default_model="small")
+        services = Services(cairn_paths, secrets=SecretStore(MemoryKeyring()))
+        settings = services.load_settings().model_copy(
+            update={"accounts": [chat, cheap], "summary_route": SummaryRoute(account_id=cheap.id)}
+        )
+        services.settings_store.save(settings)
+        session = services.open_journal().create_session().id
+        events: list[RuntimeEvent] = []
+
+        async def go() -> None:
+            async with services.running():
+                runtime = services.runtime(services.route(chat), None, lambda: services.system_state(settings),
+                                           events.append)  # fmt: skip
+                for turn in range(8):
+                    assert (await runtime.send(session, message(turn))).ok
+                await runtime.compact(session)
+                assert (await runtime.send(session, message(8))).ok
+
+        with services:
+            asyncio.run(go())
+        requests = chat_server.requests
+    assert [is_summary_request(r) for r in requests] == [False] * 8 + [True, False]
+    notes = [n for e in events if isinstance(e, RequestStarted) for n in e.notes]
+    assert any(n.startswith("The summary route (small) failed:") and "own route summarised" in n for n in notes)
+
+
+def test_a_failed_automatic_compaction_still_sends_a_request_that_fits(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    session = new_session(home)
+    events: list[RuntimeEvent] = []
+    with LoopbackProvider(context_window=8_000) as provider:
+
+        def on_event(event: RuntimeEvent) -> None:
+            events.append(event)
+            if (
+                isinstance(event, CompactionStarted)
+                and len([e for e in events if isinstance(e, CompactionStarted)]) == 1
+            ):
+                provider.script(Reply(text=""))  # the first summary comes back empty
+
+        asyncio.run(drive(home, provider.base_url, session, range(70), on_event=on_event))
+        requests = provider.requests
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    assert any(is_summary_request(r) for r in requests)
+    assert [r.status for r in requests if r.status != 200] == []
+    notes = [n for e in events if isinstance(e, RequestStarted) for n in e.notes]
+    assert any(n.startswith("Summarising earlier messages failed (") for n in notes)
+
+
+def test_a_server_whose_context_is_smaller_than_the_account_says_is_taken_at_its_word(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    session = new_session(home)
+    events: list[RuntimeEvent] = []
+    with LoopbackProvider(context_window=3_000) as provider:
+        asyncio.run(drive(home, provider.base_url, session, range(60), limit=6_000, on_event=events.append))
+        requests = provider.requests
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    made = checkpoints(home, session)
+    assert made
+    assert made[0].reason == "overflow"
+    notes = [n for e in events if isinstance(e, RequestStarted) for n in e.notes]
+    assert any(
+        "says its context is 3,000 tokens" in n and "set the account's context size to 3,000" in n for n in notes
+    )
+    # After the first overflow, the chat is compacted to fit the server's own context.
+    first = next(i for i, r in enumerate(requests) if r.status == 400)
+    assert all(r.prompt_tokens <= 3_000 for r in requests[first + 1 :] if r.status == 200)
+
+
+def test_an_empty_stream_from_a_server_smaller_than_the_account_says_is_an_overflow(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    session = new_session(home)
+    events: list[RuntimeEvent] = []
+    with LoopbackProvider(context_window=3_000, overflow_as_empty_stream=True) as provider:
+        asyncio.run(drive(home, provider.base_url, session, range(60), limit=5_500, on_event=events.append))
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    assert checkpoints(home, session)
+
+
+def test_compacting_again_and_again_ends_with_a_plain_answer(tmp_path: Path) -> None:
+    """Each manual compaction keeps at most half of what is left word for word; when only the
+    latest turn is left, there is nothing to summarise, and no request is made for it."""
+    home = tmp_path / "home"
+    session = new_session(home)
+    with LoopbackProvider() as provider:
+        asyncio.run(drive(home, provider.base_url, session, range(8)))
+        refusals: list[Exception] = []
+
+        async def again(runtime):  # type: ignore[no-untyped-def]
+            for _ in range(8):
+                sent = len(provider.requests)
+                try:
+                    await runtime.compact(session)
+                except (NothingToCompact, CompactionFailed) as exc:
+                    refusals.append(exc)
+                    if isinstance(exc, NothingToCompact):
+                        assert len(provider.requests) == sent  # nothing was asked of the provider
+                    return
+
+        asyncio.run(_runtime_turns(home, provider.base_url, session, again))
+    assert refusals, "compaction never stopped"
+    assert str(refusals[0]) in (
+        "Everything before the latest message is summarised already.",
+        "The summary would not make the chat any shorter, so it was not kept.",
+    )
+    assert 1 <= len(checkpoints(home, session)) <= 4
+
+
+@pytest.mark.parametrize(
+    ("said", "limit"),
+    [
+        ("This model's maximum context length is 3000 tokens. However, you requested 3500 tokens", 3000),
+        ("the request exceeds the available context size (4096 tokens)", 4096),
+        ("Input is too long: n_ctx: 2048, n_tokens: 2100", 2048),
+        ("prompt is too long", None),
+        ("maximum context length is 12 tokens", None),  # not a context
+    ],
+)
+def test_the_context_a_server_states_is_read(said: str, limit: int | None) -> None:
+    assert stated_limit(ContextOverflow(said, 400, "")) == limit
