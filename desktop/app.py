@@ -439,6 +439,12 @@ class CairnApp:
                 found.append(LocalServer(preset_id, preset.name if preset else preset_id, base, tuple(models)))
         return found
 
+    # -- MCP servers (Settings' MCP tab): each a delegation to the composition root ---------
+
+    async def start(self) -> None:
+        """Start the services' components: the MCP servers that start with Cairn."""
+        await self.services.start()
+
     async def close(self) -> None:
         """Stop every reply (what arrived is already kept, marked interrupted), remove the
         chats deleted for good, then stop the services."""
