@@ -384,7 +384,8 @@ def test_without_a_keychain_a_server_with_a_secret_is_refused(qtbot: QtBot, cair
             tab = dialog.mcp
             fill(tab, "gh", "--version", command="gh-mcp", env={"GITHUB_TOKEN": "ghp_nowhere0to0go0123"})
             save(qtbot, tab, "keeps secrets only in the system keychain")
-            assert "The server was not saved." in tab.message.text()
+            assert "The server was not saved" in tab.message.text()
+            assert "in memory" not in tab.message.text()  # an account's way out, not a server's
             assert "ghp_nowhere0to0go0123" not in tab.message.text()
             assert tab.form.env.rows()[0][1].echoMode() == QLineEdit.EchoMode.Password  # typed, and masked
             assert tab.form.name.text() == "gh"
