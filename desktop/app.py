@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +22,9 @@ from desktop.compactor import CompactionFailed
 from desktop.events import RuntimeEvent
 from desktop.export import to_json, to_markdown
 from desktop.local_server import ServerReport, probe_server
+from desktop.mcp_hub import ServerView
+from desktop.mcp_import import ImportPlan, read_import
+from desktop.mcp_settings import McpServerSetting
 from desktop.provider.errors import ProviderError
 from desktop.provider.limits import is_local
 from desktop.provider.openai_compat import OpenAICompatClient
@@ -37,6 +40,7 @@ from desktop.validation_text import problem_text
 from host.content import ChatGrant, Mode, PermissionMode, ToolIdentity
 from host.files import atomic_write_text
 from host.journal import SessionRecord
+from host.mcp import ServerStatus
 from host.permissions import PermissionPolicy, Permissions
 from host.skills import SkillCatalog
 from host.transcript import TranscriptRow, TranscriptWriter
@@ -438,6 +442,50 @@ class CairnApp:
                     continue  # nothing answering is the usual case
                 found.append(LocalServer(preset_id, preset.name if preset else preset_id, base, tuple(models)))
         return found
+
+    # -- MCP servers (Settings' MCP tab): each a delegation to the composition root ---------
+
+    async def start(self) -> None:
+        """Start the services' components: the MCP servers that start with Cairn."""
+        await self.services.start()
+
+    def watch_servers(self, listener: Callable[[ServerView], None]) -> tuple[list[ServerView], Callable[[], None]]:
+        """The servers as they are now, and ``listener`` called (on the core) with each change
+        from now on; with what unsubscribes it."""
+        return self.services.mcp.views(), self.services.mcp.subscribe(listener)
+
+    def server_views(self) -> list[ServerView]:
+        return self.services.mcp.views()
+
+    async def save_server(
+        self,
+        fields: Mapping[str, object],
+        env: Mapping[str, str | None],
+        headers: Mapping[str, str | None],
+        replacing: str | None = None,
+    ) -> McpServerSetting:
+        return await self.services.save_server_fields(fields, env=env, headers=headers, replacing=replacing)
+
+    async def remove_server(self, name: str) -> None:
+        await self.services.remove_server(name)
+
+    async def set_server_enabled(self, name: str, enabled: bool) -> McpServerSetting:
+        return await self.services.set_server_enabled(name, enabled)
+
+    async def restart_server(self, name: str) -> ServerView:
+        return await self.services.restart_server(name)
+
+    async def test_server(self, name: str) -> ServerStatus:
+        status, _tools = await self.services.test_server(name)
+        return status
+
+    def import_preview(self, path: Path | None) -> ImportPlan:
+        """What importing ``path`` (default: Claude Desktop's own file) would add; nothing is saved."""
+        existing = [server.name for server in self.services.load_settings().servers().servers]
+        return read_import(path, existing)
+
+    async def import_servers(self, plan: ImportPlan) -> list[McpServerSetting]:
+        return await self.services.import_servers(plan)
 
     async def close(self) -> None:
         """Stop every reply (what arrived is already kept, marked interrupted), remove the

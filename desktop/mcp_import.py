@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.mcp_settings import McpServerSetting, looks_secret, server_setting
+from desktop.mcp_settings import McpServerSetting, McpSettingsError, forget_secrets, looks_secret, server_setting
 from desktop.secrets import SecretStore
 from host.text import printable
 
@@ -124,8 +124,19 @@ def read_import(path: Path | None, existing: Iterable[str] = ()) -> ImportPlan:
 
 def apply_import(plan: ImportPlan, secrets: SecretStore) -> list[McpServerSetting]:
     """The plan's servers as entries to save, their secrets in the keychain. Raises the first
-    ``McpSettingsError``, before anything is saved by the caller."""
-    return [server_setting(secrets, s.fields, env=dict(s.env), headers=dict(s.headers)) for s in plan.servers]
+    ``McpSettingsError``, before anything is saved by the caller; the secrets of the servers
+    built before it leave the keychain again, so a refused import leaves nothing behind."""
+    built: list[McpServerSetting] = []
+    try:
+        for imported in plan.servers:
+            built.append(
+                server_setting(secrets, imported.fields, env=dict(imported.env), headers=dict(imported.headers))
+            )
+    except McpSettingsError:
+        for server in built:
+            forget_secrets(secrets, server)
+        raise
+    return built
 
 
 def _load(source: Path, *, given: bool) -> dict[str, Any]:

@@ -243,7 +243,7 @@ def _split(
         except KeychainUnavailable as exc:
             raise McpSettingsError(
                 f"{name} of the MCP server {server!r} looks like a secret, and Cairn keeps secrets only in the "
-                f"system keychain: {exc} The server was not saved."
+                f"system keychain: {exc.problem} The server was not saved; save it again once the keychain works."
             ) from exc
         secret.append(name)
     return plain, sorted(secret)

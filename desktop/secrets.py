@@ -23,7 +23,12 @@ _UNUSABLE_MODULES = ("keyring.backends.fail", "keyring.backends.null", "keyrings
 
 
 class KeychainUnavailable(Exception):
-    """No OS keychain can hold the key; the message says why and what can be done."""
+    """No OS keychain can hold the key; the message says why and what can be done, and
+    ``problem`` only why (for a caller that offers something else to do)."""
+
+    def __init__(self, message: str, problem: str) -> None:
+        super().__init__(message)
+        self.problem = problem
 
 
 class SecretStore:
@@ -61,7 +66,7 @@ class SecretStore:
             except keyring.errors.KeyringError as exc:
                 problem = f"The system keychain refused the key ({exc})."
         raise KeychainUnavailable(
-            f"{problem} Cairn will not write the key to disk; it can keep it in memory for this run only."
+            f"{problem} Cairn will not write the key to disk; it can keep it in memory for this run only.", problem
         )
 
     def get(self, account_id: str) -> str | None:

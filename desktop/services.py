@@ -10,7 +10,7 @@ the window's ``CairnApp`` and the CLI commands ask this module for what they nee
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +26,9 @@ from desktop.context_engine import ContextEngine, skill_tools
 from desktop.estimate import ContextBudget
 from desktop.events import RuntimeEvent
 from desktop.local_server import probe_server
-from desktop.mcp_hub import McpHub
-from desktop.mcp_settings import McpServerSetting, McpSettingsError, forget_secrets
+from desktop.mcp_hub import McpHub, ServerView
+from desktop.mcp_import import ImportPlan, apply_import
+from desktop.mcp_settings import McpServerSetting, McpSettingsError, forget_secrets, server_setting
 from desktop.provider.limits import is_local, timeouts_for
 from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
 from desktop.redaction import RedactingFilter, Redactor
@@ -39,6 +40,7 @@ from desktop.system_state import SystemState
 from desktop.tool_registry import ToolRegistry, TurnInputs
 from host.content import ToolIdentity
 from host.journal import Journal
+from host.mcp import ServerStatus
 from host.paths import CairnPaths
 from host.permissions import CatalogGate, PermissionPolicy, ToolGate
 from host.tools import Tool
@@ -219,6 +221,67 @@ class Services:
             forget_secrets(self.secrets, server)
         await self.mcp.reload()
         return settings
+
+    async def save_server_fields(
+        self,
+        fields: Mapping[str, object],
+        *,
+        env: Mapping[str, str | None],
+        headers: Mapping[str, str | None],
+        replacing: str | None = None,
+    ) -> McpServerSetting:
+        """Save a server as a person entered it (``server_setting`` says what each part is; a
+        ``None`` value keeps the secret the entry ``replacing`` has). The name is checked
+        before any secret is stored, so a clash never overwrites another server's secrets."""
+        settings = self.check_server_name(str(fields.get("name", "")), replacing=replacing)
+        kept = settings.servers().get(replacing) if replacing is not None else None
+        server = server_setting(self.secrets, fields, env=env, headers=headers, kept=kept)
+        await self.save_server(server, replacing=replacing)
+        return server
+
+    async def set_server_enabled(self, name: str, enabled: bool) -> McpServerSetting:
+        server = self._server(name).model_copy(update={"enabled": enabled})
+        await self.save_server(server, replacing=server.name)
+        return server
+
+    async def import_servers(self, plan: ImportPlan) -> list[McpServerSetting]:
+        """Save the servers of an import plan a person has seen. ``McpSettingsError``, with
+        nothing saved, when the keychain refuses a secret or a name was taken since the plan
+        was made (saving would replace that server)."""
+        settings = self.load_settings()
+        for imported in plan.servers:
+            if settings.servers().get(imported.name) is not None:
+                raise McpSettingsError(
+                    f"An MCP server named {imported.name!r} was added since this import was shown; "
+                    "import again to see what it would add now."
+                )
+        servers = apply_import(plan, self.secrets)
+        for server in servers:
+            settings = settings.with_server(server)
+        self.settings_store.save(settings)
+        await self.mcp.reload()
+        return servers
+
+    async def restart_server(self, name: str) -> ServerView:
+        """Stop an enabled server and start it again; its view once it is ready or failed."""
+        server = self._server(name)
+        try:
+            return await self.mcp.restart(server.name)
+        except KeyError:
+            raise McpSettingsError(
+                f"The MCP server {server.name!r} is not running because it is disabled or cannot run; "
+                "enable it, or use Test to try it."
+            ) from None
+
+    async def test_server(self, name: str) -> tuple[ServerStatus, list[Tool]]:
+        """Start a server on its own (enabled or not), list its tools, stop it."""
+        return await self.mcp.probe(self._server(name))
+
+    def _server(self, name: str) -> McpServerSetting:
+        server = self.load_settings().servers().get(name)
+        if server is None:
+            raise McpSettingsError(f"No MCP server is named {name!r}; it may have been removed meanwhile.")
+        return server
 
     def _remember(self, target: ToolIdentity, allow: bool) -> None:
         self.remember_grant(target, allow)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import keyring.errors
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desktop.mcp_import import ConfigImportError, apply_import, claude_config_path, read_import
-from desktop.mcp_settings import secret_id
+from desktop.mcp_settings import McpSettingsError, secret_id
 from desktop.secrets import SecretStore
 from host.mcp.config import SERVER_NAME_PATTERN
 from tests.fake_keyring import MemoryKeyring
@@ -81,6 +82,22 @@ def test_applying_the_plan_keeps_secrets_in_the_keychain(tmp_path: Path) -> None
     assert by_name["remote"].transport == "http"
     assert not by_name["off"].enabled
     assert "ghp_" not in json.dumps([s.model_dump() for s in servers])
+
+
+class OneSecretKeyring(MemoryKeyring):
+    """A keychain that takes one secret, then refuses (it filled up, or got locked)."""
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        if self.entries:
+            raise keyring.errors.PasswordSetError("the collection is locked")
+        super().set_password(service, username, password)
+
+
+def test_an_import_the_keychain_refuses_halfway_leaves_no_secret_behind(tmp_path: Path) -> None:
+    store = OneSecretKeyring()
+    with pytest.raises(McpSettingsError, match="keeps secrets only in the system keychain"):
+        apply_import(read_import(write(tmp_path, CLAUDE)), SecretStore(store))
+    assert store.entries == {}  # github's token went in, and out again when brave's was refused
 
 
 @pytest.mark.parametrize(

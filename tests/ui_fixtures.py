@@ -52,6 +52,7 @@ def running_cairn(
     app = CairnApp(services, on_event=core.emit_event)
     core.start()
     snapshot = core.submit(app.snapshot).result(timeout=10)
+    core.submit(app.start).result(timeout=10)
     # No local server probing unless a test asks for it: the machine's own ports are not ours.
     shell = Shell(qt, app, core, snapshot, local_ports={})
     window = shell.open_window(state)

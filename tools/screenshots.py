@@ -4,12 +4,14 @@
 
 Starts Xvfb (Debian's ``xvfb`` package) unless DISPLAY is already set, runs the real
 window with the xcb platform against the loopback provider, and saves PNGs of the main
-window in the light and the dark theme, the Settings dialog and the context inspector.
+window in the light and the dark theme, the Settings dialog and the context inspector, and the
+MCP servers tab with a ready and a failed server and an import preview.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -126,6 +128,7 @@ def shoot(out: Path) -> None:
             compaction_shots(run, provider, out)
 
             settings_shots(window, out)
+            mcp_shots(run, out)
     qt.processEvents()
     for name in sorted(p.name for p in out.glob("*.png")):
         print(out / name)
@@ -214,6 +217,79 @@ def settings_shots(window: Any, out: Path) -> None:
         dialog.tabs.setCurrentIndex(index)
         settle(400)
         dialog.grab().save(str(out / f"{name}.png"))
+    dialog.accept()
+
+
+def mcp_shots(run: Any, out: Path) -> None:
+    """The MCP servers tab with one server ready and one failed, and an import's preview."""
+    from desktop.mcp_hub import ServerView
+    from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
+    from ui.settings_dialog import SettingsDialog
+
+    window = run.window
+    servers = (
+        {"name": "lab", "command": sys.executable, "args": [str(TOOLS_SERVER)], "start_at_launch": True},
+        {"name": "notes-db", "command": sys.executable, "args": [str(BAD_SERVER), "exit"], "start_at_launch": True},
+    )
+    env = {"LAB_COLOUR": "teal", "LAB_API_TOKEN": "tok-screenshot-0000"}  # the token goes to the keychain
+    for fields in servers:
+        window.core.submit(lambda fields=fields: run.app.save_server(fields, env, {}))
+
+    def settled() -> bool:
+        views: list[ServerView] = window.core.submit(run.app.server_views).result(10)
+        return len(views) == 2 and all(
+            v.status is not None and v.status.state.value in ("ready", "failed") for v in views
+        )
+
+    wait_for(settled)
+    window.settings_dialog = None
+    window.open_settings(None)
+    wait_for(lambda: window.settings_dialog is not None)
+    dialog = window.settings_dialog
+    assert isinstance(dialog, SettingsDialog)
+    dialog.tabs.setCurrentWidget(dialog.mcp)
+    tab = dialog.mcp
+    wait_for(lambda: tab.list.count() == 2)
+    tab.list.setCurrentRow(1)
+    settle(600)
+    dialog.grab().save(str(out / "settings-mcp.png"))
+    tab.list.setCurrentRow(0)
+    settle(400)
+    dialog.grab().save(str(out / "settings-mcp-ready.png"))
+
+    claude = Path(os.environ["CAIRN_HOME"]) / "claude_desktop_config.json"
+    claude.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "filesystem": {
+                        "command": "npx",
+                        "args": ["-y", "@modelcontextprotocol/server-filesystem", "~/Notes"],
+                    },
+                    "github": {
+                        "command": "docker",
+                        "args": [
+                            "run",
+                            "-i",
+                            "--rm",
+                            "-e",
+                            "GITHUB_PERSONAL_ACCESS_TOKEN",
+                            "ghcr.io/github/github-mcp-server",
+                        ],
+                        "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_example0000000000", "GITHUB_HOST": "github.com"},
+                    },
+                    "lab": {"command": "uvx", "args": ["lab-server"]},
+                    "weather": {"type": "sse", "url": "https://weather.example.com/sse"},
+                }
+            }
+        )
+    )
+    tab.import_from(claude)
+    wait_for(lambda: tab.preview is not None and tab.preview.isVisible())
+    settle(600)
+    assert tab.preview is not None
+    tab.preview.grab().save(str(out / "mcp-import-preview.png"))
+    tab.preview.reject()
     dialog.accept()
 
 

@@ -127,6 +127,7 @@ def run(paths: CairnPaths) -> int:
             QMessageBox.critical(None, "Cairn cannot read its settings", str(exc))
             return 2
         core.start()
+        core.submit(app.start)  # MCP servers that start with Cairn; the window does not wait for them
         shells: list[Shell] = []
 
         def ready(snapshot: AppSnapshot) -> None:

@@ -1,4 +1,5 @@
-"""Settings: accounts and routes, custom instructions, skills, permissions, context, appearance."""
+"""Settings: accounts and routes, custom instructions, skills, permissions, context, MCP servers,
+appearance."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from host.skills import SkillCatalog
 from host.text import printable
 from ui.accounts_tab import AccountsTab
 from ui.context_tab import ContextTab
+from ui.mcp_tab import McpTab
 from ui.permissions_tab import PermissionsTab
 
 if TYPE_CHECKING:
@@ -51,6 +53,9 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self.permissions, "Permissions")
         self.context = ContextTab(window)
         self.tabs.addTab(self.context, "Context")
+        self.mcp = McpTab(window)
+        self.tabs.addTab(self.mcp, "MCP servers")
+        self.finished.connect(lambda _result: self.mcp.stop_watching())
         self.tabs.addTab(self._appearance_tab(), "Appearance")
         close = QPushButton("Close")
         close.setAccessibleName("Close settings")
@@ -58,8 +63,8 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(close, alignment=Qt.AlignmentFlag.AlignRight)
-        tabs = {"accounts": 0, "instructions": 1, "skills": 2, "permissions": 3, "context": 4, "appearance": 5}
-        self.tabs.setCurrentIndex(tabs[tab])
+        tabs = ["accounts", "instructions", "skills", "permissions", "context", "mcp", "appearance"]  # in tab order
+        self.tabs.setCurrentIndex(tabs.index(tab))
         if preset is not None:
             self.accounts.new_account(preset)
 
