@@ -177,7 +177,7 @@ class CairnApp:
         """How full the chat's context is on the route chosen now (``None``: nothing counted
         yet, or no route)."""
         try:
-            budget = self.settings.budget(self.route())
+            budget = self.services.budget(self.route())
         except (NoRoute, RouteError, ValueError):
             return None
         return context_fill(self.writer.model_order(session_id), self.ledger.requests(session_id), budget)

@@ -28,6 +28,8 @@ from host.text import printable
 __all__ = ["ConfigImportError", "ImportPlan", "ImportedServer", "apply_import", "claude_config_path", "read_import"]
 
 MAX_BYTES = 1024 * 1024
+# More servers than anyone runs: each is a process, and a file with more is not a person's.
+MAX_SERVERS = 100
 _INVALID = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -103,6 +105,11 @@ def read_import(path: Path | None, existing: Iterable[str] = ()) -> ImportPlan:
     if not isinstance(block, dict):
         raise ConfigImportError(
             f'The "mcpServers" block of {source} is not an object of servers; nothing was imported.'
+        )
+    if len(block) > MAX_SERVERS:
+        raise ConfigImportError(
+            f"{source} lists {len(block):,} MCP servers; Cairn imports at most {MAX_SERVERS} at a time, each being "
+            "a program it may start. Nothing was imported: import a shorter list."
         )
     taken = {name.casefold() for name in existing}
     servers: list[ImportedServer] = []

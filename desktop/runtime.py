@@ -93,6 +93,7 @@ class ChatRuntime:
         ready: Callable[[], Awaitable[None]] | None = None,
         status_lines: Callable[[], tuple[str, ...]] | None = None,
         summarizer: Callable[[ResolvedRoute, OpenAICompatClient, ContextBudget], Summarizer] | None = None,
+        stated: Callable[[ResolvedRoute, int], None] | None = None,
         on_event: Callable[[RuntimeEvent], None] | None = None,
     ) -> None:
         self.journal = journal
@@ -111,6 +112,7 @@ class ChatRuntime:
         self._ready = ready
         self._status_lines = status_lines or tuple
         self._summarizer = summarizer or Summarizer
+        self._stated = stated or (lambda _route, _limit: None)  # a server said its context
         self._preparer: RequestPreparer | None = None
         self._emit = _guarded(on_event or (lambda _event: None))
         self.records = TurnRecords(self.writer, self.redactor, self._emit)
@@ -345,9 +347,11 @@ class ChatRuntime:
             # The server's context is smaller than the route says: compact, and judge, by its own.
             attempt.notes.append(
                 f"The server refused about {estimate:,} tokens and says its context is {stated:,} tokens, smaller than "
-                f"the {budget.limit:,} ({budget.source}) Cairn was told: set the account's context size to {stated:,}."
+                f"the {budget.limit:,} ({budget.source}) Cairn was told: set the account's context size to {stated:,}. "
+                "Until Cairn restarts, it keeps to the server's."
             )
             budget = replace(budget, limit=stated, source="stated by the server")
+            self._stated(route, stated)
         if overflow and not attempt.compacted:
             attempt.tried = True
             done = await self._compact(session_id, prepared, budget, "overflow", fold_updates=known.fold_updates)

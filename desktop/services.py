@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
@@ -94,6 +94,7 @@ class Services:
         self._http: httpx.AsyncClient | None = None
         self._fetch_http: httpx.AsyncClient | None = None
         self._server_context: dict[tuple[str, str], int | None] = {}  # what local servers said
+        self._stated_limits: dict[tuple[str, str], int] = {}  # what servers said when they refused a prompt
         self.mcp = McpHub(self.load_settings, self.secrets, self.redactor)
         self._components: list[Component] = [
             Component("http", _nothing, self._close_http),
@@ -353,13 +354,27 @@ class Services:
             redactor=self.redactor,
             policy=policy or (lambda: self.load_settings().permission_policy()),
             remember=remember or self._remember,
-            budget=lambda route: self.load_settings().budget(route),
+            budget=self.budget,
             learn=self.learn_route,
             ready=self.mcp.ready,
             status_lines=self.mcp.status_lines,
             summarizer=self.summarizer,
+            stated=self.note_stated_limit,
             on_event=on_event,
         )
+
+    def budget(self, route: ResolvedRoute) -> ContextBudget:
+        """The room a request on ``route`` has: the settings' budget, within what the server
+        said its context is when it refused a prompt in this run."""
+        budget = self.load_settings().budget(route)
+        stated = self._stated_limits.get((route.actual.base_url, route.actual.model))
+        if stated is not None and stated < budget.limit:
+            budget = replace(budget, limit=stated, source="stated by the server")
+        return budget
+
+    def note_stated_limit(self, route: ResolvedRoute, limit: int) -> None:
+        """A server refused a prompt and said its context is ``limit``: keep to it in this run."""
+        self._stated_limits[(route.actual.base_url, route.actual.model)] = limit
 
     def summarizer(self, route: ResolvedRoute, client: OpenAICompatClient, budget: ContextBudget) -> Summarizer:
         """Where a chat on ``route`` asks for its summaries: the route chosen in settings, or

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from desktop.bench.conversations import conversation
-from desktop.bench.report import figures
+from desktop.bench.report import figures, table
 from desktop.bench.runner import run
 from desktop.catalog.modelsdev import Cost
 from desktop.loopback import LoopbackProvider
@@ -82,6 +82,7 @@ def test_bench_prints_the_table_and_writes_json_csv_and_plots(tmp_path: Path) ->
         (("--max-usd", "0.05"), "--max-usd caps a run against a real account"),
         (("--account", "Nobody", "--max-usd", "0.05"), "There is no account 'Nobody'"),
         (("--conversation", "huge"), "invalid choice: 'huge'"),
+        (("--conversation", "short", "--strategy", "drop_oldest"), "None of the strategies asked for runs"),
     ],
 )
 def test_bench_refuses_what_it_cannot_do(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
@@ -128,3 +129,26 @@ def test_the_real_endpoint_mode_keeps_to_its_cap_and_leaves_the_journal_alone(tm
     # The bench's chats are not the person's.
     with __import__("host.journal", fromlist=["Journal"]).Journal.open(CairnPaths.under(home).journal) as journal:
         assert journal.sessions() == []
+
+
+def test_a_results_folder_that_cannot_be_one_is_refused_before_the_run(tmp_path: Path) -> None:
+    a_file = tmp_path / "results"
+    a_file.write_text("not a folder")
+    done = bench("--out", str(a_file), home=tmp_path / "home")
+    assert done.returncode == 2
+    assert f"{a_file} is a file, not a folder; give --out a folder for the results." in done.stderr
+    assert "[short:" not in done.stderr  # refused before anything ran
+
+
+def test_a_chat_asked_for_twice_runs_once(tmp_path: Path) -> None:
+    done = bench("--conversation", "short", "--conversation", "short", "--strategy", "fixed", home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[:2] for line in done.stdout.splitlines()[1:3]] == [["short", "fixed"], []]
+
+
+def test_a_naive_host_refused_on_every_request_reads_not_applicable() -> None:
+    figures_of = figures(run(conversation("over_limit"), "rewrite"), 64, PRICES)
+    assert figures_of.refused == figures_of.requests > 0
+    assert figures_of.ratio is None
+    line = table([figures_of], "deepseek/deepseek-chat").splitlines()[1]
+    assert "n/a" in line

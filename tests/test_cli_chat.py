@@ -1,6 +1,7 @@
 """`cairn chat`, `cairn accounts` and `cairn catalog refresh`, run as a person would, against
 the loopback provider. None of them loads Qt."""
 
+import json
 import os
 import subprocess
 import sys
@@ -214,3 +215,18 @@ def test_continuing_a_chat_keeps_its_account_unless_another_is_asked_for(cairn_p
         to_first, to_second = len(first.requests), len(second.requests)
     assert to_first == 2  # asked for, then kept
     assert to_second >= 2
+
+
+def test_an_accounts_context_is_set_and_unset_from_the_command_line(cairn_paths: CairnPaths) -> None:
+    settings_file = cairn_paths.config_dir / "settings.json"
+    added = cairn(
+        "accounts", "add", "Small", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--context", "3000"
+    )
+    assert added.returncode == 0, added.stderr
+    assert json.loads(settings_file.read_text())["accounts"][0]["context_limit"] == 3000
+    assert "a 3,000-token context" in cairn("accounts", "list").stdout
+    refused = cairn("accounts", "edit", "Small", "--context", "100")
+    assert refused.returncode == 2
+    assert "--context is the model's context in tokens, from 1,024; 0 unsets it." in refused.stderr
+    assert cairn("accounts", "edit", "Small", "--context", "0").returncode == 0
+    assert json.loads(settings_file.read_text())["accounts"][0]["context_limit"] is None

@@ -150,3 +150,74 @@ def test_compacting_again_and_again_ends_with_a_plain_answer(tmp_path: Path) -> 
 )
 def test_the_context_a_server_states_is_read(said: str, limit: int | None) -> None:
     assert stated_limit(ContextOverflow(said, 400, "")) == limit
+
+
+def test_a_context_the_server_stated_is_kept_to_for_the_rest_of_the_run(cairn_paths: CairnPaths) -> None:
+    """The window makes a runtime per turn: the server's word must outlive the turn it was said
+    in, or every later turn would be refused once more before compacting."""
+    with LoopbackProvider(context_window=3_000) as server:
+        account = Account(name="Tight", provider="custom", base_url=server.base_url, default_model="loopback-chat",
+                          context_limit=6_000)  # fmt: skip
+        services = Services(cairn_paths, secrets=SecretStore(MemoryKeyring()))
+        settings = services.load_settings().model_copy(update={"accounts": [account]})
+        services.settings_store.save(settings)
+        session = services.open_journal().create_session().id
+
+        async def go() -> None:
+            async with services.running():
+                for turn in range(70):
+                    runtime = services.runtime(services.route(account), None,
+                                               lambda: services.system_state(settings), lambda _e: None)  # fmt: skip
+                    assert (await runtime.send(session, message(turn))).ok
+
+        with services:
+            asyncio.run(go())
+            budget = services.budget(services.route(account))
+        refused = [r for r in server.requests if r.status == 400 and not is_summary_request(r)]
+    # One reply request refused, the first; a summary request may still be refused once and
+    # retried without the tail (it asks for the whole context first, for the cache).
+    assert len(refused) == 1
+    assert (budget.limit, budget.source) == (3_000, "stated by the server")
+
+
+def test_on_a_route_that_folds_the_opening_the_opening_block_leads_the_summary(tmp_path: Path) -> None:
+    from desktop.catalog.modelsdev import load_models_dev
+    from desktop.catalog.transport import load_transport_catalog
+    from desktop.context_engine import ContextEngine
+    from desktop.provider.openai_compat import OpenAICompatClient
+    from desktop.routes import resolve_route
+    from desktop.runtime import ChatRuntime
+    from host.journal import Journal
+    from tests.compaction_chat import state
+
+    home = tmp_path / "home"
+    session = new_session(home)
+    with LoopbackProvider(context_window=5_000) as provider:
+        account = Account(name="Gemma", provider="custom", base_url=provider.base_url, default_model="loopback-chat",
+                          context_limit=5_000, instructions_in_first_message=True)  # fmt: skip
+        route = resolve_route(
+            account, None, load_transport_catalog(), load_models_dev(CairnPaths.under(home).cache_dir)
+        )
+
+        async def go() -> None:
+            import httpx
+
+            with Journal.open(CairnPaths.under(home).journal) as journal:
+                async with httpx.AsyncClient(timeout=30) as http:
+                    runtime = ChatRuntime(journal, route, OpenAICompatClient(http, route.actual.base_url, api_key=None),
+                                          engine=ContextEngine(), system=lambda: state(home))  # fmt: skip
+                    for turn in range(60):
+                        assert (await runtime.send(session, message(turn))).ok
+
+        asyncio.run(go())
+        requests = provider.requests
+    assert checkpoints(home, session), (len(requests), requests[-1].prompt_tokens)
+    first = requests[0].body["messages"]
+    after = next(r for r in requests if not is_summary_request(r) and "<conversation-summary>" in str(r.body))
+    messages = after.body["messages"]
+    assert all(m["role"] != "system" for m in first + messages)
+    opening = first[0]["content"].split("</system-instructions>")[0]
+    lead = messages[0]["content"]
+    assert lead.startswith("<system-instructions>")
+    assert lead.split("</system-instructions>")[0] == opening  # the same opening, byte for byte
+    assert lead.index("</system-instructions>") < lead.index("<conversation-summary>")

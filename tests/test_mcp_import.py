@@ -127,6 +127,17 @@ def test_a_huge_or_missing_file_is_refused_without_reading_it_all(tmp_path: Path
         read_import(tmp_path / "missing.json")
 
 
+def test_a_file_with_more_servers_than_anyone_runs_is_refused_whole(tmp_path: Path) -> None:
+    many = tmp_path / "many.json"
+    servers = {f"srv{n}": {"command": "python", "env": {"API_KEY": f"sk-{n:040d}"}} for n in range(101)}
+    many.write_text(json.dumps({"mcpServers": servers}))
+    with pytest.raises(ConfigImportError, match="lists 101 MCP servers; Cairn imports at most 100 at a time"):
+        read_import(many)
+    del servers["srv100"]
+    many.write_text(json.dumps({"mcpServers": servers}))
+    assert len(read_import(many).servers) == 100
+
+
 def test_claude_desktops_own_file_is_looked_for_where_it_lives(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     assert claude_config_path() == tmp_path / "Claude" / "claude_desktop_config.json"

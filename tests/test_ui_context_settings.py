@@ -85,3 +85,28 @@ def test_context_settings_are_saved_and_bad_ones_are_refused(qtbot: QtBot, cairn
             assert on_disk["reply_reserve"] is None
             assert on_disk["summary_route"] is None
             dialog.accept()
+
+
+def test_an_accounts_context_size_is_set_in_its_options(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from tests.test_ui_settings import fill
+
+    with LoopbackProvider() as provider, running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.accounts
+        fill(dialog, provider="custom", name="Small", base_url=provider.base_url, model="loopback-chat")
+        tab.options.context.setValue(100)  # too small to be a context
+        QTest.mouseClick(tab.save, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "1024" in tab.result.text() or "1,024" in tab.result.text(), timeout=WAIT)
+        settings_file = cairn_paths.config_dir / "settings.json"
+        assert not settings_file.exists() or saved(cairn_paths)["accounts"] == []
+        tab.options.context.setValue(3_000)
+        QTest.mouseClick(tab.save, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: tab.result.text() == "Saved Small.", timeout=WAIT)
+        assert saved(cairn_paths)["accounts"][0]["context_limit"] == 3_000
+        dialog.accept()
+        again = open_settings(qtbot, run.window)
+        assert again.accounts.options.context.value() == 3_000
+        again.accept()

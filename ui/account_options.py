@@ -1,5 +1,5 @@
-"""An account's request options: the longest reply, how long to wait for the first token,
-instructions in the first message, and tools. Shown under "Options" in the account form."""
+"""An account's request options: the longest reply, the context size, how long to wait for the
+first token, instructions in the first message, and tools. Shown under "Options" in the account form."""
 
 from __future__ import annotations
 
@@ -25,6 +25,17 @@ class AccountOptions(QGroupBox):
             "The most tokens a reply may have. Set it for small local models, which can otherwise run on "
             "until their context is full."
         )
+        self.context = QSpinBox()
+        self.context.setRange(0, 100_000_000)
+        self.context.setSingleStep(1_024)
+        self.context.setGroupSeparatorShown(True)
+        self.context.setSpecialValueText("From the catalog or the server")
+        self.context.setSuffix(" tokens")
+        self.context.setAccessibleName("Context size")
+        self.context.setToolTip(
+            "The model's context. Set it when the server holds less than the model could (a local server "
+            "started with a small context, say): Cairn summarises earlier messages to stay within it."
+        )
         self.first_token = QSpinBox()
         self.first_token.setRange(0, 86_400)
         self.first_token.setSingleStep(30)
@@ -43,12 +54,13 @@ class AccountOptions(QGroupBox):
         self.tools = QCheckBox("Offer tools to the model")
         self.tools.setAccessibleName("Offer tools")
         self.tools.setToolTip("Turn this off for a server that rejects tools.")
-        for spin in (self.max_output, self.first_token):
+        for spin in (self.max_output, self.context, self.first_token):
             editor = spin.findChild(QLineEdit)  # the box's own text field, named like the box
             if editor is not None:
                 editor.setAccessibleName(spin.accessibleName())
         form = QFormLayout(self)
         form.addRow("Longest reply", self.max_output)
+        form.addRow("Context size", self.context)
         form.addRow("Wait for the first word", self.first_token)
         form.addRow("", self.instructions_first)
         form.addRow("", self.tools)
@@ -59,6 +71,7 @@ class AccountOptions(QGroupBox):
 
     def load(self, account: Account | None) -> None:
         self.max_output.setValue(account.max_output_tokens or 0 if account else 0)
+        self.context.setValue(account.context_limit or 0 if account else 0)
         self.first_token.setValue(int(account.first_token_timeout or 0) if account else 0)
         self.instructions_first.setChecked(bool(account and account.instructions_in_first_message))
         self.tools.setChecked(account.tools if account else True)
@@ -68,6 +81,7 @@ class AccountOptions(QGroupBox):
         """The options as Account fields."""
         return {
             "max_output_tokens": self.max_output.value() or None,
+            "context_limit": self.context.value() or None,
             "first_token_timeout": float(self.first_token.value()) or None,
             "instructions_in_first_message": self.instructions_first.isChecked(),
             "tools": self.tools.isChecked(),

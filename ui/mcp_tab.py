@@ -84,7 +84,7 @@ class McpTab(QWidget):
         self.list = QListWidget()
         self.list.setAccessibleName("MCP servers")
         self.list.setWordWrap(True)
-        self.list.currentItemChanged.connect(lambda _now, _before: self._pick())
+        self.list.currentItemChanged.connect(lambda _now, _before: self._picked())
         self.new = QPushButton("New server")
         self.remove = QPushButton("Remove…")
         self.import_claude = QPushButton("Import from Claude Desktop…")
@@ -183,8 +183,11 @@ class McpTab(QWidget):
     def _changed(self, view: ServerView) -> None:
         known = view.name in self.views
         self.views[view.name] = view
-        if not known:
-            self._fill(self.selected_name())
+        if not known:  # one more row; rebuilding the list on every event churns Qt for nothing
+            item = QListWidgetItem()
+            item.setData(Qt.ItemDataRole.UserRole, view.name)
+            self._paint(item, view)
+            self.list.addItem(item)
             return
         for row in range(self.list.count()):
             item = self.list.item(row)
@@ -231,6 +234,11 @@ class McpTab(QWidget):
     def selected(self) -> ServerView | None:
         name = self.selected_name()
         return self.views.get(name) if name is not None else None
+
+    def _picked(self) -> None:
+        """The person chose another server: what was said of the last one no longer applies."""
+        self.message.clear()
+        self._pick()
 
     def _pick(self) -> None:
         view = self.selected()

@@ -85,16 +85,16 @@ def _text(rng: random.Random, turn: int) -> str:
 
 
 def _step(text: str, turn: int, every: int) -> Step:
-    """The turn's step, with an edit every ``every`` turns: a skill added, a skill edited, the
-    instructions changed, in turn."""
+    """The turn's step, with an edit every ``every`` turns: a skill added, the instructions
+    changed, the skill edited, then the same again."""
     if turn == 0 or turn % every:
         return Step(text)
     round_ = turn // every
     if round_ % 3 == 1:
-        return Step(text, skill=("trail-notes", f"Keep short notes of routes and landmarks (revision {round_})."))
+        return Step(text, skill=(f"trail-notes-{round_}", "Keep short notes of routes and landmarks."))
     if round_ % 3 == 2:
-        return Step(text, skill=(f"knots-{round_}", "Tie the right knot for the job."))
-    return Step(text, instructions=f"Answer in plain words; round {round_} prefers metric units.")
+        return Step(text, instructions=f"Answer in plain words; round {round_} prefers metric units.")
+    return Step(text, skill=(f"trail-notes-{round_ - 2}", f"Keep short notes of routes and landmarks (rev. {round_})."))
 
 
 def conversation(name: str, seed: int = 20261130) -> Conversation:
@@ -102,7 +102,7 @@ def conversation(name: str, seed: int = 20261130) -> Conversation:
     rng = random.Random(f"{name}:{seed}")  # noqa: S311 - synthetic text, nothing secret
     if name == "short":
         plain = tuple(_step(_text(rng, t), t, 1) for t in range(3))
-        return Conversation(name, plain, tools=30, notes="3 turns, 30 deferred tools never used; a skill added, edited")
+        return Conversation(name, plain, tools=30, notes="3 turns, 30 deferred tools never used; a skill, instructions")
     if name == "medium":
         plain = tuple(_step(_text(rng, t), t, 5) for t in range(20))
         return Conversation(name, plain, tools=30, notes="20 turns, 30 deferred tools never used; three edits")
@@ -110,7 +110,7 @@ def conversation(name: str, seed: int = 20261130) -> Conversation:
         plain = tuple(_step(_text(rng, t), t, 25) for t in range(100))
         return Conversation(name, plain, context=8_000, notes="100 turns on an 8,000-token context; three edits")
     if name in ("tool_heavy", "over_limit"):
-        tools, turns = (60, 40) if name == "tool_heavy" else (140, 20)
+        tools, turns, every = (60, 40, 10) if name == "tool_heavy" else (140, 20, 5)
         steps: list[Step] = []
         activations: list[int] = []
         wanted = ""
@@ -122,8 +122,8 @@ def conversation(name: str, seed: int = 20261130) -> Conversation:
                 activations.append(t)
             elif t % 5 == 2 and wanted:
                 text += f" [[call {wanted} {json.dumps({'place': rng.choice(WORDS)})}]]"
-            steps.append(_step(text, t, 10))
-        note = f"{turns} turns, {tools} deferred tools, a tool search and a call every 5 turns, two edits"
+            steps.append(_step(text, t, every))
+        note = f"{turns} turns, {tools} deferred tools, a tool search and a call every 5 turns, three edits"
         return Conversation(name, tuple(steps), tools=tools, notes=note, activations=tuple(activations))
     raise ValueError(f"There is no conversation {name!r}; choose one of {', '.join(CONVERSATIONS)}.")
 

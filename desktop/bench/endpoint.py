@@ -76,6 +76,8 @@ def run_endpoint(args: argparse.Namespace, services: Services, _prices: Cost) ->
         spent = asyncio.run(_converse(services, route, api_key, chat, cost=cost, cap=budget_left))
         budget_left -= spent.usd
         results.append((spent, run(chat, "on_demand", unit=args.unit)))
+        if spent.stopped:
+            break  # out of budget, or the endpoint failed: the next chat would fare no better
     print(_report(results, route, args.max_usd))
     return 0 if all(not s.stopped for s, _ in results) else 1
 

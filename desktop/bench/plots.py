@@ -19,6 +19,7 @@ def draw(rows: list[Figures], out: Path, model: str) -> list[Path]:
 
     matplotlib.use("Agg")  # files only: no display, no Qt
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     written = []
     for name in dict.fromkeys(r.conversation for r in rows):
@@ -36,6 +37,7 @@ def draw(rows: list[Figures], out: Path, model: str) -> list[Path]:
         uncached.set_xlabel("request")
         uncached.set_ylabel("tokens")
         for axes in (cost, uncached):
+            axes.xaxis.set_major_locator(MaxNLocator(integer=True))
             axes.grid(alpha=0.3)
             axes.legend()
         figure.tight_layout()

@@ -33,7 +33,7 @@ class Figures:
     prompt: int  # every request's prompt tokens
     cached_share: float
     later_bound: int  # the append-only lower bound of ``later_uncached``
-    ratio: float  # later_uncached / later_bound
+    ratio: float | None  # later_uncached / later_bound; None when every request was refused
     recaches: int  # requests whose declared tools changed
     recache_excess: int  # what those requests paid above their bound
     refused: int  # requests the provider refused (a catalog past its function limit, say)
@@ -84,7 +84,7 @@ def figures(run: Run, unit: int, prices: Cost) -> Figures:
         prompt=prompt,
         cached_share=(prompt - sum(uncached)) / prompt if prompt else 0.0,
         later_bound=later_bound,
-        ratio=later / later_bound if later_bound else 1.0,
+        ratio=(later / later_bound if later_bound else 1.0) if any(r.status == 200 for r in requests) else None,
         recaches=recaches,
         recache_excess=excess,
         refused=sum(1 for r in requests if r.status != 200),
@@ -118,10 +118,14 @@ HEADERS = (
 )  # fmt: skip
 
 
+def _cell(fmt: str, value: object) -> str:
+    return "n/a" if value is None else fmt.format(value)
+
+
 def table(rows: list[Figures], model: str) -> str:
     """The figures as a plain-text table, with a legend."""
-    cells = [[fmt.format(asdict(row)[name]) for name, fmt in COLUMNS] for row in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(HEADERS)]
+    cells = [[_cell(fmt, asdict(row)[name]) for name, fmt in COLUMNS] for row in rows]
+    widths = [max([len(h), *(len(c[i]) for c in cells)]) for i, h in enumerate(HEADERS)]
 
     def line(values: list[str] | tuple[str, ...]) -> str:
         return "  ".join(

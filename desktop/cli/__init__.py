@@ -71,6 +71,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         p.add_argument("--header", action="append", default=[], metavar="NAME=VALUE", help="an extra header")
         p.add_argument("--max-output", type=int, metavar="TOKENS", help="the longest reply to ask for (0: unset)")
         p.add_argument(
+            "--context",
+            type=int,
+            metavar="TOKENS",
+            help="the model's context, when the catalogs or the server do not know it, or know it wrong (0: unset)",
+        )
+        p.add_argument(
             "--first-token-timeout",
             type=float,
             metavar="SECONDS",

@@ -120,6 +120,8 @@ def _store_key(account: Account, secrets: SecretStore) -> None:
 
 def _options_text(account: Account) -> str:
     said = []
+    if account.context_limit:
+        said.append(f"a {account.context_limit:,}-token context")
     if account.max_output_tokens:
         said.append(f"replies up to {account.max_output_tokens:,} tokens")
     if account.first_token_timeout:
@@ -138,6 +140,10 @@ def _options(args: argparse.Namespace) -> dict[str, object]:
         if args.max_output < 0:
             raise CommandError("--max-output is a number of tokens: 0 unsets it, more sets it.")
         options["max_output_tokens"] = args.max_output or None
+    if args.context is not None:
+        if args.context != 0 and not 1_024 <= args.context <= 100_000_000:
+            raise CommandError("--context is the model's context in tokens, from 1,024; 0 unsets it.")
+        options["context_limit"] = args.context or None
     if args.first_token_timeout is not None:
         seconds = args.first_token_timeout
         if not math.isfinite(seconds) or seconds < 0:

@@ -57,14 +57,19 @@ def run_bench(args: argparse.Namespace, services: Services) -> int:
         return run_endpoint(args, services, prices)
     if args.max_usd is not None:
         raise CommandError("--max-usd caps a run against a real account; give the account with --account.")
+    if args.out is not None:
+        _check_out(args.out)
+    chats = [conversation(name, args.seed) for name in dict.fromkeys(args.conversation or CONVERSATIONS)]
+    planned = [(c, s) for c in chats for s in strategies_for(c) if not args.strategy or s in args.strategy]
+    if not planned:
+        raise CommandError(
+            "None of the strategies asked for runs on these chats: drop_oldest runs on the long chat only, rewrite "
+            "on every other one, fixed and on_demand on all."
+        )
     rows: list[Figures] = []
-    for name in args.conversation or CONVERSATIONS:
-        chat = conversation(name, args.seed)
-        for strategy in strategies_for(chat):
-            if args.strategy and strategy not in args.strategy:
-                continue
-            print(f"[{name}: {strategy}]", file=sys.stderr, flush=True)
-            rows.append(figures(run(chat, strategy, unit=args.unit), args.unit, prices))
+    for chat, strategy in planned:
+        print(f"[{chat.name}: {strategy}]", file=sys.stderr, flush=True)
+        rows.append(figures(run(chat, strategy, unit=args.unit), args.unit, prices))
     print(table(rows, args.model))
     if args.out is not None:
         _write(args, rows)
@@ -87,6 +92,19 @@ def _prices(model: str, services: Services) -> Cost:
             "(`cairn catalog refresh` updates the list)."
         )
     return info.cost
+
+
+def _check_out(out: Path) -> None:
+    """Refuse a results folder that cannot be one before the run, not after it."""
+    if out.exists() and not out.is_dir():
+        raise CommandError(f"{out} is a file, not a folder; give --out a folder for the results.")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".cairn-bench-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise CommandError(f"Cairn cannot write the results to {out}: {exc.strerror or exc}.") from None
 
 
 def _check_matplotlib() -> None:
