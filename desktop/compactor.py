@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -23,21 +24,24 @@ from desktop.estimate import ContextBudget, Measured, estimate_tokens
 from desktop.events import CompactionAbandoned, CompactionCommitted, CompactionStarted, RuntimeEvent
 from desktop.inspection import request_started
 from desktop.preparation import PreparedRequest
-from desktop.projection import project
+from desktop.projection import ProjectedRequest, project
 from desktop.provider.errors import MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.provider.stream import ReplyAssembler, Retrying, Waiting
+from desktop.provider.stream import Finished, ReplyAssembler, Retrying, Waiting
 from desktop.redaction import Redactor
 from desktop.reply import Shown, record_usage, stream_reply
 from desktop.routes import ResolvedRoute
 from desktop.sections import section_order
 from host.canonical import canonical_json_bytes
 from host.content import Checkpoint, TextPart, dump
+from host.errors import JournalWriteError
 from host.journal import Journal, utc_now
 from host.tools import ToolSpec
 from host.transcript import TranscriptRow, TranscriptWriter
 
 __all__ = ["CompactionFailed", "Compactor", "NothingToCompact", "Summarizer"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,7 @@ class Compactor:
         text = "".join(p.text for p in assembler.parts(complete=True) if isinstance(p, TextPart))
         summary = self.redactor.redact(text).strip()
         if not summary:
+            self._spent(session_id, finished, request, asked.route)
             raise CompactionFailed(
                 f"{asked.route.actual.model} answered the summary request without any text, so nothing was compacted."
             )
@@ -185,6 +190,7 @@ class Compactor:
         )
         after_bytes = self._after(session_id, rows, checkpoint, declared=declared, route=route, fold=fold_updates)
         if after_bytes >= before_bytes:
+            self._spent(session_id, finished, request, asked.route)
             raise CompactionFailed("The summary would not make the chat any shorter, so it was not kept.")
         # At the rate ``before`` was estimated at: both sides of "before → after" alike.
         after = math.ceil(before * after_bytes / before_bytes)
@@ -195,6 +201,14 @@ class Compactor:
                          kind="compaction")  # fmt: skip
         self._emit(CompactionCommitted(row, checkpoint))
         return row
+
+    def _spent(self, session_id: str, finished: Finished, request: ProjectedRequest, route: ResolvedRoute) -> None:
+        """A summary paid for and not kept still costs: its usage is recorded, with no row."""
+        try:
+            record_usage(self.journal, session_id, None, finished=finished, request=request, route=route,
+                         kind="compaction")  # fmt: skip
+        except JournalWriteError as exc:
+            log.warning("the usage of a summary that was not kept could not be saved: %s", exc)
 
     def _progress(self, event: Shown) -> None:
         """The summary is not a reply: only the adapter's waits and retries are shown."""

@@ -113,14 +113,15 @@ def commit_reply(
 def record_usage(
     journal: Journal,
     session_id: str,
-    row_id: str,
+    row_id: str | None,
     *,
     finished: Finished,
     request: ProjectedRequest,
     route: ResolvedRoute,
     kind: UsageKind = "chat",
 ) -> None:
-    """One request's usage, with the row it produced. Usage the provider did not report is
+    """One request's usage, with the row it produced (``None``: it produced none that was
+    kept, as a summary that was not). Usage the provider did not report is
     recorded as such (no token counts), never as zero."""
     usage = finished.usage
     UsageLedger(journal).record(

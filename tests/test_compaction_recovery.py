@@ -18,11 +18,14 @@ from desktop.provider.errors import ContextOverflow
 from desktop.secrets import SecretStore
 from desktop.services import Services
 from desktop.settings import Account, SummaryRoute
+from host.content import Checkpoint
+from host.journal import Journal
 from host.paths import CairnPaths
+from host.usage import UsageLedger
 from tests.compaction_chat import drive, message
 from tests.fake_keyring import MemoryKeyring
 from tests.test_compaction import is_summary_request
-from tests.test_compaction_cases import _runtime_turns, checkpoints, new_session
+from tests.test_compaction_cases import _runtime_turns, checkpoints, journal_rows, new_session
 
 
 def test_a_summary_route_that_is_down_falls_back_to_the_chat_and_says_so(cairn_paths: CairnPaths) -> None:
@@ -77,6 +80,13 @@ def test_a_failed_automatic_compaction_still_sends_a_request_that_fits(tmp_path:
     assert [r.status for r in requests if r.status != 200] == []
     notes = [n for e in events if isinstance(e, RequestStarted) for n in e.notes]
     assert any(n.startswith("Summarising earlier messages failed (") for n in notes)
+    # The empty summary was paid for: its usage counts, with no row to go with it.
+    with Journal.open(CairnPaths.under(home).journal) as journal:
+        usage = UsageLedger(journal).requests(session)
+    made = {r.id for r in journal_rows(home, session) if isinstance(r.meta(), Checkpoint)}
+    compactions = [u for u in usage if u.kind == "compaction"]
+    assert [u.row_id for u in compactions if u.row_id not in made] == [None]
+    assert len(compactions) == len(made) + 1
 
 
 def test_a_server_whose_context_is_smaller_than_the_account_says_is_taken_at_its_word(tmp_path: Path) -> None:

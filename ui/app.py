@@ -159,6 +159,9 @@ def _quit_on_signals(qt: QApplication) -> None:
         for window in qt.topLevelWidgets():
             window.close()
         qt.quit()
+        # A signal that comes before the event loop runs (Cairn still starting) would be lost
+        # with quit() alone, and Cairn would run on: quit again as soon as the loop starts.
+        QTimer.singleShot(0, qt.quit)
 
     signal.signal(signal.SIGINT, request_quit)
     signal.signal(signal.SIGTERM, request_quit)
