@@ -7,6 +7,7 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from desktop.compaction import (
     NothingToCompact,
@@ -82,12 +83,13 @@ class Compactor:
         leave the journal as it was. Cancellation too: the summary is only kept whole.
         ``summarizer`` sends the summary request elsewhere; the sizes stay the chat's. A
         compaction that started and did not finish ends with ``CompactionAbandoned``."""
+        summarise = partial(
+            self._summarise, session_id, route=route, client=client, prepared=prepared, budget=budget, reason=reason,
+            fold_updates=fold_updates, focus=focus, measured=measured,
+        )  # fmt: skip
         try:
             try:
-                return await self._summarise(
-                    session_id, route=route, client=client, prepared=prepared, budget=budget, reason=reason,
-                    fold_updates=fold_updates, focus=focus, measured=measured, summarizer=summarizer,
-                )  # fmt: skip
+                return await summarise(summarizer=summarizer)
             except ProviderError as exc:
                 if summarizer is None or summarizer.route == route:
                     raise
@@ -96,11 +98,7 @@ class Compactor:
                     f"The summary route ({summarizer.route.actual.model}) failed: {self.redactor.redact(str(exc))} "
                     "The chat's own route summarised instead."
                 )
-                return await self._summarise(
-                    session_id, route=route, client=client, prepared=prepared, budget=budget, reason=reason,
-                    fold_updates=fold_updates, focus=focus, measured=measured,
-                    summarizer=Summarizer(route, client, budget, note),
-                )  # fmt: skip
+                return await summarise(summarizer=Summarizer(route, client, budget, note))
         except NothingToCompact:
             raise  # before anything started
         except asyncio.CancelledError:

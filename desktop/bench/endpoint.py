@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.bench.conversations import Conversation, conversation
-from desktop.bench.runner import Run, _apply, _state, run
+from desktop.bench.runner import Run, apply_step, bench_state, run
 from desktop.catalog.modelsdev import Cost
 from desktop.cli.common import CommandError, account_for, api_key_for
 from desktop.context_engine import ContextEngine, skill_tools
@@ -95,13 +95,13 @@ async def _converse(
                 session = journal.create_session("bench").id
                 runtime = ChatRuntime(journal, route, services.client(route, api_key),
                                       engine=ContextEngine(ToolRegistry([skill_tools])),
-                                      system=lambda: _state(paths, instructions[0]))  # fmt: skip
+                                      system=lambda: bench_state(paths, instructions[0]))  # fmt: skip
                 for number, step in enumerate(chat.steps):
                     worst = _worst_case(spent, step.text, cost)
                     if spent.usd + worst > cap:
                         spent.stopped = f"stopped before turn {number} to stay under ${cap:.4f}"
                         break
-                    instructions[0] = _apply(step, paths, instructions[0])
+                    instructions[0] = apply_step(step, paths, instructions[0])
                     outcome = await runtime.send(session, step.text)
                     if not outcome.ok:
                         spent.stopped = f"turn {number} failed: {outcome.error}"

@@ -49,7 +49,7 @@ from host.tools import Tool, ToolOutput, ToolSpec
 from host.transcript import TranscriptRow, TranscriptWriter, fold_sections
 from host.usage import UsageLedger
 
-__all__ = ["STRATEGIES", "BenchTools", "Run", "run", "strategies_for"]
+__all__ = ["STRATEGIES", "BenchTools", "Run", "apply_step", "bench_state", "run", "strategies_for"]
 
 MODEL = "loopback-chat"
 STRATEGIES = ("fixed", "on_demand", "rewrite", "drop_oldest")
@@ -137,12 +137,12 @@ def run(conversation: Conversation, strategy: str, *, unit: int = 64, work: Path
             return _replay(conversation, strategy, rows, route, provider)
 
 
-def _state(paths: CairnPaths, instructions: str) -> SystemState:
+def bench_state(paths: CairnPaths, instructions: str) -> SystemState:
     return SystemState(custom_instructions=instructions, environment="The person uses Linux.",
                        skill_roots=(("user", paths.skills_dir),))  # fmt: skip
 
 
-def _apply(step: Step, paths: CairnPaths, instructions: str) -> str:
+def apply_step(step: Step, paths: CairnPaths, instructions: str) -> str:
     """Make the step's edits; the instructions from now on."""
     if step.skill is not None:
         name, description = step.skill
@@ -188,10 +188,10 @@ async def _cairn(
         session = journal.create_session("bench").id
         async with httpx.AsyncClient(timeout=60) as http:
             runtime = ChatRuntime(journal, route, OpenAICompatClient(http, route.actual.base_url, api_key=None),
-                                  engine=engine, system=lambda: _state(paths, instructions[0]),
+                                  engine=engine, system=lambda: bench_state(paths, instructions[0]),
                                   policy=lambda: policy)  # fmt: skip
             for number, step in enumerate(conversation.steps[:turns]):
-                instructions[0] = _apply(step, paths, instructions[0])
+                instructions[0] = apply_step(step, paths, instructions[0])
                 seen = len(provider.requests)
                 outcome = await runtime.send(session, step.text)
                 if not outcome.ok:
