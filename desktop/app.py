@@ -32,7 +32,16 @@ from desktop.provider.usage import Usage
 from desktop.routes import ResolvedRoute, RouteError
 from desktop.runtime import ChatRuntime, TurnOutcome
 from desktop.services import Services
-from desktop.settings import MAX_TOKENS, MIN_TOKENS, Account, Settings, SettingsError, SummaryRoute
+from desktop.settings import (
+    MAX_TOKENS,
+    MIN_TOKENS,
+    TEXT_SIZE_MAX,
+    TEXT_SIZE_MIN,
+    Account,
+    Settings,
+    SettingsError,
+    SummaryRoute,
+)
 from desktop.snapshot import AccountView, AppSnapshot
 from desktop.system_state import SystemState
 from desktop.tool_calls import ParkedCall, parked_calls
@@ -118,6 +127,7 @@ class CairnApp:
             route_problem=problem,
             custom_instructions=self.settings.custom_instructions,
             theme=self.settings.theme,
+            text_size=self.settings.text_size,
             workspace=self.settings.workspace,
             skills_dir=self.paths.skills_dir,
             keychain_problem=self.secrets.keychain_problem(),
@@ -397,6 +407,12 @@ class CairnApp:
 
     def save_appearance(self, theme: str) -> None:
         self._save_settings(theme=theme)
+
+    def save_text_size(self, points: int | None) -> None:
+        """Keep the text size (``None``: Cairn's default); out of range is refused in words."""
+        if points is not None and not TEXT_SIZE_MIN <= points <= TEXT_SIZE_MAX:
+            raise SettingsError(f"Text size must be between {TEXT_SIZE_MIN} and {TEXT_SIZE_MAX} points.")
+        self._save_settings(text_size=points)
 
     def set_workspace(self, folder: Path | None) -> SkillCatalog:
         """Use ``folder`` as the workspace (its .agents/skills too); return the new catalog."""

@@ -153,6 +153,9 @@ class SummaryRoute(BaseModel):
         return value
 
 
+TEXT_SIZE_MIN, TEXT_SIZE_MAX = 9, 22  # points
+
+
 class Settings(BaseModel):
     """The whole settings file. Fields a newer Cairn added are kept in ``model_extra``."""
 
@@ -163,6 +166,9 @@ class Settings(BaseModel):
     default_account: str | None = None
     custom_instructions: str = ""
     theme: Literal["system", "light", "dark"] = "system"
+    text_size: int | None = Field(
+        default=None, ge=TEXT_SIZE_MIN, le=TEXT_SIZE_MAX, description="Text size in points; None: Cairn's default."
+    )
     workspace: str | None = None
     default_mode: Mode = Field(default="ask", description="The permission mode a new chat starts in.")
     tool_grants: list[ToolGrant] = Field(default_factory=list, description="Always and Never answers.")

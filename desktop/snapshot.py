@@ -47,6 +47,7 @@ class AppSnapshot:
     reply_reserve: int | None = None  # None: automatic
     retained_tail: int | None = None
     summary_route: SummaryRoute | None = None  # None: the chat's own route
+    text_size: int | None = None  # points; None: Cairn's default
 
     def account(self, account_id: str | None) -> AccountView | None:
         return next((view for view in self.accounts if view.account.id == account_id), None)

@@ -79,7 +79,8 @@ def test_clicking_a_link_in_a_message_acts_on_it(
         document, _ = w.chat.message_delegate.document(message)
         point = find_anchor(document, "cairn:toggle-reasoning")
         rect = w.chat.visualRect(index)
-        target = QPointF(rect.left() + 10 + 12 + point.x(), rect.top() + 5 + 12 + point.y()).toPoint()
+        origin = w.chat.message_delegate.geometry(message, rect, document).text
+        target = (origin + point).toPoint()
         QTest.mouseClick(w.chat.viewport(), Qt.MouseButton.LeftButton, pos=target)
         assert message.reasoning_open
 
@@ -303,7 +304,7 @@ def test_a_reply_cut_off_at_the_length_limit_says_so_and_continues(
     qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
 ) -> None:
     from desktop.message_text import CONTINUE
-    from ui.messages import message_html
+    from ui.messages import message_actions, message_html
 
     add_loopback_account(cairn_paths, provider)
     provider.script(Reply(text="The first half of a long", finish_reason="length"), Reply(text="answer."))
@@ -315,7 +316,13 @@ def test_a_reply_cut_off_at_the_length_limit_says_so_and_continues(
         assert answer.finish_reason == "length"
         html, _ = message_html(answer, dark=False, last_user=False, last_answer=True)
         assert "cut off at the length limit" in html
-        assert 'href="cairn:continue"' in html
+        last_user = w.chat.model_rows().messages[0]
+        assert [a.name for a in message_actions(answer, last_user=False, last_answer=True)] == [
+            "copy",
+            "continue",
+            "regenerate",
+        ]
+        assert [a.name for a in message_actions(last_user, last_user=True, last_answer=False)] == ["copy", "edit"]
         w.controller.on_message_action(answer.key, "continue")
         qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 4 and idle(w), timeout=WAIT)
         assert w.chat.model_rows().messages[2].text == CONTINUE

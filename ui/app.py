@@ -20,7 +20,7 @@ from host.errors import JournalError
 from host.paths import CairnPaths
 from ui.core import CoreThread
 from ui.main_window import MainWindow
-from ui.theme import apply_theme
+from ui.theme import apply_text_size, apply_theme
 from ui.window_state import WindowState
 
 __all__ = ["Shell", "run"]
@@ -47,6 +47,7 @@ class Shell(QObject):
         self.windows: list[MainWindow] = []
         self.state_path = app.paths.config_dir / "window.json"
         self.dark = apply_theme(qt, snapshot.theme)
+        self.text_size = apply_text_size(qt, snapshot.text_size)
         core.crashed.connect(self._core_crashed)
         core.reported.connect(self._reported)
 
@@ -62,6 +63,7 @@ class Shell(QObject):
         window.chat.message_delegate.dark = self.dark
         window.new_window_requested.connect(self.open_window)
         window.theme_requested.connect(self.set_theme)
+        window.text_size_requested.connect(self.set_text_size)
         window.closed.connect(lambda w=window: self._closed(w))
         self.windows.append(window)
         if state is not None:
@@ -78,6 +80,16 @@ class Shell(QObject):
             window.chat.message_delegate.clear()
             window.chat.viewport().update()
         self.core.submit(lambda: self.app.save_appearance(theme))
+
+    def set_text_size(self, points: int) -> None:
+        """Every window's text at ``points`` (0: Cairn's default), kept in settings."""
+        self.text_size = apply_text_size(self.qt, points or None)
+        for window in self.windows:
+            window.chat.message_delegate.clear()
+            window.chat.scheduleDelayedItemsLayout()
+            window.chat.viewport().update()
+        size = None if not points else self.text_size
+        self.core.submit(lambda: self.app.save_text_size(size))
 
     def _closed(self, window: MainWindow) -> None:
         WindowState(
@@ -154,14 +166,18 @@ def run(paths: CairnPaths) -> int:
 def _quit_on_signals(qt: QApplication) -> None:
     """Let Ctrl+C and SIGTERM close Cairn cleanly instead of killing it mid-write."""
 
-    def request_quit(signum: int, _frame: object) -> None:
-        log.info("signal %d received; quitting", signum)
+    def close_all() -> None:
         for window in qt.topLevelWidgets():
             window.close()
         qt.quit()
-        # A signal that comes before the event loop runs (Cairn still starting) would be lost
-        # with quit() alone, and Cairn would run on: quit again as soon as the loop starts.
-        QTimer.singleShot(0, qt.quit)
+
+    def request_quit(signum: int, _frame: object) -> None:
+        # The handler runs between any two bytecodes of the main thread, perhaps inside a
+        # window's constructor: closing windows from here could meet one half built, and the
+        # quit would be lost with the error. Ask the event loop to do it instead; a signal that
+        # comes before the loop runs (Cairn still starting) is then handled as soon as it does.
+        log.info("signal %d received; quitting", signum)
+        QTimer.singleShot(0, close_all)
 
     signal.signal(signal.SIGINT, request_quit)
     signal.signal(signal.SIGTERM, request_quit)

@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
     QFileDialog,
     QInputDialog,
@@ -45,6 +46,8 @@ from ui.route_bar import RouteBar
 from ui.settings_dialog import SettingsDialog
 from ui.sidebar import Sidebar
 from ui.start_page import StartPage
+from ui.theme import TEXT_SIZES
+from ui.welcome import Welcome, show_welcome_when_empty
 
 __all__ = ["MainWindow"]
 
@@ -61,6 +64,7 @@ class MainWindow(QMainWindow):
     """One window onto the app; several may share one core."""
 
     theme_requested = Signal(str)
+    text_size_requested = Signal(int)  # points; 0: Cairn's default
     new_window_requested = Signal()
     closed = Signal()
 
@@ -98,7 +102,12 @@ class MainWindow(QMainWindow):
         column = QVBoxLayout(chat_panel)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.route_bar)
-        column.addWidget(self.chat, 1)
+        self.welcome = Welcome()
+        chat_stack = QStackedWidget()
+        chat_stack.addWidget(self.chat)
+        chat_stack.addWidget(self.welcome)
+        show_welcome_when_empty(self.chat.model(), chat_stack, self.chat, self.welcome)
+        column.addWidget(chat_stack, 1)
         column.addWidget(self.notice)
         column.addWidget(self.edit_banner)
         column.addWidget(self.composer)
@@ -165,6 +174,19 @@ class MainWindow(QMainWindow):
         view = self.menuBar().addMenu("&View")
         view.addAction(self.inspector_action)
         view.addAction(self.copy_action)
+        view.addSeparator()
+        self.zoom_actions: dict[int, QAction] = {}
+        for text, keys, step in (
+            ("Larger text", ("Ctrl++", "Ctrl+="), 1),
+            ("Smaller text", ("Ctrl+-",), -1),
+            ("Actual size", ("Ctrl+0",), 0),
+        ):
+            zoom = QAction(text, self)
+            zoom.setShortcuts([QKeySequence(k) for k in keys])
+            zoom.triggered.connect(lambda _checked=False, s=step: self.zoom(s))
+            self.addAction(zoom)
+            view.addAction(zoom)
+            self.zoom_actions[step] = zoom
 
     def _connect(self) -> None:
         self.core.reported.connect(self.controller.on_core_event)
@@ -188,6 +210,11 @@ class MainWindow(QMainWindow):
         self.route_bar.mode_chosen.connect(self._mode_chosen)
         self.start_page.add_account.connect(self.open_settings)
         self.start_page.use_local.connect(self._use_local)
+        self.welcome.chosen.connect(self._example_chosen)
+
+    def _example_chosen(self, prompt: str) -> None:
+        self.composer.set_text(prompt)
+        self.composer.editor.setFocus()
 
     def run_on_core(self, work: Any, on_done: Any = None, on_error: Any = None) -> None:
         self.core.submit(work, on_done, on_error or self.show_error)
@@ -239,6 +266,7 @@ class MainWindow(QMainWindow):
             return
         self.pages.setCurrentIndex(0)
         route = self.snapshot.route
+        self.welcome.show_model(route.actual.model if route is not None else "")
         if route is None:
             self.route_label.setText(self.snapshot.route_problem or "No route")
             return
@@ -399,6 +427,12 @@ class MainWindow(QMainWindow):
 
         # Opened on settings read afresh: the command line may have changed them meanwhile.
         self.run_on_core(self.app.reload_settings, show)
+
+    def zoom(self, step: int) -> None:
+        """Text one point larger (1) or smaller (-1), or back to the default (0)."""
+        size = QApplication.font().pointSize() + step if step else 0
+        if step == 0 or TEXT_SIZES[0] <= size <= TEXT_SIZES[-1]:
+            self.text_size_requested.emit(size)
 
     def set_theme(self, theme: str) -> None:
         self.theme_requested.emit(theme)

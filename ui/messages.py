@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from host.content import (
@@ -18,9 +18,10 @@ from host.content import (
 )
 from host.transcript import TranscriptRow
 from ui.markdown import render_markdown
+from ui.theme import Tokens
 from ui.tool_cards import ApprovalView, Palette, approval_html, result_html, tool_call_html
 
-__all__ = ["DisplayMessage", "Kind", "message_html"]
+__all__ = ["Action", "DisplayMessage", "Kind", "message_actions", "message_html", "shown_time"]
 
 Kind = Literal["user", "assistant", "tool", "error", "approval", "summary"]
 
@@ -46,6 +47,7 @@ class DisplayMessage:
     reasoning_open: bool = False
     waited: float | None = None  # seconds spent waiting for the first token, while streaming
     checkpoint: Checkpoint | None = None  # a compaction's marker: its summary is ``text``
+    created_at: str = ""  # when it was saved, as the journal stores it
     version: int = 0
 
     def touch(self) -> None:
@@ -58,12 +60,20 @@ class DisplayMessage:
             checkpoint = row.meta()
             if not isinstance(checkpoint, Checkpoint):
                 return None
-            return cls(key=row.id, kind="summary", seq=row.seq, text=checkpoint.summary, checkpoint=checkpoint)
+            return cls(
+                key=row.id,
+                kind="summary",
+                seq=row.seq,
+                text=checkpoint.summary,
+                checkpoint=checkpoint,
+                created_at=row.created_at,
+            )
         if isinstance(body, ErrorContent):
             return cls(
                 key=row.id,
                 kind="error",
                 seq=row.seq,
+                created_at=row.created_at,
                 status="error",
                 error=body.error.message,
                 retryable=body.error.retryable,
@@ -74,6 +84,7 @@ class DisplayMessage:
             key=row.id,
             kind=row.role,
             seq=row.seq,
+            created_at=row.created_at,
             status=body.status,
             model=body.model or "",
             finish_reason=body.finish_reason,
@@ -90,39 +101,76 @@ class DisplayMessage:
         return shown
 
 
-def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_answer: bool) -> tuple[str, list[str]]:
-    """The message's HTML and the text of its code blocks (for their Copy links)."""
-    muted = "#8b93a1" if dark else "#6b7280"
-    link = "#7aa7ff" if dark else "#2f6fdb"
-    danger = "#ff7b72" if dark else "#c62828"
+@dataclass(frozen=True)
+class Action:
+    """A button under a message: ``name`` is what it does (the view's action), ``tip`` says so."""
 
-    def action(name: str, label: str) -> str:
-        return f'&nbsp;&nbsp;<a href="cairn:{name}" style="color: {link};">{label}</a>'
+    name: str
+    tip: str
+
+
+def message_actions(message: DisplayMessage, *, last_user: bool, last_answer: bool) -> list[Action]:
+    """The buttons shown under a message when the pointer is over it, in order."""
+    if message.status == "streaming" or message.kind not in ("user", "assistant"):
+        return []
+    actions = []
+    if message.text:
+        actions.append(Action("copy", "Copy the message"))
+    if message.kind == "user" and last_user and message.status != "unsaved":
+        actions.append(Action("edit", "Edit and send again"))
+    if message.kind == "assistant" and last_answer and message.status != "unsaved":
+        if message.finish_reason == "length":
+            actions.append(Action("continue", "Continue where the reply was cut off"))
+        actions.append(Action("regenerate", "Answer again"))
+    return actions
+
+
+def shown_time(created_at: str, now: datetime | None = None) -> tuple[str, str]:
+    """When a message was saved, short (``14:05``, or ``28 Nov, 14:05`` before today) and in
+    full for its tooltip, in local time. Empty for a time that cannot be read."""
+    try:
+        when = datetime.fromisoformat(created_at.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return "", ""
+    now = now or datetime.now(when.tzinfo)
+    clock = when.strftime("%H:%M")
+    day = f"{when.day} {when.strftime('%b')}" + ("" if when.year == now.year else f" {when.year}")
+    short = clock if when.date() == now.date() else f"{day}, {clock}"
+    return short, f"{when.strftime('%A')} {when.day} {when.strftime('%B %Y')}, {when.strftime('%H:%M:%S')}"
+
+
+def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_answer: bool) -> tuple[str, list[str]]:
+    """The message's HTML and the text of its code blocks (for their Copy links). Its buttons
+    (copy, edit, ...) are not in it: see ``message_actions``."""
+    t = Tokens.of(dark=dark)
 
     if message.kind == "error":
-        retry = action("retry", "Retry") if message.retryable or last_answer else ""
-        body = f'<p><b style="color: {danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
+        retry = (
+            f'&nbsp;&nbsp;<a href="cairn:retry" style="color: {t.accent};">Retry</a>'
+            if message.retryable or last_answer
+            else ""
+        )
+        body = f'<p><b style="color: {t.danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
         return body, []
     if message.kind == "summary":
-        return _summary_html(message, muted, link, dark=dark)
+        return _summary_html(message, t)
     palette = Palette.of(dark=dark)
     if message.approval is not None:
         return approval_html(message.approval, palette), []
 
-    parts = (
-        []
-        if message.kind == "tool"
-        else [  # a tool result's card has its own title
-            f"<p>{_header(message, muted, danger, action, last_user=last_user, last_answer=last_answer)}</p>"
-        ]
-    )
-
+    parts = []
+    header = _header(message, t) if message.kind != "tool" else ""  # a tool result's card has its own title
+    if header:
+        parts.append(f'<p style="margin-bottom: 6px;">{header}</p>')
     if message.reasoning:
         arrow = "▾" if message.reasoning_open else "▸"
-        parts.append(f'<p><a href="cairn:toggle-reasoning" style="color: {muted};">{arrow} Reasoning</a></p>')
+        parts.append(
+            f'<p><a href="cairn:toggle-reasoning" style="color: {t.muted}; text-decoration: none;">'
+            f"{arrow} Reasoning</a></p>"
+        )
         if message.reasoning_open:
             text = html.escape(message.reasoning).replace("\n", "<br>")
-            parts.append(f'<p style="color: {muted};"><i>{text}</i></p>')
+            parts.append(f'<p style="color: {t.muted};"><i>{text}</i></p>')
     code_blocks: list[str] = []
     if message.text:
         rendered = render_markdown(message.text, dark=dark)
@@ -145,44 +193,25 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
     return "".join(parts), code_blocks
 
 
-def _header(
-    message: DisplayMessage,
-    muted: str,
-    danger: str,
-    action: Callable[[str, str], str],
-    *,
-    last_user: bool,
-    last_answer: bool,
-) -> str:
-    title = {"user": "You", "assistant": "Assistant", "tool": "Tool result", "approval": "Approval"}.get(
-        message.kind, message.kind
-    )
+def _header(message: DisplayMessage, t: Tokens) -> str:
+    """A quiet line above a reply: the model, and what state it is in. Your own messages have
+    one only when something is wrong with them."""
     notes = []
     if message.model and message.kind == "assistant":
         notes.append(html.escape(message.model.split("/", 1)[-1]))
     if message.status == "interrupted":
-        notes.append(f'<span style="color: {danger};">interrupted</span>')
+        notes.append(f'<span style="color: {t.danger};">interrupted</span>')
     if message.status == "unsaved":
-        notes.append(f'<span style="color: {danger};">not saved</span>')
+        notes.append(f'<span style="color: {t.danger};">not saved</span>')
     if message.status == "streaming" and message.waited is not None and not (message.text or message.reasoning):
         notes.append(f"the model is reading the prompt… {message.waited:.0f} s")
     elif message.status == "streaming":
         notes.append("writing…")
-    cut_off = message.finish_reason == "length"
-    if cut_off:
-        notes.append(f'<span style="color: {danger};">cut off at the length limit</span>')
-    header = f"<b>{title}</b>"
-    if notes:
-        header += f' <span style="color: {muted};">· {" · ".join(notes)}</span>'
-    if message.text:
-        header += action("copy", "Copy")
-    if message.kind == "user" and last_user:
-        header += action("edit", "Edit")
-    if message.kind == "assistant" and last_answer and message.status != "streaming":
-        if cut_off:
-            header += action("continue", "Continue")
-        header += action("regenerate", "Regenerate")
-    return header
+    if message.finish_reason == "length":
+        notes.append(f'<span style="color: {t.danger};">cut off at the length limit</span>')
+    if not notes:
+        return ""
+    return f'<span style="color: {t.muted};">{" · ".join(notes)}</span>'
 
 
 REASONS = {
@@ -192,12 +221,12 @@ REASONS = {
 }
 
 
-def _summary_html(message: DisplayMessage, muted: str, link: str, *, dark: bool) -> tuple[str, list[str]]:
+def _summary_html(message: DisplayMessage, t: Tokens) -> tuple[str, list[str]]:
     """A compaction's marker: what happened and the sizes; the summary when opened. The
     messages above it stay as they were."""
     checkpoint = message.checkpoint
     if message.status == "streaming":
-        return f'<p style="color: {muted};"><b>Summarising earlier messages…</b></p>', []
+        return f'<p style="color: {t.muted};"><b>Summarising earlier messages…</b></p>', []
     sizes = ""
     why = ""
     if checkpoint is not None:
@@ -205,12 +234,12 @@ def _summary_html(message: DisplayMessage, muted: str, link: str, *, dark: bool)
         sizes = f" · about {checkpoint.tokens_before:,}&nbsp;→&nbsp;{checkpoint.tokens_after:,}&nbsp;tokens"
     label = "Hide&nbsp;summary" if message.expanded else "Show&nbsp;summary"
     parts = [
-        f'<p style="color: {muted};"><b>Earlier messages were summarised</b>{html.escape(why)}{sizes}'
-        f'&nbsp;&nbsp;<a href="cairn:toggle-summary" style="color: {link};">{label}</a></p>'
+        f'<p style="color: {t.muted};"><b>Earlier messages were summarised</b>{html.escape(why)}{sizes}'
+        f'&nbsp;&nbsp;<a href="cairn:toggle-summary" style="color: {t.accent};">{label}</a></p>'
     ]
     code_blocks: list[str] = []
     if message.expanded:
-        rendered = render_markdown(message.text, dark=dark)
+        rendered = render_markdown(message.text, dark=t.dark)
         parts.append(rendered.html)
         code_blocks = rendered.code_blocks
     return "".join(parts), code_blocks

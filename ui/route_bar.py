@@ -29,7 +29,7 @@ class RouteBar(QWidget):
         self.models = QComboBox()
         self.models.setEditable(True)
         self.models.setAccessibleName("Model")
-        self.models.setMinimumContentsLength(18)
+        self.models.setMinimumContentsLength(12)
         self.mode = QComboBox()
         self.mode.setAccessibleName("Permission mode")
         self.mode.setToolTip(
@@ -39,6 +39,8 @@ class RouteBar(QWidget):
         )
         for mode, label in MODE_LABELS.items():
             self.mode.addItem(label, mode)
+        for box in (self.accounts, self.models, self.mode):
+            box.setMinimumWidth(96)  # as wide as their text when there is room; a narrow window shrinks them
         row = QHBoxLayout(self)
         row.setContentsMargins(10, 6, 10, 0)
         row.addWidget(QLabel("Route:"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from desktop.app import LOCAL_PORTS, LocalServer
 
@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from ui.main_window import MainWindow
 
 __all__ = ["StartPage"]
+
+PROVIDERS = (("deepseek", "DeepSeek"), ("openai", "OpenAI"), ("openrouter", "OpenRouter"))
 
 
 class StartPage(QWidget):
@@ -22,34 +24,54 @@ class StartPage(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ports = dict(LOCAL_PORTS)
-        title = QLabel("<h2>Welcome to Cairn</h2>")
+        title = QLabel("Welcome to Cairn")
+        title.setObjectName("Title")
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         intro = QLabel(
             "Chat with any OpenAI-compatible model, kept on your own disk. Add an account to begin: "
             "your API key goes to the system keychain, never to a file."
         )
         intro.setWordWrap(True)
-        buttons = QHBoxLayout()
-        for preset, label in (("deepseek", "DeepSeek"), ("openai", "OpenAI"), ("openrouter", "OpenRouter")):
-            button = QPushButton(f"Add {label}")
-            button.setAccessibleName(f"Add {label} account")
+        intro.setObjectName("Muted")
+        intro.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        buttons = QGridLayout()  # two by two, so a narrow window still fits them
+        choices = [(p, f"Add {label}", f"Add {label} account") for p, label in PROVIDERS]
+        choices.append(("custom", "Other endpoint…", "Add a custom endpoint"))
+        for number, (preset, text, name) in enumerate(choices):
+            button = QPushButton(text)
+            button.setAccessibleName(name)
+            button.setProperty("primary", preset == "deepseek")
             button.clicked.connect(lambda _checked=False, p=preset: self.add_account.emit(p))
-            buttons.addWidget(button)
-        custom = QPushButton("Other endpoint…")
-        custom.setAccessibleName("Add a custom endpoint")
-        custom.clicked.connect(lambda: self.add_account.emit("custom"))
-        buttons.addWidget(custom)
-        buttons.addStretch(1)
+            buttons.addWidget(button, number // 2, number % 2)
         self.local_title = QLabel("Looking for local servers (Ollama, LM Studio, llama.cpp)…")
+        self.local_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.local_list = QVBoxLayout()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(40, 40, 40, 40)
+        card = QFrame()  # the page's content, centred and no wider than reads well
+        card.setObjectName("Card")
+        card.setMaximumWidth(680)
+        layout = QVBoxLayout(card)
+        layout.setContentsMargins(32, 32, 32, 32)
+        layout.setSpacing(14)
         layout.addWidget(title)
         layout.addWidget(intro)
+        layout.addSpacing(8)
         layout.addLayout(buttons)
-        layout.addSpacing(24)
+        layout.addSpacing(16)
         layout.addWidget(self.local_title)
         layout.addLayout(self.local_list)
-        layout.addStretch(1)
+        page = QWidget()
+        centred = QVBoxLayout(page)
+        centred.setContentsMargins(24, 24, 24, 24)
+        centred.addStretch(1)
+        centred.addWidget(card, 0, Qt.AlignmentFlag.AlignHCenter)
+        centred.addStretch(2)
+        scroll = QScrollArea()  # a window too small for the page scrolls it instead of growing
+        scroll.setWidget(page)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
         self.found: list[LocalServer] = []
 
     def probe(self, window: MainWindow) -> None:

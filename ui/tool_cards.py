@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ui.theme import Tokens
+
 __all__ = ["ApprovalView", "Palette", "approval_html", "describe_call", "result_html", "tool_call_html"]
 
 COLLAPSED_LINES = 12
@@ -20,17 +22,21 @@ MAX_SHOWN = 20_000
 
 @dataclass(frozen=True)
 class Palette:
+    """The cards' colours, from the theme's tokens."""
+
     muted: str
     link: str
     danger: str
     ok: str
-    background: str
+    background: str  # a card's body
+    header: str  # a card's title row
+    border: str
+    accent_text: str
 
     @classmethod
     def of(cls, *, dark: bool) -> Palette:
-        if dark:
-            return cls("#8b93a1", "#7aa7ff", "#ff7b72", "#56d364", "#262b33")
-        return cls("#6b7280", "#2f6fdb", "#c62828", "#1a7f37", "#f7f7f9")
+        t = Tokens.of(dark=dark)
+        return cls(t.muted, t.accent, t.danger, t.ok, t.code_bg, t.surface_alt, t.border_strong, t.accent_text)
 
 
 @dataclass
@@ -69,6 +75,8 @@ def describe_call(name: str, arguments: dict[str, Any]) -> tuple[str, str]:
 
 
 def _block(text: str, colour: str, palette: Palette, *, title: str, expanded: bool = True, toggle: str = "") -> str:
+    """A card: a shaded title row over the text in monospace, collapsed when long."""
+    del colour  # the title says what kind of card it is; the frame stays quiet
     lines = text.splitlines()
     shown = text if expanded or len(lines) <= COLLAPSED_LINES else "\n".join(lines[:COLLAPSED_LINES])
     more = ""
@@ -76,10 +84,11 @@ def _block(text: str, colour: str, palette: Palette, *, title: str, expanded: bo
         label = "Show less" if expanded else f"Show all {len(lines):,} lines"
         more = f'<tr><td><a href="cairn:{toggle}" style="color: {palette.link};">{label}</a></td></tr>'
     body = html.escape(shown[:MAX_SHOWN] + ("\n…" if len(shown) > MAX_SHOWN else ""))
-    pre = f'<tr><td><pre style="margin: 0;">{body}</pre></td></tr>' if body else ""
+    pre = f'<tr><td><pre style="margin: 0; white-space: pre-wrap;">{body}</pre></td></tr>' if body else ""
     return (
-        f'<table width="100%" cellspacing="0" cellpadding="6" bgcolor="{palette.background}" '
-        f'style="border: 1px solid {colour}; margin-top: 4px;"><tr><td>{title}</td></tr>{pre}{more}</table>'
+        f'<table width="100%" cellspacing="0" cellpadding="8" bgcolor="{palette.background}" '
+        f'style="border: 1px solid {palette.border}; margin-top: 4px; margin-bottom: 4px;">'
+        f'<tr><td bgcolor="{palette.header}">{title}</td></tr>{pre}{more}</table>'
     )
 
 
@@ -112,22 +121,27 @@ def approval_html(view: ApprovalView, palette: Palette) -> str:
     summary, body = describe_call(view.tool, view.arguments)
     where = html.escape(view.source)
     head = (
-        f'<b style="color: {palette.danger};">Allow {html.escape(view.tool)}?</b> '
+        f"<b>Allow {html.escape(view.tool)}?</b> "
         f'<span style="color: {palette.muted};">· from {where} · {html.escape(view.reason)}</span><br>'
         f"{html.escape(summary)}"
     )
     if view.state == "waiting":
-        links = " &nbsp; ".join(
-            f'<a href="cairn:approve/{choice}" style="color: {palette.link};">{label}</a>'
-            for choice, label in (
-                ("once", "Allow once (Enter)"),
-                ("chat", "Allow in this chat"),
-                ("always", "Always allow"),
-                ("never", "Never allow"),
-                ("deny", "Deny (Esc)"),
-            )
+        choices = (
+            ("once", "Allow once (Enter)", True),
+            ("chat", "Allow in this chat", False),
+            ("always", "Always allow", False),
+            ("never", "Never allow", False),
+            ("deny", "Deny (Esc)", False),
         )
+        cells = "".join(
+            f'<td bgcolor="{palette.link if primary else palette.header}" '
+            f'style="border: 1px solid {palette.link if primary else palette.border};">'
+            f'<a href="cairn:approve/{choice}" style="color: {palette.accent_text if primary else palette.link}; '
+            f'text-decoration: none;">{label}</a></td>'
+            for choice, label, primary in choices
+        )
+        links = f'<table cellspacing="6" cellpadding="5" style="margin-left: -6px;"><tr>{cells}</tr></table>'
     else:
         colour = palette.ok if view.state == "approved" else palette.danger
         links = f'<b style="color: {colour};">{html.escape(view.answer or view.state)}</b>'
-    return _block(body, palette.danger, palette, title=f"{head}<br>{links}")
+    return _block(body, palette.danger, palette, title=f"{head}{links if view.state == 'waiting' else '<br>' + links}")

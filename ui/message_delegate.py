@@ -1,0 +1,326 @@
+"""Paints the chat's messages: yours on the right in a tinted bubble, the assistant's full
+width without a box, errors, approvals and summaries as cards, and under each message a row
+of icon buttons and its time that shows while the pointer is over it.
+
+A message's document is built only when it comes near the viewport. Rows far from it are
+sized by a cheap estimate; a row's exact height is measured the first time it is painted, and
+the view is told when that differs. Links inside a message ("Reasoning", a code block's Copy,
+an approval's answers) and the buttons under it both end in ``action(key, name)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPen, QTextDocument
+from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
+
+from ui.icons import icon
+from ui.live_document import LiveDocument
+from ui.messages import Action, DisplayMessage, message_actions, message_html, shown_time
+from ui.theme import RADIUS, SPACE, Tokens
+
+if TYPE_CHECKING:
+    from ui.chat_view import ChatView
+
+__all__ = ["MESSAGE_ROLE", "MessageDelegate"]
+
+MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
+SIDE = SPACE["xl"]  # space left and right of the conversation's column
+COLUMN = 860  # the column's widest: longer lines are hard to read
+BUBBLE_SHARE = 0.8  # your messages take at most this share of the column
+GAP = SPACE["m"]  # between messages
+PAD = SPACE["m"]  # inside a bubble or card
+BUTTON = 26  # an icon button under a message
+ICON = 16
+ACTIONS = BUTTON + 2  # the height of the row of buttons
+CACHE_SIZE = 400
+CARDS = {"error", "approval", "summary"}
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass
+class Geometry:
+    """Where a message's parts go inside its row."""
+
+    box: QRectF  # the bubble or card (invisible for a reply)
+    text: QPointF  # the document's top left
+    buttons: list[tuple[Action, QRectF]]
+    time: QRectF | None
+
+
+class MessageDelegate(QStyledItemDelegate):
+    """Paints messages and turns clicks on their links and buttons into ``action(key, name)``."""
+
+    action = Signal(str, str)
+
+    def __init__(self, view: ChatView) -> None:
+        super().__init__(view)
+        self.view = view
+        self.dark = False
+        self.hovered: str | None = None  # the key of the message under the pointer
+        self._docs: OrderedDict[str, tuple[tuple[Any, ...], QTextDocument, list[str]]] = OrderedDict()
+        self._heights: dict[str, tuple[tuple[Any, ...], int]] = {}
+        self._estimated: set[str] = set()  # rows laid out at an estimate, not yet measured
+        self._live: dict[str, LiveDocument] = {}
+
+    @property
+    def tokens(self) -> Tokens:
+        return Tokens.of(dark=self.dark)
+
+    def clear(self) -> None:
+        self._docs.clear()
+        self._heights.clear()
+        self._estimated.clear()
+        self._live.clear()
+
+    # -- documents -----------------------------------------------------------------------
+
+    def flags(self, message: DisplayMessage) -> tuple[bool, bool]:
+        model = self.view.model_rows()
+        last_user = model.last_of("user") is message
+        answers = [m for m in model.messages if m.kind in ("assistant", "error")]
+        return last_user, bool(answers) and answers[-1] is message
+
+    def _column(self) -> tuple[float, float]:
+        """The conversation column's left edge and width."""
+        width = self.view.viewport().width()
+        column = min(max(width - 2 * SIDE, 160), COLUMN)
+        return (width - column) / 2, column
+
+    def _text_width(self, message: DisplayMessage) -> int:
+        _, column = self._column()
+        if message.kind == "user":
+            return max(int(column * BUBBLE_SHARE) - 2 * PAD, 80)
+        if message.kind in CARDS:
+            return max(int(column) - 2 * PAD, 80)
+        return max(int(column), 80)
+
+    def _live_document(self, message: DisplayMessage, width: int) -> tuple[QTextDocument, list[str]]:
+        waited = None if message.waited is None or message.text or message.reasoning else int(message.waited)
+        stamp = (width, self.dark, bool(message.reasoning), message.reasoning_open, waited)
+        live = self._live.get(message.key)
+        if live is None or live.owner is not message or live.stamp != stamp:  # type: ignore[attr-defined]
+            shown = replace(message, text="", waited=waited)  # the header alone; "reading…" until text comes
+            header, _ = message_html(shown, dark=self.dark, last_user=False, last_answer=False)
+            live = LiveDocument(header, font=self.view.font(), width=width, dark=self.dark, owner=message)
+            live.stamp = stamp  # type: ignore[attr-defined]
+            self._live[message.key] = live
+        live.update(message.text, message.version)
+        return live.document, live.all_code_blocks()
+
+    def document(self, message: DisplayMessage) -> tuple[QTextDocument, list[str]]:
+        width = self._text_width(message)
+        if message.status == "streaming":
+            document, code_blocks = self._live_document(message, width)
+            self._note_height(message, width, self._height(message, document), (False, False))
+            return document, code_blocks
+        self._live.pop(message.key, None)
+        last_user, last_answer = self.flags(message)
+        stamp = (message.version, width, self.dark, last_user, last_answer, message.reasoning_open)
+        cached = self._docs.get(message.key)
+        if cached is not None and cached[0] == stamp:
+            self._docs.move_to_end(message.key)
+            return cached[1], cached[2]
+        body, code_blocks = message_html(message, dark=self.dark, last_user=last_user, last_answer=last_answer)
+        document = QTextDocument()
+        document.setDocumentMargin(0)
+        document.setDefaultFont(self.view.font())
+        document.setHtml(body)
+        document.setTextWidth(width)
+        if message.kind == "user":  # a short message gets a bubble that fits it
+            document.setTextWidth(min(width, math.ceil(document.idealWidth()) + 1))
+        self._docs[message.key] = (stamp, document, code_blocks)
+        if len(self._docs) > CACHE_SIZE:
+            self._docs.popitem(last=False)
+        self._note_height(message, width, self._height(message, document), (last_user, last_answer))
+        return document, code_blocks
+
+    def _height(self, message: DisplayMessage, document: QTextDocument) -> int:
+        height = math.ceil(document.size().height()) + GAP
+        if message.kind == "user" or message.kind in CARDS:
+            height += 2 * PAD
+        if self._has_button_row(message):
+            height += ACTIONS
+        return height
+
+    @staticmethod
+    def _has_button_row(message: DisplayMessage) -> bool:
+        return message.kind in ("user", "assistant")
+
+    def _note_height(self, message: DisplayMessage, width: int, height: int, flags: tuple[bool, bool]) -> None:
+        """Remember a measured height; tell the view when it differs from what it laid out."""
+        old = self._heights.get(message.key)
+        self._heights[message.key] = ((message.version, width, *flags, message.reasoning_open), height)
+        # Laid out at an estimate, or at an older height: the view must take the measured one.
+        if (old is None and message.key in self._estimated) or (old is not None and old[1] != height):
+            self._estimated.discard(message.key)
+            row = self.view.model_rows().row_of(message.key)
+            if row is not None:
+                self.sizeHintChanged.emit(self.view.model().index(row, 0))
+
+    def code_blocks(self, message: DisplayMessage) -> list[str]:
+        return self.document(message)[1]
+
+    # -- sizing --------------------------------------------------------------------------
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        message: DisplayMessage = index.data(MESSAGE_ROLE)
+        width = self._text_width(message)
+        known = self._heights.get(message.key)
+        if known is not None and known[0][:2] == (message.version, width):
+            height = known[1]
+        elif self._near_viewport(index.row()):
+            height = self._height(message, self.document(message)[0])
+        else:
+            height = self._estimate(message, width)
+            self._estimated.add(message.key)
+        return QSize(self.view.viewport().width(), height)
+
+    def _near_viewport(self, row: int) -> bool:
+        model = self.view.model_rows()
+        return row >= len(model.messages) - 12  # the newest rows open in view; measure them exactly
+
+    def _estimate(self, message: DisplayMessage, width: int) -> int:
+        metrics = self.view.fontMetrics()
+        per_line = max(width // max(metrics.averageCharWidth(), 1), 20)
+        if message.kind == "summary" and not message.expanded:
+            return 2 * metrics.lineSpacing() + 2 * PAD + GAP  # the marker's line; its summary shows when opened
+        text = message.text or message.error or ""
+        lines = 1 + sum(max(1, math.ceil(len(line) / per_line)) for line in text.split("\n"))
+        lines += sum(3 + len(args) for _, args in message.tool_calls)
+        if message.tool_result is not None:
+            lines += 3 + min(message.tool_result.content.count("\n"), 60)
+        if message.approval is not None:
+            lines += 6
+        extra = ACTIONS if self._has_button_row(message) else 0
+        return lines * metrics.lineSpacing() + 2 * PAD + GAP + extra
+
+    # -- geometry ------------------------------------------------------------------------
+
+    def geometry(self, message: DisplayMessage, row: QRect, document: QTextDocument) -> Geometry:
+        left, column = self._column()
+        top = row.top() + GAP / 2
+        text_w, text_h = document.size().width(), document.size().height()
+        if message.kind == "user":
+            box = QRectF(left + column - text_w - 2 * PAD, top, text_w + 2 * PAD, text_h + 2 * PAD)
+            text = QPointF(box.left() + PAD, box.top() + PAD)
+        elif message.kind in CARDS:
+            box = QRectF(left, top, column, text_h + 2 * PAD)
+            text = QPointF(left + PAD, top + PAD)
+        else:
+            box = QRectF(left, top, column, text_h)
+            text = QPointF(left, top)
+        buttons: list[tuple[Action, QRectF]] = []
+        time = None
+        if self._has_button_row(message):
+            last_user, last_answer = self.flags(message)
+            actions = message_actions(message, last_user=last_user, last_answer=last_answer)
+            y = box.bottom() + 2
+            stamp_w = self.view.fontMetrics().horizontalAdvance(shown_time(message.created_at)[0]) + SPACE["s"]
+            width = len(actions) * BUTTON + stamp_w
+            x = box.right() - width if message.kind == "user" else box.left() - (BUTTON - ICON) / 2
+            for action in actions:
+                buttons.append((action, QRectF(x, y, BUTTON, BUTTON)))
+                x += BUTTON
+            time = QRectF(x + SPACE["xs"], y, stamp_w, BUTTON)
+        return Geometry(box, text, buttons, time)
+
+    # -- painting ------------------------------------------------------------------------
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        message: DisplayMessage = index.data(MESSAGE_ROLE)
+        document, _ = self.document(message)
+        geometry = self.geometry(message, option.rect, document)
+        t = self.tokens
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        background = self._background(message)
+        if background is not None:
+            painter.setPen(QPen(QColor(t.border), 1) if message.kind in CARDS else Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(background))
+            radius = RADIUS["l"] if message.kind == "user" else RADIUS["m"]
+            painter.drawRoundedRect(geometry.box, radius, radius)
+        painter.translate(geometry.text)
+        document.drawContents(painter, QRectF(0, 0, document.size().width(), document.size().height()))
+        painter.restore()
+        if message.status != "streaming" and (message.key == self.hovered or self.flags(message)[1]):
+            self._paint_buttons(painter, geometry, message)  # the last answer's buttons always show
+
+    def _background(self, message: DisplayMessage) -> str | None:
+        t = self.tokens
+        return {
+            "user": t.user_bubble,
+            "error": t.danger_soft,
+            "approval": t.warning_soft,
+            "summary": t.info_soft,
+        }.get(message.kind)
+
+    def _paint_buttons(self, painter: QPainter, geometry: Geometry, message: DisplayMessage) -> None:
+        t = self.tokens
+        painter.save()
+        for action, rect in geometry.buttons:
+            pixmap = icon(action.name, t.muted).pixmap(ICON, ICON)
+            painter.drawPixmap(
+                QRectF(rect.center().x() - ICON / 2, rect.center().y() - ICON / 2, ICON, ICON),
+                pixmap,
+                QRectF(pixmap.rect()),
+            )
+        if geometry.time is not None and message.key == self.hovered:
+            painter.setPen(QColor(t.muted))
+            painter.drawText(geometry.time, int(Qt.AlignmentFlag.AlignVCenter), shown_time(message.created_at)[0])
+        painter.restore()
+
+    # -- links and buttons ---------------------------------------------------------------
+
+    def hit(self, index: Index, row: QRect, pos: QPointF) -> tuple[str, str]:
+        """What is at ``pos``: ``("button", name)``, ``("link", href)``, ``("time", full)`` or empty."""
+        message: DisplayMessage = index.data(MESSAGE_ROLE)
+        document, _ = self.document(message)
+        geometry = self.geometry(message, row, document)
+        for action, rect in geometry.buttons:
+            if rect.contains(pos):
+                return "button", action.name
+        if geometry.time is not None and geometry.time.contains(pos):
+            return "time", shown_time(message.created_at)[1]
+        local = pos - geometry.text
+        anchor = document.documentLayout().anchorAt(local)
+        return ("link", anchor) if anchor else ("", "")
+
+    def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: Index) -> bool:
+        if not isinstance(event, QMouseEvent):
+            return False
+        kind, what = self.hit(index, option.rect, event.position())
+        clicked = event.type() == QEvent.Type.MouseButtonRelease and event.button() == Qt.MouseButton.LeftButton
+        if clicked and (kind == "button" or (kind == "link" and what.startswith("cairn:"))):
+            self.action.emit(index.data(MESSAGE_ROLE).key, what.removeprefix("cairn:"))
+            return True
+        if event.type() == QEvent.Type.MouseMove:
+            pointing = kind == "button" or (kind == "link" and bool(what))
+            self.view.viewport().setCursor(
+                Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor
+            )
+        return False
+
+    def helpEvent(self, event: QHelpEvent, view: QAbstractItemView, option: QStyleOptionViewItem, index: Index) -> bool:
+        if event.type() == QEvent.Type.ToolTip and index.isValid():
+            kind, what = self.hit(index, option.rect, QPointF(event.pos()))
+            message: DisplayMessage = index.data(MESSAGE_ROLE)
+            tip = ""
+            if kind == "button":
+                last_user, last_answer = self.flags(message)
+                tips = {a.name: a.tip for a in message_actions(message, last_user=last_user, last_answer=last_answer)}
+                tip = tips.get(what, "")
+            elif kind == "time":
+                tip = what
+            if tip:
+                QToolTip.showText(event.globalPos(), tip, view)
+                return True
+            QToolTip.hideText()
+            return True
+        return super().helpEvent(event, view, option, index)
