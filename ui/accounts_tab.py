@@ -124,21 +124,30 @@ class AccountsTab(QWidget):
             (self.test, "Test connection"), (self.save, "Save account"),
         ):  # fmt: skip
             widget.setAccessibleName(name)
+        for widget, tip in (
+            (self.name, "What this account is called in Cairn's lists; any name you like."),
+            (self.provider, "Who runs the model. Choosing one fills in its usual address and model."),
+            (self.model, "The model replies come from. Load models lists what the endpoint offers."),
+            (self.key, "The key the provider gave you. Cairn keeps it in the system keychain, never in a file."),
+            (self.headers, "Only if your provider or relay asks for extra HTTP headers. Keys go in API key."),
+        ):
+            widget.setToolTip(tip)
         self._offer_memory_only()
         return self._lay_out_form()
 
     def _lay_out_form(self) -> QVBoxLayout:
         form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         form.addRow("Name", self.name)
         form.addRow("Provider", self.provider)
         form.addRow("Base URL", self.base_url)
-        model_row = QHBoxLayout()
-        model_row.addWidget(self.model, 1)
-        model_row.addWidget(self.load_models)
-        form.addRow("Model", model_row)
-        form.addRow("", self.model_note)
-        form.addRow("API key", self.key)
-        form.addRow("", self.keychain_note)
+        model_row = QWidget()
+        row = QHBoxLayout(model_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.model, 1)
+        row.addWidget(self.load_models)
+        form.addRow("Model", _with_note(model_row, self.model_note))
+        form.addRow("API key", _with_note(self.key, self.keychain_note))
         form.addRow("Extra headers", self.headers)
         self.options = AccountOptions()
         actions = QHBoxLayout()
@@ -190,6 +199,7 @@ class AccountsTab(QWidget):
         self.keychain_note.setVisible(problem is not None)
         if problem:
             self.keychain_note.setToolTip(problem)
+            self.key.setToolTip("There is no system keychain here: when you save, Cairn asks where the key goes.")
 
     # -- the list ------------------------------------------------------------------------
 
@@ -386,3 +396,14 @@ def _note(text: str) -> QLabel:
     label.setWordWrap(True)
     label.setStyleSheet("color: palette(placeholder-text);")
     return label
+
+
+def _with_note(field: QWidget, note: QLabel) -> QWidget:
+    """``field`` with its note right under it (a note in a form row of its own drifts away)."""
+    box = QWidget()
+    column = QVBoxLayout(box)
+    column.setContentsMargins(0, 0, 0, 0)
+    column.setSpacing(3)
+    column.addWidget(field)
+    column.addWidget(note)
+    return box

@@ -93,6 +93,7 @@ class SkillsTab(QWidget):
         self.skills.setAccessibleName("Skills found")
         self.invalid = QListWidget()
         self.invalid.setAccessibleName("Skills left out")
+        self.invalid.setWordWrap(True)  # a reason can be long; it is read whole, not scrolled sideways
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Skills status")
