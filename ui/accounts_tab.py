@@ -132,7 +132,7 @@ class AccountsTab(QWidget):
             (self.headers, "Only if your provider or relay asks for extra HTTP headers. Keys go in API key."),
         ):
             widget.setToolTip(tip)
-        self._offer_memory_only()
+        self._say_if_no_keychain()
         return self._lay_out_form()
 
     def _lay_out_form(self) -> QVBoxLayout:
@@ -194,7 +194,7 @@ class AccountsTab(QWidget):
     def snapshot(self) -> AppSnapshot:
         return self.window_.snapshot
 
-    def _offer_memory_only(self) -> None:
+    def _say_if_no_keychain(self) -> None:
         problem = self.snapshot.keychain_problem
         self.keychain_note.setVisible(problem is not None)
         if problem:
