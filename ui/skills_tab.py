@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QFileSystemWatcher, QTimer, QUrl
+from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -97,6 +97,7 @@ class SkillsTab(QWidget):
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Skills status")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # a folder's name is never markup
         explained = QLabel(EXPLAINED)
         explained.setWordWrap(True)
         explained.setStyleSheet("color: palette(placeholder-text);")
