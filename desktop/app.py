@@ -390,7 +390,7 @@ class CairnApp:
         """The reply reserve and the retained tail (``None``: automatic), and where summaries
         go (no account: the chat's own route; no model: the account's default). ``SettingsError``
         says what is wrong; nothing is saved then."""
-        for name, value in (("reply reserve", reply_reserve), ("retained tail", retained_tail)):
+        for name, value in (("room for the reply", reply_reserve), ("recent messages kept", retained_tail)):
             if value is not None and not MIN_TOKENS <= value <= MAX_TOKENS:
                 raise SettingsError(
                     f"The {name} must be between {MIN_TOKENS:,} and {MAX_TOKENS:,} tokens, or Automatic."

@@ -43,12 +43,12 @@ def test_context_settings_are_saved_and_bad_ones_are_refused(qtbot: QtBot, cairn
             tab = dialog.context
             dialog.tabs.setCurrentWidget(tab)
             assert tab.reserve.text() == "Automatic"
-            assert tab.summary_account.currentText() == "The chat's own route (reads its prompt cache)"
+            assert tab.summary_account.currentText() == "The chat's own model (costs least)"
             names = [tab.summary_account.itemText(i) for i in range(tab.summary_account.count())]
             assert names[1:] == ["Chat", "Cheap"]
 
             tab.reserve.setValue(100)
-            refused(qtbot, tab, cairn_paths, "The reply reserve must be between 256 and 1,000,000 tokens")
+            refused(qtbot, tab, cairn_paths, "The room for the reply must be between 256 and 1,000,000 tokens")
             tab.reserve.setValue(4_000)
             tab.tail.setValue(6_000)
             tab.summary_account.setCurrentIndex(names.index("Cheap"))

@@ -6,14 +6,12 @@ import json
 import os
 from pathlib import Path
 
-import keyring.backends.fail
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider
-from desktop.secrets import SecretStore
 from host.paths import CairnPaths
 from tests.ui_fixtures import running_cairn
 from ui.main_window import MainWindow
@@ -134,27 +132,6 @@ def test_bad_endpoints_get_a_clear_message(qtbot: QtBot, cairn_paths: CairnPaths
         dialog.reject()
 
 
-def test_without_a_keychain_the_key_can_live_in_memory(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
-    with (
-        LoopbackProvider(api_key=SECRET) as provider,
-        running_cairn(cairn_paths, secrets=SecretStore(keyring.backends.fail.Keyring())) as run,
-    ):
-        dialog = open_settings(qtbot, run.window)
-        tab = dialog.accounts
-        assert tab.memory_only.isVisible()
-        fill(dialog, provider="custom", name="Loopback", base_url=provider.base_url, model="loopback-chat", key=SECRET)
-        QTest.mouseClick(tab.save, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: "No system keychain" in tab.result.text(), timeout=WAIT)
-        tab.key.setText(SECRET)
-        tab.memory_only.setChecked(True)
-        QTest.mouseClick(tab.save, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: tab.result.text() == "Saved Loopback.", timeout=WAIT)
-        assert run.app.api_key(run.app.settings.accounts[0]) == SECRET
-        dialog.accept()
-    leaks = [p for p in Path(os.environ["CAIRN_HOME"]).rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
-    assert leaks == []
-
-
 def test_the_first_start_offers_local_servers(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
     with LoopbackProvider(models=("llama3.2:3b", "qwen3:8b")) as local, running_cairn(cairn_paths) as run:
         w = run.window
@@ -191,12 +168,12 @@ def test_the_skills_tab_lists_skills_and_reasons(qtbot: QtBot, cairn_paths: Cair
     write_skill(workspace / ".agents" / "skills", "house-style", "Write in the house style.")
     with running_cairn(cairn_paths) as run:
         dialog = open_settings(qtbot, run.window)
-        qtbot.waitUntil(lambda: dialog.skills.count() == 1, timeout=WAIT)
-        assert dialog.skills.item(0).text() == "trail-notes (user): Keep notes of routes."
-        assert "not a valid skill name" in dialog.invalid.item(0).text()
-        dialog.set_workspace(workspace)
-        qtbot.waitUntil(lambda: dialog.skills.count() == 2, timeout=WAIT)
-        assert dialog.skills.item(0).text() == "house-style (workspace): Write in the house style."
+        qtbot.waitUntil(lambda: dialog.skills_tab.skills.count() == 1, timeout=WAIT)
+        assert dialog.skills_tab.skills.item(0).text() == "trail-notes (user): Keep notes of routes."
+        assert "not a valid skill name" in dialog.skills_tab.invalid.item(0).text()
+        dialog.skills_tab.set_workspace(workspace)
+        qtbot.waitUntil(lambda: dialog.skills_tab.skills.count() == 2, timeout=WAIT)
+        assert dialog.skills_tab.skills.item(0).text() == "house-style (workspace): Write in the house style."
         assert json.loads((cairn_paths.config_dir / "settings.json").read_text())["workspace"] == str(workspace)
         dialog.reject()
 

@@ -1,5 +1,6 @@
-"""The Context tab of Settings: the room kept for replies, the conversation kept word for word
-when a chat is compacted, and where summaries are asked for."""
+"""The Context tab of Settings: the room kept for replies, the recent messages kept word for
+word when a chat is summarised, and which model writes the summaries. Its notes say what each
+setting does in everyday words; the token arithmetic is in the Automatic lines only."""
 
 from __future__ import annotations
 
@@ -26,7 +27,12 @@ if TYPE_CHECKING:
 __all__ = ["ContextTab"]
 
 AUTOMATIC = "Automatic"
-OWN_ROUTE = "The chat's own route (reads its prompt cache)"
+OWN_ROUTE = "The chat's own model (costs least)"
+INTRO = (
+    "A model reads only so much of a chat at once (its context, counted in tokens; a token is about three "
+    "quarters of a word). When a chat grows too long for it, Cairn replaces the older part with a summary "
+    "and keeps going."
+)
 
 
 def _tokens_box(name: str, value: int | None) -> QSpinBox:
@@ -51,12 +57,12 @@ class ContextTab(QWidget):
         super().__init__()
         self.window_ = window
         snapshot = window.snapshot
-        self.reserve = _tokens_box("Reply reserve", snapshot.reply_reserve)
-        self.tail = _tokens_box("Retained tail", snapshot.retained_tail)
+        self.reserve = _tokens_box("Room for the reply", snapshot.reply_reserve)
+        self.tail = _tokens_box("Recent messages kept", snapshot.retained_tail)
         self.summary_account = QComboBox()
         self.summary_account.setAccessibleName("Summaries go to")
         self.summary_model = QLineEdit()
-        self.summary_model.setAccessibleName("Summary model")
+        self.summary_model.setAccessibleName("Model for summaries")
         self.summary_model.setPlaceholderText("the account's default model")
         self.status = QLabel()
         self.status.setAccessibleName("Context settings status")
@@ -65,26 +71,33 @@ class ContextTab(QWidget):
         save.setAccessibleName("Save context settings")
         save.clicked.connect(self._save)
         form = QFormLayout()
-        form.addRow("Reply reserve", self.reserve)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         form.addRow(
-            "",
-            _note("Kept free for the reply below the context limit; past it, Cairn summarises first. Automatic: "
-                  "the smaller of 16,000 tokens and a quarter of the context; at most half counts."),
+            _label("Room for the reply", self.reserve),
+            _with_note(self.reserve,
+                       "Kept free for the model's answer. When a chat grows into this room, Cairn first "
+                       "summarises its older messages. Automatic: 16,000 tokens or a quarter of the context, "
+                       "whichever is smaller; at most half the context is kept free."),
         )  # fmt: skip
-        form.addRow("Retained tail", self.tail)
         form.addRow(
-            "",
-            _note("Recent conversation kept word for word when a chat is summarised. Automatic: the smaller of "
-                  "20,000 tokens and 35% of the context; at most 40% counts."),
+            _label("Recent messages kept", self.tail),
+            _with_note(self.tail,
+                       "When Cairn summarises a chat, the latest messages, up to this much, stay word for word "
+                       "after the summary. Automatic: 20,000 tokens or 35% of the context, whichever is smaller; "
+                       "at most 40% is kept."),
         )  # fmt: skip
         form.addRow("Summaries go to", self.summary_account)
-        form.addRow("Summary model", self.summary_model)
         form.addRow(
-            "",
-            _note("Another route (a cheaper model, say) cannot read the chat's prompt cache: each summary then "
-                  "costs its whole prompt."),
+            _label("Model for summaries", self.summary_model),
+            _with_note(self.summary_model,
+                       "Providers charge less for the part of a chat they have just read. A summary by the "
+                       "chat's own model gets that discount; another model (a cheaper one, say) reads the whole "
+                       "chat at full price for every summary."),
         )  # fmt: skip
+        intro = QLabel(INTRO)
+        intro.setWordWrap(True)
         layout = QVBoxLayout(self)
+        layout.addWidget(intro)
         layout.addLayout(form)
         layout.addWidget(self.status)
         layout.addStretch(1)
@@ -129,4 +142,24 @@ def _note(text: str) -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
     label.setStyleSheet("color: palette(placeholder-text);")
+    return label
+
+
+def _with_note(field: QWidget, text: str) -> QWidget:
+    """``field`` with its note under it, kept together (a note in a row of its own drifts away)."""
+    box = QWidget()
+    column = QVBoxLayout(box)
+    column.setContentsMargins(0, 0, 0, 6)
+    column.setSpacing(3)
+    column.addWidget(field)
+    column.addWidget(_note(text))
+    return box
+
+
+def _label(text: str, buddy: QWidget) -> QLabel:
+    """A row's label that names ``buddy`` (a click on it, or its shortcut, goes to the field)."""
+    label = QLabel(text)
+    label.setBuddy(buddy)
+    label.setMinimumHeight(buddy.sizeHint().height())
+    label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
     return label

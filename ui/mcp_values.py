@@ -2,7 +2,8 @@
 
 A value kept in the keychain is never brought back into the window: its row shows the name
 and an empty value whose placeholder says where the value is, and the value is kept unless
-a new one is typed. A value that looks like a secret is masked as it is typed.
+a new one is typed. A value that looks like a secret is masked as it is typed. The table is as tall as its rows,
+from a few to about ten; past that it scrolls.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = ["KEPT", "ValueRows"]
 KEPT = "•••• stored in keychain"
 _ENV_NAME = re.compile(r"[^=\s\x00]+")
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token
+FEWEST_ROWS, MOST_ROWS = 3, 10  # the rows the table shows without scrolling
 
 
 class ValueRows(QWidget):
@@ -50,7 +52,7 @@ class ValueRows(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Fixed)
         self.table.setColumnWidth(2, 28)
-        self.table.setFixedHeight(118)
+        self._fit()
         self.add = QPushButton(f"Add {'header' if headers else 'variable'}")
         self.add.setAccessibleName(f"Add {what}")
         self.add.clicked.connect(lambda: self.add_row().setFocus())
@@ -73,6 +75,7 @@ class ValueRows(QWidget):
             self.add_row(name, value)
         for name in kept:
             self.add_row(name, kept=True)
+        self._fit()
 
     def add_row(self, name: str = "", value: str = "", *, kept: bool = False) -> QLineEdit:
         """Add a row; returns its name field."""
@@ -102,6 +105,7 @@ class ValueRows(QWidget):
         self.table.setCellWidget(row, 0, name_field)
         self.table.setCellWidget(row, 1, value_field)
         self.table.setCellWidget(row, 2, remove)
+        self._fit()
         return name_field
 
     def _remove(self, name_field: QLineEdit) -> None:
@@ -112,7 +116,16 @@ class ValueRows(QWidget):
                 value_field.clear()
                 self._kept.pop(value_field, None)
                 self.table.removeRow(row)
+                self._fit()
                 return
+
+    def _fit(self) -> None:
+        """Grow with the rows (from FEWEST_ROWS to MOST_ROWS); beyond that the table scrolls."""
+        table = self.table
+        shown = max(FEWEST_ROWS, min(table.rowCount(), MOST_ROWS))
+        rows = sum(table.rowHeight(r) for r in range(min(table.rowCount(), shown)))
+        rows += (shown - min(table.rowCount(), shown)) * table.verticalHeader().defaultSectionSize()
+        table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth())
 
     def rows(self) -> list[tuple[QLineEdit, QLineEdit]]:
         return [

@@ -1,21 +1,20 @@
 """Settings: accounts and routes, custom instructions, skills, permissions, context, MCP servers,
-appearance."""
+appearance.
+
+Closing Settings closes whatever question it still has open and stops what it watches, so no
+modal box outlives it and the window gets its focus back."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QDialog,
-    QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QListWidget,
     QPlainTextEdit,
     QPushButton,
     QTabWidget,
@@ -23,12 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from host.skills import SkillCatalog
-from host.text import printable
 from ui.accounts_tab import AccountsTab
 from ui.context_tab import ContextTab
 from ui.mcp_tab import McpTab
 from ui.permissions_tab import PermissionsTab
+from ui.skills_tab import SkillsTab
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -48,14 +46,14 @@ class SettingsDialog(QDialog):
         self.accounts = AccountsTab(window)
         self.tabs.addTab(self.accounts, "Accounts")
         self.tabs.addTab(self._instructions_tab(), "Instructions")
-        self.tabs.addTab(self._skills_tab(), "Skills")
+        self.skills_tab = SkillsTab(window)
+        self.tabs.addTab(self.skills_tab, "Skills")
         self.permissions = PermissionsTab(window)
         self.tabs.addTab(self.permissions, "Permissions")
         self.context = ContextTab(window)
         self.tabs.addTab(self.context, "Context")
         self.mcp = McpTab(window)
         self.tabs.addTab(self.mcp, "MCP servers")
-        self.finished.connect(lambda _result: self.mcp.stop_watching())
         self.tabs.addTab(self._appearance_tab(), "Appearance")
         close = QPushButton("Close")
         close.setAccessibleName("Close settings")
@@ -85,58 +83,15 @@ class SettingsDialog(QDialog):
             lambda: self.window_.run_on_core(lambda: self.app.save_instructions(text.toPlainText()), saved)
         )
         layout = QVBoxLayout(page)
-        layout.addWidget(QLabel("Custom instructions, added to Cairn's own:"))
+        intro = QLabel(
+            "Your own instructions, added to Cairn's for every chat. A change reaches each chat with its next message."
+        )
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
         layout.addWidget(self.instructions, 1)
         layout.addWidget(self.instructions_status)
         layout.addWidget(save, alignment=Qt.AlignmentFlag.AlignRight)
         return page
-
-    def _skills_tab(self) -> QWidget:
-        page = QWidget()
-        folder = QLineEdit(str(self.window_.snapshot.skills_dir))
-        folder.setReadOnly(True)
-        folder.setAccessibleName("Your skills folder")
-        self.workspace = QLineEdit(self.window_.snapshot.workspace or "")
-        self.workspace.setAccessibleName("Workspace folder")
-        self.workspace.setPlaceholderText("No workspace: only your own skills")
-        browse = QPushButton("Choose…")
-        browse.setAccessibleName("Choose workspace folder")
-        browse.clicked.connect(self._choose_workspace)
-        self.skills = QListWidget()
-        self.skills.setAccessibleName("Skills found")
-        self.invalid = QListWidget()
-        self.invalid.setAccessibleName("Skills left out")
-        form = QFormLayout()
-        form.addRow("Your skills", folder)
-        row = QHBoxLayout()
-        row.addWidget(self.workspace, 1)
-        row.addWidget(browse)
-        form.addRow("Workspace", row)
-        layout = QVBoxLayout(page)
-        layout.addLayout(form)
-        layout.addWidget(QLabel("Skills found:"))
-        layout.addWidget(self.skills, 2)
-        layout.addWidget(QLabel("Left out, with the reason:"))
-        layout.addWidget(self.invalid, 1)
-        self.window_.run_on_core(self.app.skills, self.show_skills)
-        return page
-
-    def show_skills(self, catalog: SkillCatalog) -> None:
-        self.skills.clear()
-        self.invalid.clear()
-        for skill in catalog.skills:
-            self.skills.addItem(printable(f"{skill.name} ({skill.source}): {skill.description}"))
-        for invalid in catalog.invalid:
-            self.invalid.addItem(printable(f"{invalid.path}: {invalid.reason}"))
-
-    def _choose_workspace(self) -> None:
-        chosen = QFileDialog.getExistingDirectory(self, "Workspace folder", self.workspace.text())
-        if chosen:
-            self.set_workspace(Path(chosen))
-
-    def set_workspace(self, folder: Path | None) -> None:
-        self.workspace.setText(str(folder) if folder else "")
-        self.window_.run_on_core(lambda: self.app.set_workspace(folder), self.show_skills)
 
     def _appearance_tab(self) -> QWidget:
         page = QWidget()
@@ -149,3 +104,17 @@ class SettingsDialog(QDialog):
         form = QFormLayout(page)
         form.addRow("Theme", self.theme)
         return page
+
+    def done(self, result: int) -> None:
+        """Close what Settings still has open (a question, a watcher) before it goes, and give
+        the focus back rather than keep it on a hidden control."""
+        self.accounts.saving.close_questions()
+        for box in (self.mcp.confirmation, self.mcp.preview):
+            if box is not None and box.isVisible():
+                box.reject()
+        self.skills_tab.stop_watching()
+        self.mcp.stop_watching()
+        focused = QApplication.focusWidget()
+        if focused is not None and self.isAncestorOf(focused):
+            focused.clearFocus()
+        super().done(result)
