@@ -46,6 +46,7 @@ class DisplayMessage:
     reasoning_open: bool = False
     waited: float | None = None  # seconds spent waiting for the first token, while streaming
     checkpoint: Checkpoint | None = None  # a compaction's marker: its summary is ``text``
+    versions: tuple[int, int] | None = None  # (which, of how many): a message with other versions
     version: int = 0
 
     def touch(self) -> None:
@@ -172,17 +173,34 @@ def _header(
     if cut_off:
         notes.append(f'<span style="color: {danger};">cut off at the length limit</span>')
     header = f"<b>{title}</b>"
+    if message.versions is not None:
+        header += " " + _switcher(*message.versions, muted, action)
     if notes:
         header += f' <span style="color: {muted};">· {" · ".join(notes)}</span>'
     if message.text:
         header += action("copy", "Copy")
-    if message.kind == "user" and last_user:
-        header += action("edit", "Edit")
+    if message.kind == "user" and message.status != "streaming":
+        header += action("edit", "Edit")  # any of your messages: a new version from there
     if message.kind == "assistant" and last_answer and message.status != "streaming":
         if cut_off:
             header += action("continue", "Continue")
         header += action("regenerate", "Regenerate")
     return header
+
+
+def _switcher(which: int, count: int, muted: str, action: Callable[[str, str], str]) -> str:
+    """The version switcher, as "<- 1/2 ->" with angle quotes: the earlier and the later
+    version as links (``version-prev``, ``version-next``), muted at either end."""
+
+    def arrow(name: str, label: str, enabled: bool) -> str:
+        if enabled:
+            return action(name, label).removeprefix("&nbsp;&nbsp;")
+        return f'<span style="color: {muted};">{label}</span>'
+
+    position = f'<span style="color: {muted};">{which}/{count}</span>'
+    earlier = arrow("version-prev", "&lsaquo;", which > 1)
+    later = arrow("version-next", "&rsaquo;", which < count)
+    return f"{earlier}&nbsp;{position}&nbsp;{later}"
 
 
 REASONS = {
