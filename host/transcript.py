@@ -271,18 +271,26 @@ class TranscriptWriter:
         every row's id, role and place, and the supersede markers' content, in storage order.
         One query that reads no message text."""
         with self._journal.read() as conn:
+            # Both are answered from indexes (schema 6), without reading message text.
             found = conn.execute(
-                "SELECT id, seq, role, hidden, anchor, CASE WHEN role = 'system' AND model_system IS NULL "
-                "THEN content END FROM transcript_rows WHERE session_id = ? ORDER BY seq",
+                "SELECT id, seq, role, hidden, anchor FROM transcript_rows WHERE session_id = ? ORDER BY seq",
                 (session_id,),
             ).fetchall()
-        entries = []
-        for row_id, seq, role, hidden, anchor, text in found:
-            marker = parse_content(json.loads(text)) if text is not None else None
-            entries.append(
-                VersionEntry(row_id, seq, role, bool(hidden), anchor,
-                             marker if isinstance(marker, SupersedeContent) else None)
-            )  # fmt: skip
+            markers = dict(
+                conn.execute(
+                    "SELECT seq, content FROM transcript_rows WHERE session_id = ? AND role = 'system' "
+                    "AND model_system IS NULL",
+                    (session_id,),
+                ).fetchall()
+            )
+        entries = [
+            VersionEntry(row_id, seq, role, bool(hidden), anchor, None) for row_id, seq, role, hidden, anchor in found
+        ]
+        if markers:
+            for index, entry in enumerate(entries):
+                if (text := markers.get(entry.seq)) is not None:
+                    marker = parse_content(json.loads(text))
+                    entries[index] = entry._replace(marker=marker if isinstance(marker, SupersedeContent) else None)
         return entries
 
     def model_order(self, session_id: str) -> list[TranscriptRow]:

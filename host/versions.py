@@ -58,33 +58,38 @@ class Versions:
     owner: dict[str, str | None] = field(default_factory=dict)  # hidden row -> its visible row
     pending: dict[str | None, list[str]] = field(default_factory=dict)  # owned by the next child
     taken: dict[str, tuple[str, ...]] = field(default_factory=dict)  # the last marker that took it
+    written: list[str] = field(default_factory=list)  # the visible rows in storage order
 
     @classmethod
     def of(cls, entries: Iterable[VersionEntry]) -> Versions:
         """Replay ``entries`` in storage order (``version_entries`` or ``entries_of``)."""
         tree = cls()
+        order, role, active, visible, written = tree.order, tree.role, tree.active, tree.visible, tree.written
+        parent, children, owner, pending = tree.parent, tree.children, tree.owner, tree.pending
         tip: str | None = None
         for entry in entries:
             if entry.marker is not None:
                 tip = tree._apply(entry.marker)
                 continue
             row_id = entry.id
-            tree.order[row_id] = entry.seq
-            tree.role[row_id] = entry.role
-            tree.active.add(row_id)
+            order[row_id] = entry.seq
+            role[row_id] = entry.role
+            active.add(row_id)
             if entry.role in VISIBLE and not entry.hidden:
-                tree.visible.add(row_id)
-                tree.parent[row_id] = tip
-                tree.children.setdefault(tip, []).append(row_id)
-                for waiting in tree.pending.pop(tip, []):
-                    tree.owner[waiting] = row_id
+                visible.add(row_id)
+                written.append(row_id)
+                parent[row_id] = tip
+                children.setdefault(tip, []).append(row_id)
+                if tip in pending:
+                    for waiting in pending.pop(tip):
+                        owner[waiting] = row_id
                 tip = row_id
             elif entry.anchor is not None:
-                tree.owner[row_id] = entry.anchor
-            elif tree.children.get(tip):
-                tree.pending.setdefault(tip, []).append(row_id)
+                owner[row_id] = entry.anchor
+            elif tip in children:
+                pending.setdefault(tip, []).append(row_id)
             else:
-                tree.owner[row_id] = tip
+                owner[row_id] = tip
         return tree
 
     def _apply(self, marker: SupersedeContent) -> str | None:
@@ -100,7 +105,9 @@ class Versions:
     # -- reading ---------------------------------------------------------------------------
 
     def tip(self) -> str | None:
-        return max((r for r in self.visible if r in self.active), key=self.order.__getitem__, default=None)
+        """The last active visible row: what the next message continues. (It is looked for
+        from the end: past the rows of the branch just left, at most.)"""
+        return next((r for r in reversed(self.written) if r in self.active), None)
 
     def path(self) -> list[str]:
         """The active visible rows, in storage order: the branch on screen."""

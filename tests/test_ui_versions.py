@@ -1,7 +1,7 @@
 """Versions in the real window, offscreen, against the loopback provider: the version
-switcher ("1/2" between two arrows) after a regeneration and after an edit, clicking it shows the other branch, editing
-an earlier message, a switch refused while the chat answers, and a reopened chat keeping the
-version chosen."""
+switcher ("1/2" between two arrows) after a regeneration and after an edit, clicking it
+shows the other branch, editing an earlier message, a switch refused while the chat answers,
+and a reopened chat keeping the version chosen."""
 
 from __future__ import annotations
 

@@ -219,3 +219,70 @@ def test_the_journal_replays_restores_for_display_context_and_versions(journal: 
         {"kind": "supersede", "supersedes": [first]},
         {"kind": "supersede", "supersedes": [second], "restores": [first]},
     ]
+
+
+def test_a_branch_left_takes_its_sections_checkpoint_and_parked_call_with_it(journal: Journal) -> None:
+    """What the context is built from follows the version on screen: section updates, a
+    compaction checkpoint and a call waiting on a person in a branch left behind do not apply,
+    and they apply again when it is switched back to."""
+    from desktop.context import context_from_rows
+    from desktop.tool_calls import parked_calls
+    from host.content import Checkpoint, SectionEntry, ToolApproval, ToolCallPart, ToolIdentity
+    from host.transcript import fold_sections, last_checkpoint
+
+    writer = TranscriptWriter(journal)
+    session = journal.create_session().id
+    question = writer.append_user(session, MessageContent(parts=[TextPart(text="question")]))
+    writer.append_system(session, "instructions", "Be brief.", anchor=question.id)
+    first = writer.append_assistant(session, MessageContent(parts=[TextPart(text="first")]))
+    writer.append_system(session, "instructions", "Be thorough.")
+    saved = [SectionEntry(section="instructions", content="Be thorough.")]
+    checkpoint = Checkpoint(
+        sections=saved, epoch=0, summary="so far", tail_from=None, prompt_version=1, reason="manual",
+        tokens_before=10, tokens_after=5, created_at="2026-01-01T00:00:00Z",
+    )  # fmt: skip
+    writer.append_meta(session, checkpoint)
+    second_question = writer.append_user(session, MessageContent(parts=[TextPart(text="run it")]))
+    call = ToolCallPart(call_id="c1", name="run", arguments={})
+    writer.append_assistant(session, MessageContent(parts=[call]))
+    target = ToolIdentity(source="builtin", tool="run", pin="p")
+    writer.append_meta(session, ToolApproval(call_id="c1", target=target, state="waiting", reason="asks"))
+
+    def state() -> tuple[dict[str, object], int | None, list[str], list[str]]:
+        rows = writer.model_order(session)
+        texts = [m.text() for m in context_from_rows(rows).messages if m.role != "system"]
+        return fold_sections(rows), last_checkpoint(rows), [p.call.call_id for p in parked_calls(rows)], texts
+
+    before = state()
+    assert before[0] == {"instructions": "Be thorough."}
+    assert before[1] is not None
+    assert before[2] == ["c1"]
+    assert before[3] == ["run it", ""]  # after the checkpoint: its summary, then what follows
+
+    # Regenerate the first answer: its branch (the later update, the checkpoint, the second
+    # question and its parked call) goes with it.
+    versions = Versions.of(writer.version_entries(session))
+    writer.append_supersede(session, versions.branch(first.id))
+    writer.append_assistant(session, MessageContent(parts=[TextPart(text="again")]))
+    assert state() == ({"instructions": "Be brief."}, None, [], ["question", "again"])
+
+    assert switch_version(writer, session, first.id) is not None
+    assert state() == before
+    assert second_question.id in Versions.of(writer.version_entries(session)).path()
+
+
+def test_versions_are_read_from_indexes_without_message_text(journal: Journal) -> None:
+    """A long chat's versions cost one pass over an index, not over its messages' text."""
+    with journal.read() as conn:
+        shape = conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id, seq, role, hidden, anchor FROM transcript_rows WHERE session_id = ? "
+            "ORDER BY seq",
+            ("s",),
+        ).fetchall()
+        markers = conn.execute(
+            "EXPLAIN QUERY PLAN SELECT seq, content FROM transcript_rows WHERE session_id = ? AND role = 'system' "
+            "AND model_system IS NULL",
+            ("s",),
+        ).fetchall()
+    assert "USING COVERING INDEX transcript_rows_shape" in shape[-1][-1]
+    assert "USING INDEX transcript_rows_markers" in markers[-1][-1]
