@@ -193,14 +193,16 @@ def _switcher(which: int, count: int, muted: str, action: Callable[[str, str], s
     version as links (``version-prev``, ``version-next``), muted at either end."""
 
     def arrow(name: str, label: str, enabled: bool) -> str:
+        # Larger than the text and not underlined: a small glyph alone is too small a target.
+        wide = f'<span style="font-size: x-large; text-decoration: none;">&nbsp;{label}&nbsp;</span>'
         if enabled:
-            return action(name, label).removeprefix("&nbsp;&nbsp;")
-        return f'<span style="color: {muted};">{label}</span>'
+            return action(name, wide).removeprefix("&nbsp;&nbsp;")
+        return f'<span style="color: {muted};">{wide}</span>'
 
     position = f'<span style="color: {muted};">{which}/{count}</span>'
     earlier = arrow("version-prev", "&lsaquo;", which > 1)
     later = arrow("version-next", "&rsaquo;", which < count)
-    return f"{earlier}&nbsp;{position}&nbsp;{later}"
+    return f"{earlier}{position}{later}"
 
 
 REASONS = {
