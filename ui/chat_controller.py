@@ -33,6 +33,7 @@ from desktop.events import (
     Waiting,
 )
 from desktop.message_text import CONTINUE
+from desktop.tool_calls import ParkedCall
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
@@ -236,11 +237,15 @@ class ChatController(QObject):
         """Show the chat's branch on screen afresh from the journal, with its versions."""
         app = self.w.app
 
-        def loaded(result: tuple[list[TranscriptRow], dict[str, tuple[str, ...]]]) -> None:
+        def loaded(result: tuple[list[TranscriptRow], dict[str, tuple[str, ...]], list[ParkedCall]]) -> None:
+            rows, versions, parked = result
             if session_id == self.w.session_id:
-                self.show_session(session_id, *result, focus=focus)
+                self.show_session(session_id, rows, versions, focus=focus)
+                self.w.approvals.show_parked(session_id, parked)  # a call waiting in the branch shown
 
-        self.w.run_on_core(lambda: (app.page(session_id, limit=PAGE), app.versions(session_id)), loaded)
+        self.w.run_on_core(
+            lambda: (app.page(session_id, limit=PAGE), app.versions(session_id), app.parked(session_id)), loaded
+        )
 
     def _set_aside(self, row_id: str | None) -> None:
         """Take what an edit (from ``row_id``) or a regeneration (after the last message of
