@@ -33,10 +33,10 @@ from desktop.events import (
     Waiting,
 )
 from desktop.message_text import CONTINUE
-from desktop.tool_calls import ParkedCall
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
+from ui.chat_versions import ChatVersions
 from ui.chat_view import MessageModel
 from ui.composer import message_problem
 from ui.messages import DisplayMessage, Kind
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["ChatController"]
 
 FLUSH_MS = 50
-PAGE = 200  # rows shown at first; the window loads older ones as the person scrolls up
 
 
 class ChatController(QObject):
@@ -61,7 +60,7 @@ class ChatController(QObject):
         self._flush.timeout.connect(self._flush_streams)
         self.editing: str | None = None  # the chat one of whose messages is being edited
         self.edit_row: str | None = None  # that message's row
-        self.versions: dict[str, tuple[str, ...]] = {}  # the chat on screen's messages with versions
+        self.versions = ChatVersions(self)
         self.fill: ContextFill | None = None  # the chat on screen's, as last shown
 
     @property
@@ -130,18 +129,18 @@ class ChatController(QObject):
         }[kind]
         versioned = kind in ("edit", "regenerate")
         if versioned and session_id == self.w.session_id:
-            self._set_aside(row_id if kind == "edit" else None)
+            self.versions.set_aside(row_id if kind == "edit" else None)
 
         def done(_outcome: object) -> None:
             self.turn_over(session_id)
             if versioned:
-                self.reload(session_id)  # the new version, and its switcher
+                self.versions.reload(session_id)  # the new version, and its switcher
 
         def failed(error: BaseException) -> None:
             self.turn_over(session_id)
             self.w.show_error(error)
             if versioned:
-                self.reload(session_id)
+                self.versions.reload(session_id)
 
         self.w.run_on_core(work, done, failed)
 
@@ -214,59 +213,11 @@ class ChatController(QObject):
         elif action == "edit" and session_id not in self.busy:
             self.begin_edit(message.text, message.key, last=self.model.last_of("user") is message)
         elif action in ("version-prev", "version-next"):
-            self.switch_version(session_id, message.key, -1 if action == "version-prev" else 1)
-
-    # -- versions ------------------------------------------------------------------------
-
-    def switch_version(self, session_id: str, key: str, step: int) -> None:
-        """Show the earlier (``step`` -1) or later (+1) version of a message, and the branch it
-        had; the chat reloads on it. Refused while the chat is answering."""
-        if session_id in self.busy:
-            self.w.show_notice("This chat is still answering; wait for the reply or stop it, then switch versions.")
-            return
-        group = self.versions.get(key, ())
-        if key not in group or not 0 <= group.index(key) + step < len(group):
-            return
-        target = group[group.index(key) + step]
-        self.end_edit(keep_text=True)  # the message being edited may leave the screen
-        self.w.run_on_core(
-            lambda: self.w.app.switch_version(session_id, target), lambda _done: self.reload(session_id, focus=target)
-        )
-
-    def reload(self, session_id: str, *, focus: str | None = None) -> None:
-        """Show the chat's branch on screen afresh from the journal, with its versions."""
-        app = self.w.app
-
-        def loaded(result: tuple[list[TranscriptRow], dict[str, tuple[str, ...]], list[ParkedCall]]) -> None:
-            rows, versions, parked = result
-            if session_id == self.w.session_id:
-                self.show_session(session_id, rows, versions, focus=focus)
-                self.w.approvals.show_parked(session_id, parked)  # a call waiting in the branch shown
-
-        self.w.run_on_core(
-            lambda: (app.page(session_id, limit=PAGE), app.versions(session_id), app.parked(session_id)), loaded
-        )
-
-    def _set_aside(self, row_id: str | None) -> None:
-        """Take what an edit (from ``row_id``) or a regeneration (after the last message of
-        yours) replaces off the screen: it stays in the earlier version, and the chat reloads
-        with the switcher when the new version is in."""
-        messages = self.model.messages
-        if row_id is not None:
-            start = next((i for i, m in enumerate(messages) if m.key == row_id), len(messages))
-        else:
-            last_user = max((i for i, m in enumerate(messages) if m.kind == "user"), default=-1)
-            start = last_user + 1
-        for message in messages[start:]:
-            if message.status != "streaming":
-                self.model.remove(message.key)
+            self.versions.switch(session_id, message.key, -1 if action == "version-prev" else 1)
 
     def messages_of(self, rows: list[TranscriptRow]) -> list[DisplayMessage]:
         messages = [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
-        for message in messages:
-            group = self.versions.get(message.key)
-            if group is not None:
-                message.versions = (group.index(message.key) + 1, len(group))
+        self.versions.mark(messages)
         return messages
 
     def show_session(
@@ -277,7 +228,7 @@ class ChatController(QObject):
         *,
         focus: str | None = None,
     ) -> None:
-        self.versions = versions or {}
+        self.versions.groups = versions or {}
         messages = self.messages_of(rows)
         if session_id in self.streaming:
             messages.append(self.streaming[session_id])
