@@ -10,6 +10,7 @@ same point. Every row is committed before the request that needs it is sent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -182,10 +183,19 @@ class ChatRuntime:
         versions = self.versions(session_id)
         if row_id not in versions.active or row_id not in versions.visible or versions.role[row_id] != "user":
             raise NotAVersion(
-                "That message is not one of yours in the version of the chat on screen, so it cannot be edited."
+                "That message is not one of yours in the version of the chat shown, so it cannot be edited; "
+                "switch to its version first."
             )
-        self.writer.append_supersede(session_id, versions.branch(row_id))
-        return await self.send(session_id, text)
+        branch = versions.branch(row_id)
+        self.writer.append_supersede(session_id, branch)
+        try:
+            return await self.send(session_id, text)
+        except JournalWriteError:
+            # The new message could not be saved: put the earlier version back, if the journal
+            # lets us, rather than leave the chat cut short at the edited message.
+            with contextlib.suppress(JournalWriteError):
+                self.writer.append_supersede(session_id, [], branch)
+            raise
 
     async def edit_last(self, session_id: str, text: str) -> TurnOutcome:
         """Edit the last user message (see ``edit``)."""

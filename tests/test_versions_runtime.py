@@ -15,6 +15,7 @@ from desktop.loopback import LoopbackProvider, Reply
 from desktop.runtime import NotAVersion
 from desktop.system_state import SystemState
 from host.content import MessageContent
+from host.errors import JournalWriteError
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
@@ -126,3 +127,27 @@ def test_editing_a_message_of_a_chat_that_has_none_says_so(
 
     asyncio.run(run())
     assert provider.requests == []
+
+
+def test_an_edit_whose_message_cannot_be_saved_leaves_the_chat_as_it_was(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session().id
+    provider.script(Reply(text="an answer"))
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY) as chat:
+            assert (await chat.runtime.send(session, "a question")).ok
+            before = chat.runtime.versions(session).path()
+            with journal.write("a trigger that refuses new messages of yours") as conn:
+                conn.execute(
+                    "CREATE TRIGGER no_user BEFORE INSERT ON transcript_rows WHEN NEW.role = 'user' "
+                    "BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+                )
+            with pytest.raises(JournalWriteError, match="Nothing was sent"):
+                await chat.runtime.edit(session, before[0], "a better question")
+            assert chat.runtime.versions(session).path() == before
+
+    asyncio.run(run())
+    assert len(provider.requests) == 1
