@@ -54,6 +54,7 @@ from host.permissions import PermissionPolicy, Permissions
 from host.skills import SkillCatalog
 from host.transcript import TranscriptRow, TranscriptWriter
 from host.usage import RequestUsage, UsageLedger, UsageTotals
+from host.versions import NotAVersion, Versions, switch_version
 
 __all__ = ["LOCAL_PORTS", "CairnApp", "LocalServer", "NoRoute", "SessionEvent"]
 
@@ -221,6 +222,20 @@ class CairnApp:
 
     async def edit_last(self, session_id: str, text: str) -> TurnOutcome:
         return await self._turn(session_id, lambda runtime: runtime.edit_last(session_id, text))
+
+    async def edit(self, session_id: str, row_id: str, text: str) -> TurnOutcome:
+        """A new version of the user message ``row_id``, answered; the earlier one stays a switch away."""
+        return await self._turn(session_id, lambda runtime: runtime.edit(session_id, row_id, text))
+
+    def versions(self, session_id: str) -> dict[str, tuple[str, ...]]:
+        """Each message on screen that has other versions, and its versions in order."""
+        return Versions.of(self.writer.version_entries(session_id)).shown()
+
+    def switch_version(self, session_id: str, row_id: str) -> None:
+        """Show the version ``row_id`` and the branch it had; the next message continues it."""
+        if self.busy(session_id):
+            raise NotAVersion("This chat is still answering; wait for the reply or stop it, then switch versions.")
+        switch_version(self.writer, session_id, row_id)
 
     async def compact(self, session_id: str, focus: str | None = None) -> str:
         """Summarise the chat's earlier messages now (the Compact action); the sentence to

@@ -117,7 +117,7 @@ def choose_tail(rows: list[TranscriptRow], budget: int) -> TailChoice:
     end while they fit ``budget`` tokens; the latest turn always. ``NothingToCompact`` when
     no earlier turn is left to summarise."""
     gone = superseded(rows)
-    at = last_checkpoint(rows)
+    at = last_checkpoint(rows, gone)
     start = 0
     if at is not None:
         checkpoint = rows[at].meta()
@@ -155,7 +155,7 @@ def tail_messages(rows: list[TranscriptRow], tail_from: str | None) -> int:
     if tail_from is None:
         return 0
     gone = superseded(rows)
-    at = last_checkpoint(rows)
+    at = last_checkpoint(rows, gone)
     start = next((i for i, r in enumerate(rows) if r.id == tail_from), len(rows))
     return sum(
         1

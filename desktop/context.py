@@ -116,7 +116,7 @@ def context_from_rows(rows_in_model_order: list[TranscriptRow], tools: list[Tool
     compaction checkpoint it is the checkpoint's state, its summary, the retained tail and
     what follows (see ``restored``)."""
     gone = superseded(rows_in_model_order)
-    at = last_checkpoint(rows_in_model_order)
+    at = last_checkpoint(rows_in_model_order, gone)
     if at is not None:
         return Context(messages=restored(rows_in_model_order, at, gone), tools=tools or [])
     messages = [m for r in rows_in_model_order if r.id not in gone and (m := message_from_row(r)) is not None]

@@ -9,6 +9,7 @@ from host.content import MessageContent, ReasoningPart, TextPart, ToolCallPart, 
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow, superseded
 from host.usage import RequestUsage
+from host.versions import Versions, entries_of
 
 __all__ = ["to_json", "to_markdown"]
 
@@ -16,8 +17,10 @@ EXPORT_VERSION = 1
 
 
 def to_markdown(session: SessionRecord, rows: list[TranscriptRow]) -> str:
-    """The conversation as a person saw it: visible, current messages in order."""
+    """The conversation as a person saw it: visible messages of the version on screen, in
+    order; a message with other versions says which one it is."""
     gone = superseded(rows)
+    versions = Versions.of(entries_of(rows))
     lines = [
         f"# {session.title or 'Untitled session'}",
         "",
@@ -31,6 +34,8 @@ def to_markdown(session: SessionRecord, rows: list[TranscriptRow]) -> str:
         model = body.model
         heading = {"user": "You", "assistant": f"Assistant ({model})" if model else "Assistant", "tool": "Tool result"}
         lines += [f"## {heading.get(row.role, row.role)}", ""]
+        if len(group := versions.siblings(row.id)) > 1:
+            lines += [f"*(version {group.index(row.id) + 1} of {len(group)})*", ""]
         if body.status == "interrupted":
             lines += ["*(interrupted)*", ""]
         for part in body.parts:
@@ -47,12 +52,20 @@ def to_markdown(session: SessionRecord, rows: list[TranscriptRow]) -> str:
 
 
 def to_json(session: SessionRecord, rows: list[TranscriptRow], usage: list[RequestUsage]) -> str:
-    """Every row exactly as stored (hidden and superseded ones included, marked), and usage."""
+    """Every row exactly as stored (hidden and superseded ones included, marked), and usage.
+    A message with other versions has ``versions``: the ids of all of them, in order, its own
+    among them; ``superseded`` rows are those of versions not on screen."""
     gone = superseded(rows)
+    versions = Versions.of(entries_of(rows))
+
+    def exported(row: TranscriptRow) -> dict[str, Any]:
+        group = versions.siblings(row.id)
+        return {**row.model_dump(), "superseded": row.id in gone, **({"versions": group} if len(group) > 1 else {})}
+
     document: dict[str, Any] = {
         "cairn_export": EXPORT_VERSION,
         "session": session.model_dump(),
-        "rows": [{**r.model_dump(), "superseded": r.id in gone} for r in rows],
+        "rows": [exported(r) for r in rows],
         "usage": [u.model_dump() for u in usage],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -10,6 +10,7 @@ same point. Every row is committed before the request that needs it is sent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -54,8 +55,9 @@ from host.journal import Journal
 from host.permissions import CatalogGate, PermissionPolicy, Permissions, ToolGate, ToolRequest
 from host.transcript import TranscriptRow, TranscriptWriter, superseded
 from host.usage import UsageLedger
+from host.versions import NotAVersion, Versions, switch_version
 
-__all__ = ["ChatRuntime", "NothingToRetry", "TurnOutcome"]
+__all__ = ["ChatRuntime", "NotAVersion", "NothingToRetry", "TurnOutcome"]
 
 log = logging.getLogger(__name__)
 
@@ -161,25 +163,54 @@ class ChatRuntime:
         return await self._run(session_id, row.id, overrides)
 
     async def regenerate(self, session_id: str) -> TurnOutcome:
-        """Answer the last user message afresh; the earlier answer is superseded, not erased."""
-        visible = self._visible(session_id)
-        last_user = max((i for i, r in enumerate(visible) if r.role == "user"), default=None)
+        """Answer the last user message afresh: a new version of the answer. The earlier one is
+        taken out (its hidden rows with it) but kept, a switch away; the request is the one
+        the earlier answer was asked with, so the provider's cache serves all of it."""
+        versions = self.versions(session_id)
+        last_user = next((r for r in reversed(versions.path()) if versions.role[r] == "user"), None)
         if last_user is None:
             raise NothingToRetry("There is no message to answer yet.")
-        after = [r.id for r in visible[last_user + 1 :]]
-        if after:
-            self.writer.append_supersede(session_id, after)
+        answer = versions.active_child(last_user)
+        if answer is not None:
+            self.writer.append_supersede(session_id, versions.branch(answer))
         # Updates now go after the superseded answer: the user row was sent before as it is.
         return await self._run(session_id, None, None)
 
+    async def edit(self, session_id: str, row_id: str, text: str) -> TurnOutcome:
+        """A new version of the user message ``row_id``, with ``text``, answered. It branches
+        from there: that message and everything after it (hidden rows too: section updates,
+        checkpoints, parked calls) are taken out, kept as the earlier version."""
+        versions = self.versions(session_id)
+        if row_id not in versions.active or row_id not in versions.visible or versions.role[row_id] != "user":
+            raise NotAVersion(
+                "That message is not one of yours in the version of the chat shown, so it cannot be edited; "
+                "switch to its version first."
+            )
+        branch = versions.branch(row_id)
+        self.writer.append_supersede(session_id, branch)
+        try:
+            return await self.send(session_id, text)
+        except JournalWriteError:
+            # The new message could not be saved: put the earlier version back, if the journal
+            # lets us, rather than leave the chat cut short at the edited message.
+            with contextlib.suppress(JournalWriteError):
+                self.writer.append_supersede(session_id, [], branch)
+            raise
+
     async def edit_last(self, session_id: str, text: str) -> TurnOutcome:
-        """Replace the last user message (and what answered it) with ``text``, and answer that."""
-        visible = self._visible(session_id)
-        last_user = max((i for i, r in enumerate(visible) if r.role == "user"), default=None)
+        """Edit the last user message (see ``edit``)."""
+        versions = self.versions(session_id)
+        last_user = next((r for r in reversed(versions.path()) if versions.role[r] == "user"), None)
         if last_user is None:
             raise NothingToRetry("There is no message to edit yet.")
-        self.writer.append_supersede(session_id, [r.id for r in visible[last_user:]])
-        return await self.send(session_id, text)
+        return await self.edit(session_id, last_user, text)
+
+    def switch_version(self, session_id: str, row_id: str) -> TranscriptRow | None:
+        """Show the version ``row_id`` (see ``host.versions.switch_version``)."""
+        return switch_version(self.writer, session_id, row_id)
+
+    def versions(self, session_id: str) -> Versions:
+        return Versions.of(self.writer.version_entries(session_id))
 
     def _visible(self, session_id: str) -> list[TranscriptRow]:
         rows = self.writer.model_order(session_id)

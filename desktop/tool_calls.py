@@ -22,7 +22,7 @@ from host.content import ChatGrant, MessageContent, ToolApproval, ToolCallPart, 
 from host.errors import JournalWriteError
 from host.permissions import Decision, Permissions, ToolGate, ToolRequest, identity_of
 from host.tools import ToolCatalog
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.transcript import TranscriptRow, TranscriptWriter, superseded
 
 __all__ = [
     "MAX_RESULT_CHARS",
@@ -59,11 +59,13 @@ class ParkedCall:
 
 
 def open_calls(rows: list[TranscriptRow]) -> list[ToolCallPart]:
-    """The calls of the latest visible assistant reply that have no result yet."""
+    """The calls of the latest visible assistant reply that have no result yet. Rows of a
+    version the person left (superseded) do not count: their calls wait in that version."""
     answered: set[str] = set()
+    gone = superseded(rows)
     for row in reversed(rows):
         body = row.body()
-        if row.hidden or not isinstance(body, MessageContent):
+        if row.hidden or row.id in gone or not isinstance(body, MessageContent):
             continue
         if row.role == "tool":
             answered.update(p.call_id for p in body.parts if isinstance(p, ToolResultPart))

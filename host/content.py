@@ -9,7 +9,10 @@ the window and the exports never take a row apart with ``.get()``.
   (with the model that wrote it, whether it completed, and why it stopped) or tool results.
 - ``ErrorContent`` (``kind: "error"``): a hidden record of a failed request, for Retry.
 - ``SupersedeContent`` (``kind: "supersede"``): a hidden marker that takes earlier rows out of
-  the conversation (an edit, a regenerated answer). Rows themselves are never changed.
+  the conversation (an edit, a regenerated answer) and, when the person switches versions, puts
+  an earlier branch's rows back (``restores``). Rows themselves are never changed. A Cairn that
+  predates ``restores`` ignores it (unknown fields are ignored): it reads a switch as the
+  current branch taken out, so it shows the chat up to the branch point.
 
 ``model_system`` (hidden system rows): ``{v, kind, ...}`` members, each with its own version.
 
@@ -35,7 +38,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, JsonValue, Tag, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 
 __all__ = [
     "CONTENT",
@@ -158,8 +172,20 @@ class ErrorContent(_Frozen):
 
 
 class SupersedeContent(_Frozen):
+    """Rows taken out of the conversation, then rows put back. Markers apply in storage order
+    (``host.transcript.superseded``), so a later marker can restore what an earlier one took."""
+
     kind: Literal["supersede"] = "supersede"
     supersedes: list[str]
+    restores: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _plain_when_nothing_restored(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A marker that restores nothing is stored exactly as Cairns before ``restores`` wrote it.
+        data = handler(self)
+        if isinstance(data, dict) and not self.restores:
+            data.pop("restores", None)
+        return data
 
 
 def _content_kind(value: Any) -> str | None:

@@ -205,6 +205,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE request_usage ADD COLUMN body_bytes INTEGER CHECK (body_bytes IS NULL OR body_bytes >= 0)",
         ),
     ),
+    Migration(
+        version=6,
+        description="indexes for the versions of messages: each row's shape, and the supersede markers",
+        # Indexes only: a schema-5 (or 4) Cairn reads and writes every table as before.
+        min_reader=None,
+        statements=(
+            # Covers host.versions' query, so a long chat's versions are found without reading
+            # any message text.
+            "CREATE INDEX transcript_rows_shape ON transcript_rows(session_id, seq, role, hidden, anchor, id)",
+            "CREATE INDEX transcript_rows_markers ON transcript_rows(session_id, seq) "
+            "WHERE role = 'system' AND model_system IS NULL",
+        ),
+    ),
 )
 
 

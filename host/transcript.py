@@ -10,7 +10,8 @@ an older Cairn can still read a newer journal.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -36,9 +37,11 @@ __all__ = [
     "SectionUpdate",
     "TranscriptRow",
     "TranscriptWriter",
+    "VersionEntry",
     "fold_sections",
     "last_checkpoint",
     "order_for_model",
+    "replay",
     "superseded",
 ]
 
@@ -74,6 +77,17 @@ class TranscriptRow(BaseModel):
         """The row's section update, or ``None`` if it has none or one this Cairn does not know."""
         meta = self.meta()
         return meta if isinstance(meta, SectionUpdate) else None
+
+
+class VersionEntry(NamedTuple):
+    """A row as ``host.versions`` sees it: no message text, a supersede marker's content."""
+
+    id: str
+    seq: int
+    role: str
+    hidden: bool
+    anchor: str | None
+    marker: SupersedeContent | None
 
 
 _COLUMNS = "id, session_id, seq, role, hidden, content, model_system, anchor, created_at"
@@ -213,13 +227,15 @@ class TranscriptWriter:
             created_at=now,
         )
 
-    def append_supersede(self, session_id: str, row_ids: list[str]) -> TranscriptRow:
-        """Record that ``row_ids`` are replaced (an edited message, a regenerated answer).
+    def append_supersede(self, session_id: str, row_ids: list[str], restores: list[str] | None = None) -> TranscriptRow:
+        """Record that ``row_ids`` are replaced (an edited message, a regenerated answer), and
+        that ``restores`` are back (an earlier version the person switched to).
 
-        Rows are never changed; this hidden marker row takes them out of what the model and
-        the person see from now on.
+        Rows are never changed; this hidden marker row takes them out of (or puts them back
+        into) what the model and the person see from now on.
         """
-        return self.append(session_id, "system", SupersedeContent(supersedes=list(row_ids)), hidden=True)
+        marker = SupersedeContent(supersedes=list(row_ids), restores=list(restores or []))
+        return self.append(session_id, "system", marker, hidden=True)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -243,12 +259,39 @@ class TranscriptWriter:
                 (session_id, before_seq if before_seq is not None else 2**62, limit),
             ).fetchall()
             markers = conn.execute(
-                "SELECT content FROM transcript_rows WHERE session_id = ? AND role = 'system' AND model_system IS NULL",
+                "SELECT content FROM transcript_rows WHERE session_id = ? AND role = 'system' AND model_system IS NULL "
+                "ORDER BY seq",
                 (session_id,),
             ).fetchall()
-        gone = {i for (text,) in markers if isinstance(m := parse_content(json.loads(text)), SupersedeContent)
-                for i in m.supersedes}  # fmt: skip
+        gone = replay(m for (text,) in markers if isinstance(m := parse_content(json.loads(text)), SupersedeContent))
         return [row for row in (_row(r) for r in reversed(found)) if row.id not in gone]
+
+    def version_entries(self, session_id: str) -> list[VersionEntry]:
+        """What the versions of the session's messages are derived from (``host.versions``):
+        every row's id, role and place, and the supersede markers' content, in storage order.
+        One query that reads no message text."""
+        with self._journal.read() as conn:
+            # Both are answered from indexes (schema 6), without reading message text.
+            found = conn.execute(
+                "SELECT id, seq, role, hidden, anchor FROM transcript_rows WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+            markers = dict(
+                conn.execute(
+                    "SELECT seq, content FROM transcript_rows WHERE session_id = ? AND role = 'system' "
+                    "AND model_system IS NULL",
+                    (session_id,),
+                ).fetchall()
+            )
+        entries = [
+            VersionEntry(row_id, seq, role, bool(hidden), anchor, None) for row_id, seq, role, hidden, anchor in found
+        ]
+        if markers:
+            for index, entry in enumerate(entries):
+                if (text := markers.get(entry.seq)) is not None:
+                    marker = parse_content(json.loads(text))
+                    entries[index] = entry._replace(marker=marker if isinstance(marker, SupersedeContent) else None)
+        return entries
 
     def model_order(self, session_id: str) -> list[TranscriptRow]:
         """The rows in the order the model sees them.
@@ -277,29 +320,53 @@ def order_for_model(rows: list[TranscriptRow]) -> list[TranscriptRow]:
     return ordered
 
 
-def last_checkpoint(rows: list[TranscriptRow]) -> int | None:
-    """The index of the last compaction checkpoint among ``rows``, if any."""
+def last_checkpoint(rows: list[TranscriptRow], gone: set[str] | None = None) -> int | None:
+    """The index of the last compaction checkpoint among ``rows`` that is not superseded (a
+    checkpoint in a branch the person left does not apply), if any. ``gone``: the rows'
+    ``superseded`` set, when the caller has it already."""
+    if gone is None:
+        gone = superseded(rows)
     for index in range(len(rows) - 1, -1, -1):
         meta = rows[index].model_system
         # Most rows are not: look at the kind before parsing the whole row.
-        if isinstance(meta, dict) and meta.get("kind") == "checkpoint" and isinstance(rows[index].meta(), Checkpoint):
+        if (
+            isinstance(meta, dict)
+            and meta.get("kind") == "checkpoint"
+            and rows[index].id not in gone
+            and isinstance(rows[index].meta(), Checkpoint)
+        ):
             return index
     return None
 
 
 def superseded(rows: list[TranscriptRow]) -> set[str]:
-    """The ids that supersede markers among ``rows`` have taken out."""
+    """The ids that supersede markers among ``rows`` have taken out and not put back.
+
+    Markers apply in storage order; they are never anchored, so their order in model order
+    is the same."""
+    return replay(
+        marker
+        for row in rows
+        if row.role == "system" and row.model_system is None and isinstance(marker := row.body(), SupersedeContent)
+    )
+
+
+def replay(markers: Iterable[SupersedeContent]) -> set[str]:
+    """The ids taken out by ``markers`` applied in order: each takes its ``supersedes`` out,
+    then puts its ``restores`` back."""
     gone: set[str] = set()
-    for row in rows:
-        if row.role == "system" and row.model_system is None and isinstance(marker := row.body(), SupersedeContent):
-            gone.update(marker.supersedes)
+    for marker in markers:
+        gone.update(marker.supersedes)
+        gone.difference_update(marker.restores)
     return gone
 
 
 def fold_sections(rows_in_model_order: list[TranscriptRow]) -> dict[str, Any]:
     """Fold section updates in order from the last compaction checkpoint (whose saved state
-    they start from) or the first row; tombstones remove; unknown versions are ignored."""
-    start = last_checkpoint(rows_in_model_order)
+    they start from) or the first row; tombstones remove; unknown versions are ignored.
+    Superseded rows (a branch the person left) are not folded."""
+    gone = superseded(rows_in_model_order)
+    start = last_checkpoint(rows_in_model_order, gone)
     state: dict[str, Any] = {}
     if start is not None:
         checkpoint = rows_in_model_order[start].meta()
@@ -307,7 +374,7 @@ def fold_sections(rows_in_model_order: list[TranscriptRow]) -> dict[str, Any]:
         state = checkpoint.state()
     for row in rows_in_model_order[(start or -1) + 1 :]:
         update = row.section_update()
-        if update is None:
+        if update is None or row.id in gone:
             continue
         if update.is_tombstone:
             state.pop(update.section, None)

@@ -45,11 +45,15 @@ def test_export_markdown_and_json(cairn_paths: CairnPaths, tmp_path: Path) -> No
     assert "```sh\nls\n```" in markdown
     assert "better second" in markdown
     assert "\nsecond\n" not in markdown  # the superseded answer is not part of the conversation
+    assert "*(version 2 of 2)*\n\nbetter second" in markdown  # the answer shown says it has another
     document = json.loads((tmp_path / "chat.json").read_text())
     assert document["cairn_export"] == 1
     assert document["session"]["title"] == "How do I list stones?"
     superseded = [r for r in document["rows"] if r["superseded"]]
-    assert [r["content"]["parts"][0]["text"] for r in superseded] == ["second"]
+    assert [r["content"]["parts"][0]["text"] for r in superseded if r["role"] != "system"] == ["second"]
+    (earlier,) = [r for r in superseded if r["role"] == "assistant"]
+    (shown,) = [r for r in document["rows"] if r["role"] == "assistant" and "versions" in r and not r["superseded"]]
+    assert earlier["versions"] == shown["versions"] == [earlier["id"], shown["id"]]
     assert any(r["role"] == "system" and r["model_system"] for r in document["rows"])
     assert len(document["usage"]) == 3
     for name in ("chat.md", "chat.json"):

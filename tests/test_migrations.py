@@ -137,7 +137,7 @@ def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
     before = snapshot(cairn_paths.journal)
 
     with Journal.open(cairn_paths.journal) as journal:
-        assert journal.schema_version == latest_version() == 5
+        assert journal.schema_version == latest_version() == 6
         assert not journal.read_only
         with journal.read() as conn:
             after = {name: table(conn, name) for name in ("sessions", "transcript_rows", "request_usage")}

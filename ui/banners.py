@@ -17,16 +17,31 @@ def notice_label(name: str, style: str) -> QLabel:
     return label
 
 
+SWITCH = "\u2039 \u203a"  # the arrows of a message's version switcher
+LAST = f"Editing your last message: sending makes a new version of it; {SWITCH} on it shows the earlier one."
+EARLIER = (
+    "Editing an earlier message: sending starts a new version from there. The messages after it stay in the "
+    f"earlier version; {SWITCH} on the message switches between them."
+)
+
+
 class EditBanner(QFrame):
-    """'Editing your last message', with Cancel; shown while an edit is under way in this chat."""
+    """'Editing your message', with Cancel; shown while an edit is under way in this chat."""
 
     def __init__(self) -> None:
         super().__init__()
         self.setAccessibleName("Editing a message")
         row = QHBoxLayout(self)
         row.setContentsMargins(10, 2, 10, 2)
-        row.addWidget(QLabel("Editing your last message: sending replaces it and the answer after it."), 1)
+        self.label = QLabel(LAST)
+        self.label.setWordWrap(True)
+        row.addWidget(self.label, 1)
         self.cancel = QPushButton("Cancel")
         self.cancel.setAccessibleName("Cancel editing")
         row.addWidget(self.cancel)
         self.hide()
+
+    def editing(self, *, last: bool) -> None:
+        """Say what sending will do, for the last message or an earlier one, and show."""
+        self.label.setText(LAST if last else EARLIER)
+        self.show()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QAbstractItemView
 
 from desktop.app import SessionEvent
 from desktop.compaction import ContextFill
@@ -35,6 +36,7 @@ from desktop.message_text import CONTINUE
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
+from ui.chat_versions import ChatVersions
 from ui.chat_view import MessageModel
 from ui.composer import message_problem
 from ui.messages import DisplayMessage, Kind
@@ -56,7 +58,9 @@ class ChatController(QObject):
         self.streaming: dict[str, DisplayMessage] = {}
         self._flush = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._flush.timeout.connect(self._flush_streams)
-        self.editing: str | None = None  # the chat whose last message is being edited
+        self.editing: str | None = None  # the chat one of whose messages is being edited
+        self.edit_row: str | None = None  # that message's row
+        self.versions = ChatVersions(self)
         self.fill: ContextFill | None = None  # the chat on screen's, as last shown
 
     @property
@@ -89,42 +93,56 @@ class ChatController(QObject):
             self.w.run_on_core(create, created)
             return
         self.w.clear_notice()
-        kind = "edit" if self.editing == self.w.session_id else "send"
+        editing = self.edit_row if self.editing == self.w.session_id else None
         self.end_edit(keep_text=True)
-        self.start_turn(self.w.session_id, kind, text)
+        if editing is not None:
+            self.start_turn(self.w.session_id, "edit", text, row_id=editing)
+        else:
+            self.start_turn(self.w.session_id, "send", text)
 
-    def begin_edit(self, text: str) -> None:
-        """Edit the last message of the chat on screen: its text goes to the composer, and the
-        banner says so until it is sent, cancelled, or another chat is opened."""
-        self.editing = self.w.session_id
+    def begin_edit(self, text: str, row_id: str, *, last: bool = True) -> None:
+        """Edit a message of the chat on screen: its text goes to the composer, and the banner
+        says what sending does (a new version from there) until it is sent, cancelled, or
+        another chat is opened."""
+        self.editing, self.edit_row = self.w.session_id, row_id
         self.w.composer.set_text(text)
-        self.w.edit_banner.show()
+        self.w.edit_banner.editing(last=last)
         self.w.composer.editor.setFocus()
 
     def end_edit(self, *, keep_text: bool = False) -> None:
         if self.editing is None:
             return
-        self.editing = None
+        self.editing = self.edit_row = None
         self.w.edit_banner.hide()
         if not keep_text:
             self.w.composer.clear()
 
-    def start_turn(self, session_id: str, kind: str, text: str = "") -> None:
+    def start_turn(self, session_id: str, kind: str, text: str = "", *, row_id: str | None = None) -> None:
         app = self.w.app
         self.busy.add(session_id)
         self.w.composer.set_busy(True)
         work = {
             "send": lambda: app.send(session_id, text),
-            "edit": lambda: app.edit_last(session_id, text),
+            "edit": lambda: app.edit(session_id, row_id, text) if row_id else app.edit_last(session_id, text),
             "retry": lambda: app.retry(session_id),
             "regenerate": lambda: app.regenerate(session_id),
         }[kind]
+        versioned = kind in ("edit", "regenerate")
+        if versioned and session_id == self.w.session_id:
+            self.versions.set_aside(row_id if kind == "edit" else None)
+
+        def done(_outcome: object) -> None:
+            self.turn_over(session_id)
+            if versioned:
+                self.versions.reload(session_id)  # the new version, and its switcher
 
         def failed(error: BaseException) -> None:
             self.turn_over(session_id)
             self.w.show_error(error)
+            if versioned:
+                self.versions.reload(session_id)
 
-        self.w.run_on_core(work, lambda _outcome: self.turn_over(session_id), failed)
+        self.w.run_on_core(work, done, failed)
 
     def compact(self, session_id: str, focus: str | None) -> None:
         """Summarise the chat's earlier messages now; the composer waits as for a reply."""
@@ -193,19 +211,34 @@ class ChatController(QObject):
         elif action == "continue" and session_id not in self.busy:
             self.start_turn(session_id, "send", CONTINUE)
         elif action == "edit" and session_id not in self.busy:
-            self.begin_edit(message.text)
+            self.begin_edit(message.text, message.key, last=self.model.last_of("user") is message)
+        elif action in ("version-prev", "version-next"):
+            self.versions.switch(session_id, message.key, -1 if action == "version-prev" else 1)
 
-    @staticmethod
-    def messages_of(rows: list[TranscriptRow]) -> list[DisplayMessage]:
-        return [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
+    def messages_of(self, rows: list[TranscriptRow]) -> list[DisplayMessage]:
+        messages = [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
+        self.versions.mark(messages)
+        return messages
 
-    def show_session(self, session_id: str, rows: list[TranscriptRow]) -> None:
+    def show_session(
+        self,
+        session_id: str,
+        rows: list[TranscriptRow],
+        versions: dict[str, tuple[str, ...]] | None = None,
+        *,
+        focus: str | None = None,
+    ) -> None:
+        self.versions.groups = versions or {}
         messages = self.messages_of(rows)
         if session_id in self.streaming:
             messages.append(self.streaming[session_id])
         self.w.chat.message_delegate.clear()
         self.model.reset(messages)
-        self.w.chat.jump_to_bottom()
+        row = self.model.row_of(focus) if focus is not None else None
+        if row is None:
+            self.w.chat.jump_to_bottom()
+        else:  # a switched version: it stays where the person was looking
+            self.w.chat.scrollTo(self.model.index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter)
         self.w.composer.set_busy(session_id in self.busy)
 
     def show_usage(self, usage: tuple[UsageTotals, RequestUsage | None]) -> None:

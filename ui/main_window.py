@@ -58,6 +58,7 @@ COMPACT_PROMPT = (
     "on screen above the summary. What should the summary keep especially? (optional)"
 )
 ShownUsage = tuple[UsageTotals, RequestUsage | None]
+Versions = dict[str, tuple[str, ...]]  # a message on screen -> its versions
 
 
 class MainWindow(QMainWindow):
@@ -343,12 +344,14 @@ class MainWindow(QMainWindow):
         self.clear_notice()
         self.inspector.show_session(session_id)
 
-        def loaded(result: tuple[list[TranscriptRow], ShownUsage, list[ParkedCall], Mode, ContextFill | None]) -> None:
-            rows, usage, parked, mode, fill = result
+        def loaded(
+            result: tuple[list[TranscriptRow], Versions, ShownUsage, list[ParkedCall], Mode, ContextFill | None],
+        ) -> None:
+            rows, versions, usage, parked, mode, fill = result
             if self.session_id != session_id:
                 return
             self.route_bar.show_mode(mode)
-            self.controller.show_session(session_id, rows)
+            self.controller.show_session(session_id, rows, versions)
             self.controller.show_usage(usage)
             self.controller.show_fill(fill)
             self.approvals.show_parked(session_id, parked)
@@ -357,6 +360,7 @@ class MainWindow(QMainWindow):
         self.run_on_core(
             lambda: (
                 self.app.page(session_id, limit=PAGE),
+                self.app.versions(session_id),
                 self.app.usage(session_id),
                 self.app.parked(session_id),
                 self.app.mode(session_id),

@@ -52,6 +52,7 @@ class Geometry:
     text: QPointF  # the document's top left
     buttons: list[tuple[Action, QRectF]]
     time: QRectF | None
+    switcher: tuple[QRectF, QRectF, QRectF] | None = None  # the earlier arrow, "1/2", the later arrow
 
 
 class MessageDelegate(QStyledItemDelegate):
@@ -218,18 +219,32 @@ class MessageDelegate(QStyledItemDelegate):
             text = QPointF(left, top)
         buttons: list[tuple[Action, QRectF]] = []
         time = None
+        switcher = None
         if self._has_button_row(message):
             last_user, last_answer = self.flags(message)
             actions = message_actions(message, last_user=last_user, last_answer=last_answer)
+            versions = {a.name: a for a in actions if a.name.startswith("version-")}
+            actions = [a for a in actions if a.name not in versions]
+            metrics = self.view.fontMetrics()
             y = box.bottom() + 2
-            stamp_w = self.view.fontMetrics().horizontalAdvance(shown_time(message.created_at)[0]) + SPACE["s"]
-            width = len(actions) * BUTTON + stamp_w
+            stamp_w = metrics.horizontalAdvance(shown_time(message.created_at)[0]) + SPACE["s"]
+            position_w = 0
+            if message.versions is not None:
+                position_w = metrics.horizontalAdvance("{}/{}".format(*message.versions)) + SPACE["xs"]
+            width = len(actions) * BUTTON + stamp_w + (2 * BUTTON + position_w if position_w else 0)
             x = box.right() - width if message.kind == "user" else box.left() - (BUTTON - ICON) / 2
+            if position_w:
+                switcher = (QRectF(x, y, BUTTON, BUTTON), QRectF(x + BUTTON, y, position_w, BUTTON))
+                switcher += (QRectF(x + BUTTON + position_w, y, BUTTON, BUTTON),)
+                for name, rect in (("version-prev", switcher[0]), ("version-next", switcher[2])):
+                    if name in versions:
+                        buttons.append((versions[name], rect))
+                x += 2 * BUTTON + position_w
             for action in actions:
                 buttons.append((action, QRectF(x, y, BUTTON, BUTTON)))
                 x += BUTTON
             time = QRectF(x + SPACE["xs"], y, stamp_w, BUTTON)
-        return Geometry(box, text, buttons, time)
+        return Geometry(box, text, buttons, time, switcher)
 
     # -- painting ------------------------------------------------------------------------
 
@@ -249,8 +264,10 @@ class MessageDelegate(QStyledItemDelegate):
         painter.translate(geometry.text)
         document.drawContents(painter, QRectF(0, 0, document.size().width(), document.size().height()))
         painter.restore()
-        if message.status != "streaming" and (message.key == self.hovered or self.flags(message)[1]):
-            self._paint_buttons(painter, geometry, message)  # the last answer's buttons always show
+        if message.status != "streaming":
+            self._paint_switcher(painter, geometry, message)
+            if message.key == self.hovered or self.flags(message)[1]:
+                self._paint_buttons(painter, geometry, message)  # the last answer's buttons always show
 
     def _background(self, message: DisplayMessage) -> str | None:
         t = self.tokens
@@ -261,10 +278,29 @@ class MessageDelegate(QStyledItemDelegate):
             "summary": t.info_soft,
         }.get(message.kind)
 
+    def _paint_switcher(self, painter: QPainter, geometry: Geometry, message: DisplayMessage) -> None:
+        """The switcher (arrows either side of "1/2") under a message with other versions; an arrow
+        with nowhere to go is faint."""
+        if geometry.switcher is None or message.versions is None:
+            return
+        t = self.tokens
+        earlier, position, later = geometry.switcher
+        which, count = message.versions
+        painter.save()
+        for name, rect, enabled in (("version-prev", earlier, which > 1), ("version-next", later, which < count)):
+            pixmap = icon(name, t.text if enabled else t.border_strong).pixmap(ICON, ICON)
+            target = QRectF(rect.center().x() - ICON / 2, rect.center().y() - ICON / 2, ICON, ICON)
+            painter.drawPixmap(target, pixmap, QRectF(pixmap.rect()))
+        painter.setPen(QColor(t.muted))
+        painter.drawText(position, int(Qt.AlignmentFlag.AlignCenter), f"{which}/{count}")
+        painter.restore()
+
     def _paint_buttons(self, painter: QPainter, geometry: Geometry, message: DisplayMessage) -> None:
         t = self.tokens
         painter.save()
         for action, rect in geometry.buttons:
+            if action.name.startswith("version-"):
+                continue  # drawn with the switcher
             pixmap = icon(action.name, t.muted).pixmap(ICON, ICON)
             painter.drawPixmap(
                 QRectF(rect.center().x() - ICON / 2, rect.center().y() - ICON / 2, ICON, ICON),

@@ -48,6 +48,7 @@ class DisplayMessage:
     waited: float | None = None  # seconds spent waiting for the first token, while streaming
     checkpoint: Checkpoint | None = None  # a compaction's marker: its summary is ``text``
     created_at: str = ""  # when it was saved, as the journal stores it
+    versions: tuple[int, int] | None = None  # (which, of how many): a message with other versions
     version: int = 0
 
     def touch(self) -> None:
@@ -114,10 +115,16 @@ def message_actions(message: DisplayMessage, *, last_user: bool, last_answer: bo
     if message.status == "streaming" or message.kind not in ("user", "assistant"):
         return []
     actions = []
+    if message.versions is not None:
+        which, count = message.versions
+        if which > 1:
+            actions.append(Action("version-prev", f"Show the earlier version ({which - 1} of {count})"))
+        if which < count:
+            actions.append(Action("version-next", f"Show the later version ({which + 1} of {count})"))
     if message.text:
         actions.append(Action("copy", "Copy the message"))
-    if message.kind == "user" and last_user and message.status != "unsaved":
-        actions.append(Action("edit", "Edit and send again"))
+    if message.kind == "user" and message.status != "unsaved":  # any of yours: a new version from there
+        actions.append(Action("edit", "Edit: a new version from here" if not last_user else "Edit and send again"))
     if message.kind == "assistant" and last_answer and message.status != "unsaved":
         if message.finish_reason == "length":
             actions.append(Action("continue", "Continue where the reply was cut off"))
