@@ -38,16 +38,19 @@ def request_text(usage: RequestUsage) -> str:
     )
 
 
-def totals_text(totals: UsageTotals) -> str:
-    """A session's usage so far."""
+def totals_text(totals: UsageTotals, *, cost: bool = True, cached: bool = True) -> str:
+    """A session's usage so far; without its cost or cached share where room is short."""
     if totals.requests == 0:
         return "No requests yet"
     if totals.unreported == totals.requests:
-        return f"{_requests(totals.requests)} · {NOT_REPORTED} · {cost_text(None, totals.unreported)}"
-    return (
-        f"{totals.prompt_tokens + totals.output_tokens:,} tokens · {totals.cached_share:.0%} cached · "
-        f"{cost_text(totals.cost_usd, totals.unreported)}"
-    )
+        words = [_requests(totals.requests), NOT_REPORTED]
+    else:
+        words = [f"{totals.prompt_tokens + totals.output_tokens:,} tokens"]
+        if cached:
+            words.append(f"{totals.cached_share:.0%} cached")
+    if cost:
+        words.append(cost_text(totals.cost_usd if totals.reported else None, totals.unreported))
+    return " · ".join(words)
 
 
 def turn_usage_text(outcome: TurnOutcome) -> str:

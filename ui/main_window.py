@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import CairnApp
+from desktop.chat_routes import ChatRouteView
 from desktop.compaction import ContextFill
 from desktop.settings import Account
 from desktop.snapshot import AppSnapshot
@@ -40,11 +41,14 @@ from ui.chat_controller import ChatController
 from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.core import CoreThread
+from ui.export_name import export_folder, file_name
 from ui.inspector import Inspector
 from ui.route_bar import RouteBar
 from ui.settings_dialog import SettingsDialog
 from ui.sidebar import Sidebar
 from ui.start_page import StartPage
+from ui.status import StatusLine
+from ui.window_state import fit_to_screen
 
 __all__ = ["MainWindow"]
 
@@ -55,6 +59,7 @@ COMPACT_PROMPT = (
     "on screen above the summary. What should the summary keep especially? (optional)"
 )
 ShownUsage = tuple[UsageTotals, RequestUsage | None]
+Opened = tuple[list[TranscriptRow], ShownUsage, list[ParkedCall], Mode, ContextFill | None, bool, ChatRouteView]
 
 
 class MainWindow(QMainWindow):
@@ -70,6 +75,7 @@ class MainWindow(QMainWindow):
         self.snapshot = snapshot  # what the core last published; the only core state read here
         self.pending_mode: Mode | None = None  # chosen before the chat's first message
         self.session_id: str | None = None
+        self.chat_route: ChatRouteView | None = None  # the route of the chat on screen, once loaded
         self.settings_dialog: QDialog | None = None
         self.setWindowTitle("Cairn")
         self.resize(1100, 760)
@@ -136,6 +142,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.route_label, 1)
         self.statusBar().addPermanentWidget(self.context_label)
         self.statusBar().addPermanentWidget(self.usage_label)
+        self.status_line = StatusLine(self.statusBar(), self.route_label, self.usage_label, self.context_label)
 
     def _cancel_edit(self) -> None:
         self.controller.end_edit()
@@ -183,8 +190,8 @@ class MainWindow(QMainWindow):
         self.cancel_edit.clicked.connect(self._cancel_edit)
         self.chat.message_delegate.action.connect(self.controller.on_message_action)
         self.chat.wants_older.connect(self.load_older)
-        self.route_bar.account_chosen.connect(lambda a: self.run_on_core(lambda: self.app.choose(a, None)))
-        self.route_bar.model_chosen.connect(lambda a, m: self.run_on_core(lambda: self.app.choose(a, m)))
+        self.route_bar.account_chosen.connect(lambda a: self._route_chosen(a, None))
+        self.route_bar.model_chosen.connect(self._route_chosen)
         self.route_bar.mode_chosen.connect(self._mode_chosen)
         self.start_page.add_account.connect(self.open_settings)
         self.start_page.use_local.connect(self._use_local)
@@ -203,6 +210,11 @@ class MainWindow(QMainWindow):
     def clear_notice(self) -> None:
         self.notice.hide()
 
+    def focus_composer(self) -> None:
+        """Back to writing, after a dialog or a card took the focus."""
+        if self.composer.isEnabled():
+            self.composer.editor.setFocus()
+
     # -- start-up ------------------------------------------------------------------------
 
     def start(self, last_session: str | None) -> None:
@@ -217,8 +229,13 @@ class MainWindow(QMainWindow):
         self.refresh_routes()
         self._show_read_only()
         session_id = self.session_id
-        if session_id is not None:  # the route's context may have changed with it
-            self.run_on_core(lambda: self.app.context_fill(session_id), self.controller.fill_shower(session_id))
+        if session_id is not None:  # the chat's account may be gone, its route's context changed
+
+            def resolved(result: tuple[ChatRouteView, ContextFill | None]) -> None:
+                self.show_chat_route(session_id, result[0])
+                self.controller.fill_shower(session_id)(result[1])
+
+            self.run_on_core(lambda: (self.app.chat_route(session_id), self.app.context_fill(session_id)), resolved)
         dialog = self.settings_dialog
         if isinstance(dialog, SettingsDialog) and dialog.isVisible():
             dialog.permissions.show_snapshot(snapshot)
@@ -232,19 +249,43 @@ class MainWindow(QMainWindow):
             widget.setEnabled(reason is None)
 
     def refresh_routes(self) -> None:
-        if not self.route_bar.show_snapshot(self.snapshot):
+        """The route bar and the status bar's route: the chat's own, or for a chat not begun
+        yet the route used last."""
+        view = self.chat_route if self.session_id is not None else None
+        if not self.route_bar.show_snapshot(self.snapshot, (view.account_id, view.model) if view else None):
             self.pages.setCurrentWidget(self.start_page)
             self.start_page.probe(self)
-            self.route_label.setText("No account yet")
+            self.status_line.set_route("No account yet")
             return
         self.pages.setCurrentIndex(0)
-        route = self.snapshot.route
+        route, problem = (view.route, view.problem) if view else (self.snapshot.route, self.snapshot.route_problem)
         if route is None:
-            self.route_label.setText(self.snapshot.route_problem or "No route")
+            self.status_line.set_route(problem or "No route")
             return
         granted = [name.replace("_", " ") for name, on in route.flags.model_dump().items() if on]
         flags = ", ".join(granted) if granted else "no transport flags"
-        self.route_label.setText(f"{route.actual.provider} · {route.actual.model} · {flags}")
+        self.status_line.set_route(f"{route.actual.provider} · {route.actual.model}", flags)
+
+    def show_chat_route(self, session_id: str, view: ChatRouteView) -> None:
+        """The chat's route, as the core resolved it; a notice when it had to fall back."""
+        if session_id != self.session_id:
+            return
+        self.chat_route = view
+        self.refresh_routes()
+        if view.notice:
+            self.show_notice(view.notice)
+
+    def _route_chosen(self, account_id: str, model: str | None) -> None:
+        """A route picked in the route bar: the chat's own from now on (and the one new chats
+        start on); before a chat exists, only the latter."""
+        session_id = self.session_id
+        if session_id is None:
+            self.run_on_core(lambda: self.app.choose(account_id, model))
+            return
+        self.clear_notice()
+        self.run_on_core(
+            lambda: self.app.set_chat_route(session_id, account_id, model), partial(self.show_chat_route, session_id)
+        )
 
     def _mode_chosen(self, mode: Mode) -> None:
         """The chat's permission mode, from its next tool call on; a chat not begun yet
@@ -293,6 +334,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("The chat is answering; compact it when the reply is done.", 5000)
             return
         focus, ok = self.ask_compaction_focus()
+        self.focus_composer()
         if ok:
             self.clear_notice()
             self.controller.compact(session_id, focus.strip() or None)
@@ -313,12 +355,16 @@ class MainWindow(QMainWindow):
         self.controller.end_edit(keep_text=True)  # the edit ends with the chat; what was typed stays
         self.session_id = session_id
         self.clear_notice()
+        self.controller.end_retrying()
         self.inspector.show_session(session_id)
 
-        def loaded(result: tuple[list[TranscriptRow], ShownUsage, list[ParkedCall], Mode, ContextFill | None]) -> None:
-            rows, usage, parked, mode, fill = result
+        def loaded(result: Opened) -> None:
+            rows, usage, parked, mode, fill, busy, route = result
             if self.session_id != session_id:
                 return
+            self.show_chat_route(session_id, route)
+            if busy:  # answering in another window
+                self.controller.busy.add(session_id)
             self.route_bar.show_mode(mode)
             self.controller.show_session(session_id, rows)
             self.controller.show_usage(usage)
@@ -333,6 +379,8 @@ class MainWindow(QMainWindow):
                 self.app.parked(session_id),
                 self.app.mode(session_id),
                 self.app.context_fill(session_id),
+                self.app.busy(session_id),
+                self.app.chat_route(session_id),
             ),
             loaded,
         )
@@ -358,20 +406,24 @@ class MainWindow(QMainWindow):
         self.run_on_core(lambda: self.app.page(session_id, before_seq=first, limit=PAGE), loaded)
 
     def rename_session(self, session_id: str, title: str) -> None:
-        self.run_on_core(lambda: self.app.journal.rename_session(session_id, title), lambda _r: self.refresh_sessions())
+        def renamed(_result: object) -> None:
+            self.refresh_sessions()
+            self.focus_composer()
+
+        self.run_on_core(lambda: self.app.journal.rename_session(session_id, title), renamed)
 
     def delete_session(self, session_id: str) -> None:
-        title = next(
-            (self.sidebar.list.item(i).text() for i in range(self.sidebar.list.count())
-             if self.sidebar.list.item(i).data(Qt.ItemDataRole.UserRole) == session_id), "",
-        )  # fmt: skip
+        title = self.sidebar.title_of(session_id)
 
         def deleted(_result: object) -> None:
             self.sidebar.show_undo(session_id, title)
             if self.session_id == session_id:
                 self.controller.end_edit()
                 self.session_id = None
+                self.chat_route = None
                 self.chat.model_rows().reset([])
+                self.controller.reset_status()
+                self.refresh_routes()
             self.refresh_sessions()
 
         self.run_on_core(lambda: self.app.journal.delete_session(session_id), deleted)
@@ -383,7 +435,10 @@ class MainWindow(QMainWindow):
 
     def export_session(self, session_id: str, kind: str) -> None:
         suffix = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
-        path, _ = QFileDialog.getSaveFileName(self, "Export chat", f"chat.{kind}", suffix)
+        title = self.sidebar.title_of(session_id)
+        suggested = str(export_folder() / f"{file_name(title)}.{kind}")
+        path, _ = QFileDialog.getSaveFileName(self, "Export chat", suggested, suffix)
+        self.focus_composer()
         if path:
             self.run_on_core(lambda: self.app.export(session_id, Path(path)))
 
@@ -394,6 +449,7 @@ class MainWindow(QMainWindow):
 
         def show(_reloaded: object) -> None:
             dialog = SettingsDialog(self, preset=preset)
+            dialog.finished.connect(self.focus_composer)
             dialog.open()
             self.settings_dialog = dialog
 
@@ -411,8 +467,10 @@ class MainWindow(QMainWindow):
         self.inspector.setVisible(not self.inspector.isVisible())
 
     def restore_geometry(self, encoded: str) -> None:
-        if encoded:
-            self.restoreGeometry(QByteArray.fromBase64(encoded.encode("ascii")))
+        """The saved geometry, fitted to the screen it opens on: one saved on a bigger screen,
+        at another scale or on a screen gone since never opens larger than the screen or off it."""
+        if encoded and self.restoreGeometry(QByteArray.fromBase64(encoded.encode("ascii"))):
+            fit_to_screen(self)
 
     def encoded_geometry(self) -> str:
         return bytes(self.saveGeometry().toBase64().data()).decode("ascii")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -100,7 +101,9 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
         return f'&nbsp;&nbsp;<a href="cairn:{name}" style="color: {link};">{label}</a>'
 
     if message.kind == "error":
-        retry = action("retry", "Retry") if message.retryable or last_answer else ""
+        # Retry asks again from the end of the chat, so only the chat's last answer offers it:
+        # once a retry succeeded, the earlier error row is history and shows no link.
+        retry = action("retry", "Retry") if last_answer else ""
         body = f'<p><b style="color: {danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
         return body, []
     if message.kind == "summary":
@@ -125,7 +128,8 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
             parts.append(f'<p style="color: {muted};"><i>{text}</i></p>')
     code_blocks: list[str] = []
     if message.text:
-        rendered = render_markdown(message.text, dark=dark)
+        text = hard_breaks(message.text) if message.kind == "user" else message.text
+        rendered = render_markdown(text, dark=dark)
         parts.append(rendered.html)
         code_blocks = rendered.code_blocks
     for name, arguments in message.tool_calls:
@@ -183,6 +187,29 @@ def _header(
             header += action("continue", "Continue")
         header += action("regenerate", "Regenerate")
     return header
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def hard_breaks(text: str) -> str:
+    """A person's own message as Markdown that keeps each line break they typed: a line
+    followed by another line of the same paragraph ends in a hard break. Code fences are
+    left as typed. Only what is painted changes; Copy copies ``text`` itself."""
+    lines = text.split("\n")
+    fence: str | None = None
+    for number, line in enumerate(lines[:-1]):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        if line.strip() and lines[number + 1].strip() and not line.endswith("  "):
+            lines[number] = line + "  "  # CommonMark's hard break
+    return "\n".join(lines)
 
 
 REASONS = {
