@@ -30,6 +30,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QStyledItemDelegate,
 
 from ui.live_document import LiveDocument
 from ui.messages import DisplayMessage, message_html
+from ui.search_marks import mark_words
 
 __all__ = ["ChatView", "MessageDelegate", "MessageModel"]
 
@@ -119,6 +120,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._heights: dict[str, tuple[tuple[Any, ...], int]] = {}
         self._estimated: set[str] = set()  # rows laid out at an estimate, not yet measured
         self._live: dict[str, LiveDocument] = {}
+        self.highlight: tuple[str, ...] = ()  # words marked in every message: a search's
 
     def clear(self) -> None:
         self._docs.clear()
@@ -159,7 +161,7 @@ class MessageDelegate(QStyledItemDelegate):
             return document, code_blocks
         self._live.pop(message.key, None)
         last_user, last_answer = self._flags(message)
-        stamp = (message.version, width, self.dark, last_user, last_answer, message.reasoning_open)
+        stamp = (message.version, width, self.dark, last_user, last_answer, message.reasoning_open, self.highlight)
         cached = self._docs.get(message.key)
         if cached is not None and cached[0] == stamp:
             self._docs.move_to_end(message.key)
@@ -169,6 +171,8 @@ class MessageDelegate(QStyledItemDelegate):
         document.setDocumentMargin(0)
         document.setDefaultFont(self.view.font())
         document.setHtml(body)
+        if self.highlight:
+            mark_words(document, self.highlight, dark=self.dark)
         document.setTextWidth(width)
         self._docs[message.key] = (stamp, document, code_blocks)
         if len(self._docs) > CACHE_SIZE:

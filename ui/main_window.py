@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QDialog,
     QFileDialog,
     QInputDialog,
@@ -43,7 +44,9 @@ from ui.composer import Composer
 from ui.core import CoreThread
 from ui.export_name import export_folder, file_name
 from ui.inspector import Inspector
+from ui.narrow import NarrowLayout
 from ui.route_bar import RouteBar
+from ui.search_marks import first_match, search_words
 from ui.settings_dialog import SettingsDialog
 from ui.sidebar import Sidebar
 from ui.start_page import StartPage
@@ -83,6 +86,7 @@ class MainWindow(QMainWindow):
         self.controller = ChatController(self)
         self.approvals = ApprovalCards(self)
         self._loading_older = False
+        self.narrow = NarrowLayout(self, self.sidebar, self.route_bar.chats_button)
         self._actions()
         self._connect()
 
@@ -179,6 +183,8 @@ class MainWindow(QMainWindow):
         self.composer.approve.connect(self.controller.approve_pending)
         self.core.reported.connect(self.inspector.on_event)
         self.sidebar.selected.connect(self.open_session)
+        self.sidebar.selected.connect(lambda _id: self.narrow.fold())
+        self.sidebar.search_changed.connect(self._search_changed)
         self.sidebar.new_requested.connect(self.new_session)
         self.sidebar.search_changed.connect(self.refresh_sessions)
         self.sidebar.rename_requested.connect(self.rename_session)
@@ -367,6 +373,7 @@ class MainWindow(QMainWindow):
                 self.controller.busy.add(session_id)
             self.route_bar.show_mode(mode)
             self.controller.show_session(session_id, rows)
+            self.show_search_match()
             self.controller.show_usage(usage)
             self.controller.show_fill(fill)
             self.approvals.show_parked(session_id, parked)
@@ -384,6 +391,23 @@ class MainWindow(QMainWindow):
             ),
             loaded,
         )
+
+    def show_search_match(self) -> None:
+        """A chat opened while searching: its words are marked, and the first message that
+        matches is scrolled to."""
+        words = search_words(self.sidebar.search.text())
+        delegate = self.chat.message_delegate
+        delegate.highlight = words
+        row = first_match(self.chat.model_rows().messages, words)
+        if row is not None:
+            self.chat.doItemsLayout()
+            self.chat.scrollTo(self.chat.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop)
+        self.chat.viewport().update()
+
+    def _search_changed(self, query: str) -> None:
+        if not query.strip() and self.chat.message_delegate.highlight:
+            self.chat.message_delegate.highlight = ()  # the search is over: no more marks
+            self.chat.viewport().update()
 
     def load_older(self) -> None:
         model = self.chat.model_rows()
@@ -460,6 +484,7 @@ class MainWindow(QMainWindow):
         self.theme_requested.emit(theme)
 
     def _focus_search(self) -> None:
+        self.narrow.reveal()
         self.sidebar.search.setFocus()
         self.sidebar.search.selectAll()
 

@@ -1,0 +1,45 @@
+"""A chat opened from a search: the first message that matches, and its words marked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtGui import QColor, QTextCharFormat, QTextDocument
+
+from ui.messages import DisplayMessage
+
+__all__ = ["first_match", "mark_words", "search_words"]
+
+LIGHT_MARK = "#ffe680"
+DARK_MARK = "#7a6400"
+
+
+def search_words(query: str) -> tuple[str, ...]:
+    """The words a search looks for, as the journal's search reads them (each a prefix)."""
+    return tuple(word.strip('"').casefold() for word in query.split() if word.strip('"'))
+
+
+def first_match(messages: Sequence[DisplayMessage], words: tuple[str, ...]) -> int | None:
+    """The first message holding every word, else the first holding any; ``None``: none."""
+    if not words:
+        return None
+    texts = [message.text.casefold() for message in messages]
+    for test in (all, any):
+        for row, text in enumerate(texts):
+            if test(word in text for word in words):
+                return row
+    return None
+
+
+def mark_words(document: QTextDocument, words: tuple[str, ...], *, dark: bool) -> int:
+    """Give every occurrence of ``words`` in ``document`` a highlight; return how many."""
+    mark = QTextCharFormat()
+    mark.setBackground(QColor(DARK_MARK if dark else LIGHT_MARK))
+    count = 0
+    for word in words:
+        cursor = document.find(word)
+        while not cursor.isNull():
+            cursor.mergeCharFormat(mark)
+            count += 1
+            cursor = document.find(word, cursor)
+    return count
