@@ -304,3 +304,28 @@ def test_a_reply_in_one_window_shows_the_chat_busy_in_the_other(
         QTest.keyClick(second.composer.editor, Qt.Key.Key_Escape)  # Stop works from the other window
         qtbot.waitUntil(lambda: idle(first) and idle(second), timeout=WAIT)
         assert first.chat.model_rows().messages[-1].status == "interrupted"
+
+
+def test_stopped_and_failed_requests_still_count_in_the_chat_usage(
+    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    add_loopback_account(cairn_paths, provider)
+    provider.script(
+        Reply(text="word " * 500, chunk_chars=5, chunk_delay=0.01),
+        Reply(text="partly there " * 20, fault=Fault("disconnect", after_chunks=3)),
+    )
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        send(w, "Write a lot")
+        qtbot.waitUntil(lambda: last(w).status == "streaming" and bool(last(w).text), timeout=WAIT)
+        QTest.keyClick(w.composer.editor, Qt.Key.Key_Escape)
+        qtbot.waitUntil(lambda: idle(w) and "1 interrupted" in w.usage_label.text(), timeout=WAIT)
+        assert "estimated" in w.usage_label.text()
+
+        send(w, "again")
+        qtbot.waitUntil(lambda: last(w).kind == "error" and idle(w), timeout=WAIT)
+        qtbot.waitUntil(lambda: "2 interrupted" in w.usage_label.text(), timeout=WAIT)
+        requests = run.app.ledger.requests(w.session_id)
+        assert [(r.interrupted, r.reported) for r in requests] == [(True, False), (True, False)]
+        assert all(r.estimated_tokens and r.estimated_tokens > 0 for r in requests)
+        assert "Last: interrupted" in (w.usage_label.toolTip() or w.usage_label.text())  # whole or fitted
