@@ -14,11 +14,9 @@ from typing import Any
 from PySide6.QtCore import QByteArray, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QFileDialog,
     QInputDialog,
-    QLabel,
     QMainWindow,
     QSplitter,
     QStackedWidget,
@@ -39,6 +37,7 @@ from host.usage import RequestUsage, UsageTotals
 from ui.approvals import ApprovalCards
 from ui.banners import EditBanner, notice_label
 from ui.chat_controller import ChatController
+from ui.chat_route_view import ChatRoutes
 from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.core import CoreThread
@@ -46,7 +45,7 @@ from ui.export_name import export_folder, file_name
 from ui.inspector import Inspector
 from ui.narrow import NarrowLayout
 from ui.route_bar import RouteBar
-from ui.search_marks import first_match, search_words
+from ui.search_marks import search_changed, show_search_match
 from ui.settings_dialog import SettingsDialog
 from ui.sidebar import Sidebar
 from ui.start_page import StartPage
@@ -78,12 +77,12 @@ class MainWindow(QMainWindow):
         self.snapshot = snapshot  # what the core last published; the only core state read here
         self.pending_mode: Mode | None = None  # chosen before the chat's first message
         self.session_id: str | None = None
-        self.chat_route: ChatRouteView | None = None  # the route of the chat on screen, once loaded
         self.settings_dialog: QDialog | None = None
         self.setWindowTitle("Cairn")
         self.resize(1100, 760)
         self._build()
         self.controller = ChatController(self)
+        self.routes = ChatRoutes(self)
         self.approvals = ApprovalCards(self)
         self._loading_older = False
         self.narrow = NarrowLayout(self, self.sidebar, self.route_bar.chats_button)
@@ -137,16 +136,8 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
 
     def _build_status_bar(self) -> None:
-        self.route_label = QLabel()
-        self.route_label.setAccessibleName("Route")
-        self.usage_label = QLabel()
-        self.usage_label.setAccessibleName("Usage")
-        self.context_label = QLabel()
-        self.context_label.setAccessibleName("Context fill")
-        self.statusBar().addWidget(self.route_label, 1)
-        self.statusBar().addPermanentWidget(self.context_label)
-        self.statusBar().addPermanentWidget(self.usage_label)
-        self.status_line = StatusLine(self.statusBar(), self.route_label, self.usage_label, self.context_label)
+        self.status_line = StatusLine(self.statusBar())
+        self.route_label, self.usage_label, self.context_label = self.status_line.labels
 
     def _cancel_edit(self) -> None:
         self.controller.end_edit()
@@ -184,7 +175,7 @@ class MainWindow(QMainWindow):
         self.core.reported.connect(self.inspector.on_event)
         self.sidebar.selected.connect(self.open_session)
         self.sidebar.selected.connect(lambda _id: self.narrow.fold())
-        self.sidebar.search_changed.connect(self._search_changed)
+        self.sidebar.search_changed.connect(partial(search_changed, self.chat))
         self.sidebar.new_requested.connect(self.new_session)
         self.sidebar.search_changed.connect(self.refresh_sessions)
         self.sidebar.rename_requested.connect(self.rename_session)
@@ -196,8 +187,6 @@ class MainWindow(QMainWindow):
         self.cancel_edit.clicked.connect(self._cancel_edit)
         self.chat.message_delegate.action.connect(self.controller.on_message_action)
         self.chat.wants_older.connect(self.load_older)
-        self.route_bar.account_chosen.connect(lambda a: self._route_chosen(a, None))
-        self.route_bar.model_chosen.connect(self._route_chosen)
         self.route_bar.mode_chosen.connect(self._mode_chosen)
         self.start_page.add_account.connect(self.open_settings)
         self.start_page.use_local.connect(self._use_local)
@@ -234,14 +223,8 @@ class MainWindow(QMainWindow):
         self.snapshot = snapshot
         self.refresh_routes()
         self._show_read_only()
-        session_id = self.session_id
-        if session_id is not None:  # the chat's account may be gone, its route's context changed
-
-            def resolved(result: tuple[ChatRouteView, ContextFill | None]) -> None:
-                self.show_chat_route(session_id, result[0])
-                self.controller.fill_shower(session_id)(result[1])
-
-            self.run_on_core(lambda: (self.app.chat_route(session_id), self.app.context_fill(session_id)), resolved)
+        if self.session_id is not None:  # the chat's account may be gone, its route's context changed
+            self.routes.reload(self.session_id)
         dialog = self.settings_dialog
         if isinstance(dialog, SettingsDialog) and dialog.isVisible():
             dialog.permissions.show_snapshot(snapshot)
@@ -255,43 +238,11 @@ class MainWindow(QMainWindow):
             widget.setEnabled(reason is None)
 
     def refresh_routes(self) -> None:
-        """The route bar and the status bar's route: the chat's own, or for a chat not begun
-        yet the route used last."""
-        view = self.chat_route if self.session_id is not None else None
-        if not self.route_bar.show_snapshot(self.snapshot, (view.account_id, view.model) if view else None):
-            self.pages.setCurrentWidget(self.start_page)
-            self.start_page.probe(self)
-            self.status_line.set_route("No account yet")
-            return
-        self.pages.setCurrentIndex(0)
-        route, problem = (view.route, view.problem) if view else (self.snapshot.route, self.snapshot.route_problem)
-        if route is None:
-            self.status_line.set_route(problem or "No route")
-            return
-        granted = [name.replace("_", " ") for name, on in route.flags.model_dump().items() if on]
-        flags = ", ".join(granted) if granted else "no transport flags"
-        self.status_line.set_route(f"{route.actual.provider} · {route.actual.model}", flags)
+        self.routes.refresh()
 
-    def show_chat_route(self, session_id: str, view: ChatRouteView) -> None:
-        """The chat's route, as the core resolved it; a notice when it had to fall back."""
-        if session_id != self.session_id:
-            return
-        self.chat_route = view
-        self.refresh_routes()
-        if view.notice:
-            self.show_notice(view.notice)
-
-    def _route_chosen(self, account_id: str, model: str | None) -> None:
-        """A route picked in the route bar: the chat's own from now on (and the one new chats
-        start on); before a chat exists, only the latter."""
-        session_id = self.session_id
-        if session_id is None:
-            self.run_on_core(lambda: self.app.choose(account_id, model))
-            return
-        self.clear_notice()
-        self.run_on_core(
-            lambda: self.app.set_chat_route(session_id, account_id, model), partial(self.show_chat_route, session_id)
-        )
+    @property
+    def chat_route(self) -> ChatRouteView | None:
+        return self.routes.view
 
     def _mode_chosen(self, mode: Mode) -> None:
         """The chat's permission mode, from its next tool call on; a chat not begun yet
@@ -368,12 +319,12 @@ class MainWindow(QMainWindow):
             rows, usage, parked, mode, fill, busy, route = result
             if self.session_id != session_id:
                 return
-            self.show_chat_route(session_id, route)
+            self.routes.show(session_id, route)
             if busy:  # answering in another window
                 self.controller.busy.add(session_id)
             self.route_bar.show_mode(mode)
             self.controller.show_session(session_id, rows)
-            self.show_search_match()
+            show_search_match(self.chat, self.sidebar.search.text())
             self.controller.show_usage(usage)
             self.controller.show_fill(fill)
             self.approvals.show_parked(session_id, parked)
@@ -391,23 +342,6 @@ class MainWindow(QMainWindow):
             ),
             loaded,
         )
-
-    def show_search_match(self) -> None:
-        """A chat opened while searching: its words are marked, and the first message that
-        matches is scrolled to."""
-        words = search_words(self.sidebar.search.text())
-        delegate = self.chat.message_delegate
-        delegate.highlight = words
-        row = first_match(self.chat.model_rows().messages, words)
-        if row is not None:
-            self.chat.doItemsLayout()
-            self.chat.scrollTo(self.chat.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop)
-        self.chat.viewport().update()
-
-    def _search_changed(self, query: str) -> None:
-        if not query.strip() and self.chat.message_delegate.highlight:
-            self.chat.message_delegate.highlight = ()  # the search is over: no more marks
-            self.chat.viewport().update()
 
     def load_older(self) -> None:
         model = self.chat.model_rows()
@@ -444,10 +378,9 @@ class MainWindow(QMainWindow):
             if self.session_id == session_id:
                 self.controller.end_edit()
                 self.session_id = None
-                self.chat_route = None
                 self.chat.model_rows().reset([])
                 self.controller.reset_status()
-                self.refresh_routes()
+                self.routes.forget()
             self.refresh_sessions()
 
         self.run_on_core(lambda: self.app.journal.delete_session(session_id), deleted)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QColor, QTextCharFormat, QTextDocument
+from PySide6.QtWidgets import QAbstractItemView
 
 from ui.messages import DisplayMessage
 
-__all__ = ["first_match", "mark_words", "search_words"]
+if TYPE_CHECKING:
+    from ui.chat_view import ChatView
+
+__all__ = ["first_match", "mark_words", "search_changed", "search_words", "show_search_match"]
 
 LIGHT_MARK = "#ffe680"
 DARK_MARK = "#7a6400"
@@ -43,3 +48,22 @@ def mark_words(document: QTextDocument, words: tuple[str, ...], *, dark: bool) -
             count += 1
             cursor = document.find(word, cursor)
     return count
+
+
+def show_search_match(chat: ChatView, query: str) -> None:
+    """A chat opened while searching: its words are marked, and the first message that
+    matches is scrolled to the top of the view."""
+    words = search_words(query)
+    chat.message_delegate.highlight = words
+    row = first_match(chat.model_rows().messages, words)
+    if row is not None:
+        chat.doItemsLayout()
+        chat.scrollTo(chat.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop)
+    chat.viewport().update()
+
+
+def search_changed(chat: ChatView, query: str) -> None:
+    """The search was cleared: no more marks."""
+    if not query.strip() and chat.message_delegate.highlight:
+        chat.message_delegate.highlight = ()
+        chat.viewport().update()

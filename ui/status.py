@@ -81,9 +81,15 @@ def status_texts(parts: StatusParts, dropped: int = 0) -> tuple[str, str, str]:
 class StatusLine(QObject):
     """Keeps the status bar's three labels filled with as much as fits their bar."""
 
-    def __init__(self, bar: QStatusBar, route: QLabel, usage: QLabel, context: QLabel) -> None:
+    def __init__(self, bar: QStatusBar) -> None:
         super().__init__(bar)
-        self.bar, self.labels = bar, (route, usage, context)
+        self.bar = bar
+        self.labels = (QLabel(), QLabel(), QLabel())  # route, usage, context fill
+        for label, name in zip(self.labels, ("Route", "Usage", "Context fill"), strict=True):
+            label.setAccessibleName(name)
+        bar.addWidget(self.labels[0], 1)
+        bar.addPermanentWidget(self.labels[2])
+        bar.addPermanentWidget(self.labels[1])
         self.parts = StatusParts()
         self.dropped = 0  # how many of DROPS are left out now
         for label in self.labels:
