@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QRect, Qt, QTimer
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QLabel
@@ -273,6 +273,13 @@ def test_a_narrow_window_folds_the_sidebar_and_fits_the_status_bar(
 
         w.new_session()
         qtbot.waitUntil(lambda: w.session_id != first, timeout=WAIT)
+        w.route_bar.chats_button.click()
+        assert w.sidebar.isVisible()
+        assert w.width() == 650  # shown over the chat: the window does not grow
+        assert w.sidebar.geometry().top() >= w.route_bar.chats_button.mapTo(w, QPoint(0, 0)).y()  # button reachable
+        w.sidebar.search.setFocus()
+        QTest.keyClick(w.sidebar.search, Qt.Key.Key_Escape)
+        assert not w.sidebar.isVisible()
         w.route_bar.chats_button.click()
         assert w.sidebar.isVisible()
         qtbot.waitUntil(lambda: w.sidebar.list.count() == 2, timeout=WAIT)

@@ -85,7 +85,7 @@ class MainWindow(QMainWindow):
         self.routes = ChatRoutes(self)
         self.approvals = ApprovalCards(self)
         self._loading_older = False
-        self.narrow = NarrowLayout(self, self.sidebar, self.route_bar.chats_button)
+        self.narrow = NarrowLayout(self, self.splitter, self.sidebar, self.route_bar.chats_button)
         self._actions()
         self._connect()
 
@@ -128,6 +128,7 @@ class MainWindow(QMainWindow):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([260, 840])
         self.setCentralWidget(splitter)
+        self.splitter = splitter
 
         self.inspector = Inspector(self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
