@@ -336,3 +336,24 @@ def test_stopped_and_failed_requests_still_count_in_the_chat_usage(
         assert [(r.interrupted, r.reported) for r in requests] == [(True, False), (True, False)]
         assert all(r.estimated_tokens and r.estimated_tokens > 0 for r in requests)
         assert "Last: interrupted" in (w.usage_label.toolTip() or w.usage_label.text())  # whole or fitted
+
+
+def test_sending_from_a_search_match_brings_the_new_message_into_view(
+    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    add_loopback_account(cairn_paths, provider)
+    with Journal.open(cairn_paths.journal) as journal:
+        writer = TranscriptWriter(journal)
+        session = journal.create_session("Long walk").id
+        for n in range(30):
+            text = "lentils" if n == 0 else f"Message number {n} about the weather."
+            writer.append(session, "user" if n % 2 == 0 else "assistant", MessageContent(parts=[TextPart(text=text)]))
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        QTest.keyClicks(w.sidebar.search, "lentils")
+        qtbot.waitUntil(lambda: w.sidebar.list.count() == 1, timeout=WAIT)
+        w.sidebar.list.setCurrentRow(0)
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 30, timeout=WAIT)
+        qtbot.waitUntil(lambda: not w.chat.at_bottom(), timeout=WAIT)
+        answered(qtbot, w, "and now?")
+        qtbot.waitUntil(w.chat.at_bottom, timeout=WAIT)

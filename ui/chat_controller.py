@@ -246,6 +246,7 @@ class ChatController(QObject):
         elif isinstance(event, UserCommitted) and current:
             self.w.composer.clear()
             self._add_row(event.row)
+            self.w.chat.jump_to_bottom()  # what you sent is in view, even from a search's match above
         elif isinstance(event, AssistantCommitted | ToolResultCommitted):
             self._end_stream(session_id, current, [event.row])
         elif isinstance(event, TurnFailed):
