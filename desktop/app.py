@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,7 +39,7 @@ from desktop.snapshot import AccountView, AppSnapshot
 from desktop.system_state import SystemState
 from desktop.tool_calls import ParkedCall, parked_calls
 from desktop.validation_text import problem_text
-from host.content import ChatGrant, ChatRoute, Mode, PermissionMode, ToolIdentity
+from host.content import ChatGrant, ChatRoute, Mode, PermissionMode, ToolIdentity, parse_model_system
 from host.files import atomic_write_text
 from host.journal import SessionRecord
 from host.mcp import ServerStatus
@@ -497,8 +498,19 @@ class CairnApp:
     # -- MCP servers (Settings' MCP tab): each a delegation to the composition root ---------
 
     async def start(self) -> None:
-        """Start the services' components: the MCP servers that start with Cairn."""
+        """Take up the route used last, then start the services' components: the MCP
+        servers that start with Cairn."""
+        self._resume_last_route()
         await self.services.start()
+
+    def _resume_last_route(self) -> None:
+        """New chats start on the route a chat was last given, also after a restart."""
+        stored = self.journal.latest_meta("chat_route")
+        meta = parse_model_system(json.loads(stored)) if stored else None
+        known = isinstance(meta, ChatRoute) and self.settings.account(meta.account_id) is not None
+        if isinstance(meta, ChatRoute) and known and (meta.account_id, meta.model) != (self.account_id, self.model):
+            self.account_id, self.model = meta.account_id, meta.model
+            self.publish()
 
     def watch_servers(self, listener: Callable[[ServerView], None]) -> tuple[list[ServerView], Callable[[], None]]:
         """The servers as they are now, and ``listener`` called (on the core) with each change

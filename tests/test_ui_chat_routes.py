@@ -87,6 +87,9 @@ def test_each_chat_keeps_its_route_and_new_chats_start_on_the_last_one(
             assert w.accounts.currentText() == "First"
             routes = [r.meta() for r in TranscriptWriter(run.journal).rows(chat_b) if isinstance(r.meta(), ChatRoute)]
             assert [route.account_id for route in routes] == [w.snapshot.accounts[1].account.id]
+            w.new_session()  # the route used last is remembered across the restart too
+            qtbot.waitUntil(lambda: w.session_id not in (chat_a, chat_b) and w.chat_route is not None, timeout=WAIT)
+            assert w.accounts.currentText() == "Second"
 
 
 def test_a_chat_whose_account_was_removed_falls_back_and_says_so(
