@@ -357,3 +357,13 @@ def test_sending_from_a_search_match_brings_the_new_message_into_view(
         qtbot.waitUntil(lambda: not w.chat.at_bottom(), timeout=WAIT)
         answered(qtbot, w, "and now?")
         qtbot.waitUntil(w.chat.at_bottom, timeout=WAIT)
+
+
+def test_hard_breaks_keep_typed_lines_and_leave_code_and_breaks_alone() -> None:
+    from ui.messages import hard_breaks
+
+    assert hard_breaks("a\nb\n\nc") == "a  \nb\n\nc"
+    assert hard_breaks("```\nx\ny\n```\nz\nw") == "```\nx\ny\n```\nz  \nw"  # a fence stays as typed
+    assert hard_breaks("    code\n    more") == "    code\n    more"  # indented code too
+    assert hard_breaks("ends\\\nnext") == "ends\\\nnext"  # already a hard break
+    assert hard_breaks("one line") == "one line"

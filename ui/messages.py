@@ -207,9 +207,17 @@ def hard_breaks(text: str) -> str:
         if opened:
             fence = opened.group(1)
             continue
-        if line.strip() and lines[number + 1].strip() and not line.endswith("  "):
+        if _joins(line, lines[number + 1]):
             lines[number] = line + "  "  # CommonMark's hard break
     return "\n".join(lines)
+
+
+def _joins(line: str, following: str) -> bool:
+    """Whether Markdown would join ``following`` to ``line`` with a space, where the person
+    typed a line break: two lines of text, neither indented code nor already broken."""
+    if not line.strip() or not following.strip() or line.endswith(("  ", "\\")):
+        return False
+    return not line.startswith(("    ", "\t"))
 
 
 REASONS = {
