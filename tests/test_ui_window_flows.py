@@ -308,8 +308,13 @@ def test_a_reply_in_one_window_shows_the_chat_busy_in_the_other(
         send(first, "a long one")
         qtbot.waitUntil(lambda: second.composer.button.text() == "Stop", timeout=WAIT)
         qtbot.waitUntil(lambda: last(second).status == "streaming" and bool(last(second).text), timeout=WAIT)
+        third = run.shell.open_window()  # opened while the reply runs: busy from the start
+        third.open_session(first.session_id)
+        qtbot.waitUntil(
+            lambda: third.session_id == first.session_id and third.composer.button.text() == "Stop", timeout=WAIT
+        )
         QTest.keyClick(second.composer.editor, Qt.Key.Key_Escape)  # Stop works from the other window
-        qtbot.waitUntil(lambda: idle(first) and idle(second), timeout=WAIT)
+        qtbot.waitUntil(lambda: idle(first) and idle(second) and idle(third), timeout=WAIT)
         assert first.chat.model_rows().messages[-1].status == "interrupted"
 
 
