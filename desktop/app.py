@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
 from pydantic import ValidationError
 
 from desktop.approvals import SUPERSEDED, Approval, Choice, WaitingApprovals
+from desktop.chat_routes import ChatRouteView, remembered_route, resolve_chat_route
 from desktop.compaction import ContextFill, NothingToCompact, context_fill, focus_problem
 from desktop.compactor import CompactionFailed
 from desktop.events import RuntimeEvent
@@ -46,7 +48,7 @@ from desktop.snapshot import AccountView, AppSnapshot
 from desktop.system_state import SystemState
 from desktop.tool_calls import ParkedCall, parked_calls
 from desktop.validation_text import problem_text
-from host.content import ChatGrant, Mode, PermissionMode, ToolIdentity
+from host.content import ChatGrant, ChatRoute, Mode, PermissionMode, ToolIdentity, parse_model_system
 from host.files import atomic_write_text
 from host.journal import SessionRecord
 from host.mcp import ServerStatus
@@ -56,7 +58,7 @@ from host.transcript import TranscriptRow, TranscriptWriter
 from host.usage import RequestUsage, UsageLedger, UsageTotals
 from host.versions import NotAVersion, Versions, switch_version
 
-__all__ = ["LOCAL_PORTS", "CairnApp", "LocalServer", "NoRoute", "SessionEvent"]
+__all__ = ["LOCAL_PORTS", "CairnApp", "LocalServer", "NoRoute", "SessionEvent", "TurnBusy"]
 
 # Local servers Cairn offers on first start when they answer: Ollama, LM Studio, llama.cpp.
 LOCAL_PORTS = {"ollama": 11434, "lmstudio": 1234, "llamacpp": 8080}
@@ -70,6 +72,15 @@ class NoRoute(Exception):
 class SessionEvent:
     session_id: str
     event: RuntimeEvent
+
+
+@dataclass(frozen=True)
+class TurnBusy:
+    """A chat began or ended a turn (a reply or a compaction), whichever window asked for it:
+    every window showing the chat shows it busy until it ends."""
+
+    session_id: str
+    busy: bool
 
 
 @dataclass(frozen=True)
@@ -102,6 +113,7 @@ class CairnApp:
         self._on_event = on_event or (lambda _event: None)
         self._running: dict[str, asyncio.Task[TurnOutcome]] = {}
         self._stopped: set[str] = set()  # sessions whose turn the person stopped
+        # The route used last: new chats start on it; each chat then keeps its own.
         self.account_id: str | None = self.settings.default_account
         self.model: str | None = None
         # The window's approver: a parked call waits on a future the approval card resolves.
@@ -160,11 +172,51 @@ class CairnApp:
         return self.services.route(account, self.model)
 
     def choose(self, account_id: str, model: str | None) -> ResolvedRoute:
-        """Send the next request to this account and model; the conversation carries over."""
+        """Make this account and model the route used last, the one new chats start on."""
         self.account_id, self.model = account_id, model
         route = self.route()
         self.publish()
         return route
+
+    def chat_route(self, session_id: str) -> ChatRouteView:
+        """The chat's own account and model, resolved (see ``desktop.chat_routes``)."""
+        remembered, stored = remembered_route(self.writer.model_order(session_id), self.ledger.requests(session_id))
+        view = resolve_chat_route(remembered, stored, self.settings, (self.account_id, self.model))
+        account = self.settings.account(view.account_id) if view.account_id else None
+        if account is None:
+            return view
+        try:
+            return replace(view, route=self.services.route(account, view.model))
+        except (RouteError, ValueError) as exc:
+            return replace(view, problem=str(exc))
+
+    def set_chat_route(self, session_id: str, account_id: str, model: str | None) -> ChatRouteView:
+        """Send the chat's next requests to this account and model (the conversation carries
+        over); it becomes the route used last, too."""
+        self.account_id, self.model = account_id, model
+        self._remember_route(session_id, account_id, model)
+        view = self.chat_route(session_id)
+        self.publish()
+        return view
+
+    def _remember_route(self, session_id: str, account_id: str, model: str | None) -> None:
+        """Keep the route a chat goes to with the chat, unless it already says exactly that."""
+        wanted = ChatRoute(account_id=account_id, model=model)
+        remembered, stored = remembered_route(self.writer.model_order(session_id), [])
+        if not (stored and remembered == wanted) and not self.journal.read_only:
+            self.writer.append_meta(session_id, wanted)
+
+    def _chat_route(self, session_id: str) -> tuple[ResolvedRoute, Account]:
+        """The route the chat's next request goes to, kept with the chat from now on."""
+        view = self.chat_route(session_id)
+        account = self.settings.account(view.account_id) if view.account_id else None
+        if account is None:
+            raise NoRoute("Add an account in Settings to start chatting.")
+        if view.route is None:
+            raise RouteError(view.problem or "This chat's route cannot be used; choose another above the chat.")
+        if not view.stored:
+            self._remember_route(session_id, account.id, view.model)
+        return view.route, account
 
     def api_key(self, account: Account) -> str | None:
         return self.services.api_key(account)
@@ -187,10 +239,10 @@ class CairnApp:
     def context_fill(self, session_id: str) -> ContextFill | None:
         """How full the chat's context is on the route chosen now (``None``: nothing counted
         yet, or no route)."""
-        try:
-            budget = self.services.budget(self.route())
-        except (NoRoute, RouteError, ValueError):
+        view = self.chat_route(session_id)
+        if view.route is None:
             return None
+        budget = self.services.budget(view.route)
         return context_fill(self.writer.model_order(session_id), self.ledger.requests(session_id), budget)
 
     def export(self, session_id: str, path: Path) -> None:
@@ -326,9 +378,7 @@ class CairnApp:
     async def _turn(self, session_id: str, run: Callable[[ChatRuntime], Awaitable[TurnOutcome]]) -> TurnOutcome:
         if self.busy(session_id):
             raise RuntimeError("This session is already answering; stop it first.")
-        route = self.route()
-        account = self.account()
-        assert account is not None
+        route, account = self._chat_route(session_id)
         # A fresh runtime each turn: the key may have changed in Settings, and a tool whose
         # schema changed must never run from an idle runtime's copy.
         runtime = self.services.runtime(
@@ -342,6 +392,7 @@ class CairnApp:
         )
         task = asyncio.ensure_future(run(runtime))
         self._running[session_id] = task
+        self._on_event(TurnBusy(session_id, True))
         try:
             return await task
         except asyncio.CancelledError:
@@ -351,6 +402,7 @@ class CairnApp:
         finally:
             self._running.pop(session_id, None)
             self._stopped.discard(session_id)
+            self._on_event(TurnBusy(session_id, False))
 
     # -- accounts and settings -----------------------------------------------------------
 
@@ -477,8 +529,19 @@ class CairnApp:
     # -- MCP servers (Settings' MCP tab): each a delegation to the composition root ---------
 
     async def start(self) -> None:
-        """Start the services' components: the MCP servers that start with Cairn."""
+        """Take up the route used last, then start the services' components: the MCP
+        servers that start with Cairn."""
+        self._resume_last_route()
         await self.services.start()
+
+    def _resume_last_route(self) -> None:
+        """New chats start on the route a chat was last given, also after a restart."""
+        stored = self.journal.latest_meta("chat_route")
+        meta = parse_model_system(json.loads(stored)) if stored else None
+        known = isinstance(meta, ChatRoute) and self.settings.account(meta.account_id) is not None
+        if isinstance(meta, ChatRoute) and known and (meta.account_id, meta.model) != (self.account_id, self.model):
+            self.account_id, self.model = meta.account_id, meta.model
+            self.publish()
 
     def watch_servers(self, listener: Callable[[ServerView], None]) -> tuple[list[ServerView], Callable[[], None]]:
         """The servers as they are now, and ``listener`` called (on the core) with each change

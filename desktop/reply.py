@@ -10,8 +10,10 @@ together.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 
+from desktop.estimate import estimate_tokens
 from desktop.projection import ProjectedRequest
 from desktop.provider.errors import MalformedResponse
 from desktop.provider.openai_compat import OpenAICompatClient
@@ -27,11 +29,14 @@ from desktop.provider.stream import (
 from desktop.redaction import Redactor
 from desktop.routes import ResolvedRoute
 from host.content import MessageContent, Part, ReasoningPart, TextPart, ToolCallPart
+from host.errors import JournalWriteError
 from host.journal import Journal
 from host.transcript import TranscriptRow, TranscriptWriter
 from host.usage import UsageKind, UsageLedger
 
-__all__ = ["Shown", "commit_reply", "record_usage", "redacted_parts", "stream_reply"]
+__all__ = ["Shown", "commit_reply", "record_interrupted", "record_usage", "redacted_parts", "stream_reply"]
+
+log = logging.getLogger(__name__)
 
 Shown = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Waiting  # what a reply shows while it streams
 
@@ -142,3 +147,53 @@ def record_usage(
         body_bytes=len(request.body_bytes),
         kind=kind,
     )
+
+
+def record_interrupted(
+    journal: Journal,
+    session_id: str,
+    partial: TranscriptRow | None,
+    *,
+    request: ProjectedRequest,
+    route: ResolvedRoute,
+    estimate: int,
+    assembler: ReplyAssembler,
+) -> None:
+    """A request stopped or failed mid-reply still counts. Providers report usage at the
+    end of a stream, so there is none: it is recorded unreported (its cost unknown) with
+    Cairn's estimate of its prompt (``estimate``) and of what arrived. A journal that cannot
+    take it loses only this count, never the turn's own outcome."""
+    arrived = sum(len(text.encode()) for text in _texts(assembler.parts(complete=False)))
+    tokens = estimate + (estimate_tokens(arrived) if arrived else 0)
+    try:
+        UsageLedger(journal).record(
+            session_id=session_id,
+            row_id=partial.id if partial else None,
+            account_id=route.account_id,
+            provider=route.actual.provider,
+            model=route.actual.model,
+            api=route.actual.api,
+            base_url=route.actual.base_url,
+            body_sha256=hashlib.sha256(request.body_bytes).hexdigest(),
+            body_bytes=len(request.body_bytes),
+            prompt_tokens=None,
+            cached_tokens=None,
+            uncached_tokens=None,
+            output_tokens=None,
+            reasoning_tokens=None,
+            cost_usd=None,
+            interrupted=True,
+            estimated_tokens=tokens,
+        )
+    except JournalWriteError:
+        log.warning("session %s: the usage of an interrupted request could not be saved", session_id)
+
+
+def _texts(parts: list[Part]) -> list[str]:
+    texts = []
+    for part in parts:
+        if isinstance(part, TextPart | ReasoningPart):
+            texts.append(part.text)
+        elif isinstance(part, ToolCallPart):
+            texts.append(str(part.arguments))
+    return texts

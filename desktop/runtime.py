@@ -38,7 +38,7 @@ from desktop.provider.errors import ContextOverflow, MalformedResponse, Provider
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import ReplyAssembler
 from desktop.redaction import Redactor
-from desktop.reply import commit_reply, redacted_parts, stream_reply
+from desktop.reply import commit_reply, record_interrupted, redacted_parts, stream_reply
 from desktop.route_fallback import SessionFallbacks, fallback_for
 from desktop.routes import ResolvedRoute
 from desktop.system_state import SystemState
@@ -331,9 +331,28 @@ class ChatRuntime:
                 break
             except asyncio.CancelledError:
                 partial = self.records.save_partial(session_id, assembler, route, hidden=False)
+                record_interrupted(
+                    self.journal,
+                    session_id,
+                    partial,
+                    request=request,
+                    route=route,
+                    estimate=estimate,
+                    assembler=assembler,
+                )
                 self._emit(TurnCancelled(partial))
                 raise
             except ProviderError as exc:
+                if assembler.has_content:  # it failed mid-reply: the provider worked on it
+                    record_interrupted(
+                        self.journal,
+                        session_id,
+                        None,
+                        request=request,
+                        route=route,
+                        estimate=estimate,
+                        assembler=assembler,
+                    )
                 attempt.request, attempt.prepared, attempt.estimate = request, prepared, estimate
                 failed = await self._recover(session_id, exc, assembler, attempt, budget)
                 if failed is not None:

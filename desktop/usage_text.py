@@ -12,7 +12,7 @@ from host.usage import RequestUsage, UsageTotals
 if TYPE_CHECKING:
     from desktop.runtime import TurnOutcome
 
-__all__ = ["NOT_REPORTED", "cost_text", "request_text", "totals_text", "turn_usage_text"]
+__all__ = ["NOT_REPORTED", "cost_text", "interrupted_text", "request_text", "totals_text", "turn_usage_text"]
 
 NOT_REPORTED = "usage not reported"
 
@@ -30,6 +30,9 @@ def cost_text(cost: float | None, unreported: int = 0) -> str:
 
 def request_text(usage: RequestUsage) -> str:
     """One request: tokens in (cached share), out, cost."""
+    if usage.interrupted and not usage.reported:
+        about = f" · about {usage.estimated_tokens:,} tokens (estimated)" if usage.estimated_tokens else ""
+        return f"interrupted · {NOT_REPORTED}{about}"
     if not usage.reported or usage.prompt_tokens is None or usage.output_tokens is None:
         return NOT_REPORTED
     share = usage.cached_share or 0.0
@@ -38,16 +41,27 @@ def request_text(usage: RequestUsage) -> str:
     )
 
 
-def totals_text(totals: UsageTotals) -> str:
-    """A session's usage so far."""
+def totals_text(totals: UsageTotals, *, cost: bool = True, cached: bool = True) -> str:
+    """A session's usage so far; without its cost or cached share where room is short."""
     if totals.requests == 0:
         return "No requests yet"
     if totals.unreported == totals.requests:
-        return f"{_requests(totals.requests)} · {NOT_REPORTED} · {cost_text(None, totals.unreported)}"
-    return (
-        f"{totals.prompt_tokens + totals.output_tokens:,} tokens · {totals.cached_share:.0%} cached · "
-        f"{cost_text(totals.cost_usd, totals.unreported)}"
-    )
+        words = [_requests(totals.requests), NOT_REPORTED]
+    else:
+        words = [f"{totals.prompt_tokens + totals.output_tokens:,} tokens"]
+        if cached:
+            words.append(f"{totals.cached_share:.0%} cached")
+    if cost:
+        words.append(cost_text(totals.cost_usd if totals.reported else None, totals.unreported))
+    if totals.interrupted:
+        words.append(interrupted_text(totals))
+    return " · ".join(words)
+
+
+def interrupted_text(totals: UsageTotals) -> str:
+    """The requests stopped or failed mid-reply, and Cairn's estimate of their tokens."""
+    about = f", about {totals.estimated_tokens:,} tokens estimated" if totals.estimated_tokens else ""
+    return f"{totals.interrupted} interrupted{about}"
 
 
 def turn_usage_text(outcome: TurnOutcome) -> str:

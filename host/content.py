@@ -55,6 +55,7 @@ __all__ = [
     "CONTENT",
     "MODEL_SYSTEM",
     "ChatGrant",
+    "ChatRoute",
     "Checkpoint",
     "ErrorContent",
     "ErrorRecord",
@@ -250,6 +251,16 @@ class PermissionMode(_Frozen):
     mode: Mode
 
 
+class ChatRoute(_Frozen):
+    """The account and model the chat sends to from this row on (``model`` ``None``: the
+    account's default). Which route a request actually took is in its usage and epoch."""
+
+    v: Literal[1] = 1
+    kind: Literal["chat_route"] = "chat_route"
+    account_id: str
+    model: str | None = None
+
+
 class ToolIdentity(_Frozen):
     """Which tool a grant or an approval is about: where it comes from, its name, and the pin
     (SHA-256 of its exact spec), so a changed spec is asked about again."""
@@ -352,6 +363,7 @@ ModelSystem = Annotated[
     Annotated[SectionUpdate, Tag("section")]
     | Annotated[RouteFallback, Tag("route_fallback")]
     | Annotated[PermissionMode, Tag("permission_mode")]
+    | Annotated[ChatRoute, Tag("chat_route")]
     | Annotated[ChatGrant, Tag("chat_grant")]
     | Annotated[ToolApproval, Tag("tool_approval")]
     | Annotated[PlanRecord, Tag("plan")]

@@ -336,6 +336,18 @@ class Journal:
                 conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         return len(doomed)
 
+    def latest_meta(self, kind: str) -> str | None:
+        """The newest hidden metadata of ``kind`` in any session not deleted, as stored JSON
+        text; ``None`` when there is none."""
+        with self.read() as conn:
+            row = conn.execute(
+                "SELECT r.model_system FROM transcript_rows AS r JOIN sessions AS s ON s.id = r.session_id "
+                "WHERE s.deleted_at IS NULL AND r.role = 'system' AND r.model_system IS NOT NULL "
+                "AND json_extract(r.model_system, '$.kind') = ? ORDER BY r.created_at DESC, r.id DESC LIMIT 1",
+                (kind,),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def search_sessions(self, query: str, limit: int = 50) -> list[tuple[SessionRecord, str]]:
         """Sessions whose title or message text holds every word of ``query`` (as a prefix),
         the most recently active first, each with a snippet of where the text matched."""

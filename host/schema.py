@@ -218,6 +218,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             "WHERE role = 'system' AND model_system IS NULL",
         ),
     ),
+    Migration(
+        version=7,
+        description="requests stopped or failed mid-reply, with an estimate of their tokens",
+        # An older Cairn (4 to 6) still reads and writes every table correctly: it inserts without the
+        # columns (its requests are then complete, with no estimate) and reads an interrupted
+        # request as one whose usage was not reported, which it is. The minimum reader stays 4.
+        min_reader=None,
+        statements=(
+            "ALTER TABLE request_usage ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0 CHECK (interrupted IN (0, 1))",
+            "ALTER TABLE request_usage ADD COLUMN estimated_tokens INTEGER "
+            "CHECK (estimated_tokens IS NULL OR estimated_tokens >= 0)",
+        ),
+    ),
 )
 
 

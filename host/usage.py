@@ -6,6 +6,11 @@ sum only what was reported, and their cost is unknown as soon as one request's c
 Each request has a ``kind`` (``chat``, ``compaction``, ``title``) so that the requests
 Cairn makes for itself can be told from the chat's own; a kind a newer Cairn recorded is
 read back as it is.
+
+A request stopped or failed mid-reply is ``interrupted``. It still counts: with what the
+provider reported, or (usually: usage comes at a stream's end) unreported, with Cairn's own
+estimate of its tokens in ``estimated_tokens``. Estimates are never summed with reported
+counts and never calibrate the next estimate.
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ class RequestUsage(BaseModel):
     created_at: str
     kind: str = "chat"
     body_bytes: int | None = None  # the request body's size; with prompt_tokens it calibrates estimates
+    interrupted: bool = False  # stopped or failed before the reply was complete
+    estimated_tokens: int | None = None  # Cairn's estimate (prompt and output) when usage was not reported
 
     @property
     def reported(self) -> bool:
@@ -77,6 +84,8 @@ class UsageTotals(BaseModel):
     uncached_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0
+    interrupted: int = 0  # requests stopped or failed mid-reply
+    estimated_tokens: int = 0  # Cairn's estimate for the unreported ones that have one
 
     @property
     def reported(self) -> int:
@@ -102,7 +111,9 @@ _TOTALS = (
     f"coalesce(sum(CASE WHEN {_REPORTED} THEN cached_tokens END), 0), "
     f"coalesce(sum(CASE WHEN {_REPORTED} THEN uncached_tokens END), 0), "
     f"coalesce(sum(CASE WHEN {_REPORTED} THEN output_tokens END), 0), "
-    "CASE WHEN count(cost_usd) = count(*) THEN coalesce(sum(cost_usd), 0.0) END"
+    "CASE WHEN count(cost_usd) = count(*) THEN coalesce(sum(cost_usd), 0.0) END, "
+    "coalesce(sum(interrupted), 0), "
+    f"coalesce(sum(CASE WHEN NOT {_REPORTED} THEN estimated_tokens END), 0)"
 )
 
 
@@ -131,6 +142,8 @@ class UsageLedger:
         body_sha256: str,
         kind: UsageKind = "chat",
         body_bytes: int | None = None,
+        interrupted: bool = False,
+        estimated_tokens: int | None = None,
     ) -> RequestUsage:
         """Commit one request's usage; ``id`` and ``created_at`` are filled in.
 
@@ -142,6 +155,8 @@ class UsageLedger:
             raise ValueError("token counts are either all reported or all None (usage not reported)")
         if prompt_tokens is None and cost_usd is not None:
             raise ValueError("a request whose usage was not reported cannot have a known cost")
+        if estimated_tokens is not None and prompt_tokens is not None:
+            raise ValueError("an estimate is kept only for a request whose usage was not reported")
         if kind not in USAGE_KINDS:
             raise ValueError(f"usage kind {kind!r} is not one of {', '.join(USAGE_KINDS)}")
         usage = RequestUsage(
@@ -163,6 +178,8 @@ class UsageLedger:
             body_bytes=body_bytes,
             created_at=utc_now(),
             kind=kind,
+            interrupted=interrupted,
+            estimated_tokens=estimated_tokens,
         )
         columns = ", ".join(_FIELDS)
         marks = ", ".join("?" for _ in _FIELDS)
@@ -211,7 +228,7 @@ class UsageLedger:
         return {row[-1]: _totals(row[:-1]) for row in rows}
 
 
-def _totals(row: tuple[int, int, int, int, int, int, float | None]) -> UsageTotals:
+def _totals(row: tuple[int, int, int, int, int, int, float | None, int, int]) -> UsageTotals:
     return UsageTotals(
         requests=row[0],
         unreported=row[1],
@@ -220,4 +237,6 @@ def _totals(row: tuple[int, int, int, int, int, int, float | None]) -> UsageTota
         uncached_tokens=row[4],
         output_tokens=row[5],
         cost_usd=row[6],
+        interrupted=row[7],
+        estimated_tokens=row[8],
     )

@@ -129,7 +129,7 @@ def snapshot(path: Path) -> dict[str, list[dict[str, Any]]]:
         conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
 def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
     cairn_paths: CairnPaths, version: int
 ) -> None:
@@ -137,7 +137,7 @@ def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
     before = snapshot(cairn_paths.journal)
 
     with Journal.open(cairn_paths.journal) as journal:
-        assert journal.schema_version == latest_version() == 6
+        assert journal.schema_version == latest_version() == 7
         assert not journal.read_only
         with journal.read() as conn:
             after = {name: table(conn, name) for name in ("sessions", "transcript_rows", "request_usage")}
@@ -151,7 +151,7 @@ def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
         assert after["transcript_rows"] == before["transcript_rows"]
         assert len(after["request_usage"]) == len(before.get("request_usage", []))
         for old, new in zip(before.get("request_usage", []), after["request_usage"], strict=True):
-            assert new == {"kind": "chat", **old, "body_bytes": None}
+            assert new == {"kind": "chat", "body_bytes": None, **old, "interrupted": 0, "estimated_tokens": None}
         assert meta == {"min_reader_version": "4"}
 
         # And through the API.

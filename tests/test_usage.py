@@ -49,7 +49,7 @@ def test_totals_sum_reported_requests_and_count_the_others(journal: Journal, led
     totals = ledger.totals(session.id)
     assert totals.model_dump(exclude={"cost_usd"}) == {
         "requests": 2, "unreported": 0, "prompt_tokens": 2200, "cached_tokens": 1800, "uncached_tokens": 400,
-        "output_tokens": 120,
+        "output_tokens": 120, "interrupted": 0, "estimated_tokens": 0,
     }  # fmt: skip
     assert totals.cost_usd == pytest.approx(0.005)
     assert totals.cached_share == pytest.approx(1800 / 2200)
@@ -133,3 +133,25 @@ def test_a_request_usage_knows_whether_it_was_reported() -> None:
     assert reported.cached_share == pytest.approx(0.25)
     empty = RequestUsage(id=new_id(), created_at="t", **{**common, "prompt_tokens": 0, "cached_tokens": 0})
     assert empty.cached_share == 0.0
+
+
+def test_an_interrupted_request_counts_with_its_estimate_marked_as_one(journal: Journal, ledger: UsageLedger) -> None:
+    from desktop.usage_text import request_text, totals_text
+
+    session = journal.create_session()
+    ledger.record(**values(session.id, (1000, 800, 50), 0.002))
+    stopped = ledger.record(**values(session.id, None, None, interrupted=True, estimated_tokens=1400))
+    (_, stored) = ledger.requests(session.id)
+    assert stored == stopped
+    assert stored.interrupted
+    assert stored.estimated_tokens == 1400
+    totals = ledger.totals(session.id)
+    assert (totals.requests, totals.unreported, totals.interrupted, totals.estimated_tokens) == (2, 1, 1, 1400)
+    assert totals.prompt_tokens == 1000  # an estimate is never summed with what was reported
+    assert ledger.last_measured(session.id) is None  # nor calibrates the next estimate (no body size here)
+    text = totals_text(totals)
+    assert "1 interrupted, about 1,400 tokens estimated" in text
+    assert "cost unknown (1 request without usage)" in text
+    assert request_text(stored) == "interrupted · usage not reported · about 1,400 tokens (estimated)"
+    with pytest.raises(ValueError, match="estimate"):
+        ledger.record(**values(session.id, (10, 0, 1), None, estimated_tokens=5))

@@ -21,7 +21,7 @@ from host.paths import CairnPaths
 from ui.core import CoreThread
 from ui.main_window import MainWindow
 from ui.theme import apply_text_size, apply_theme
-from ui.window_state import WindowState
+from ui.window_state import WindowState, fit_to_screen
 
 __all__ = ["Shell", "run"]
 
@@ -71,6 +71,8 @@ class Shell(QObject):
             window.inspector.setVisible(state.inspector_visible)
         window.start(state.last_session if state else None)
         window.show()
+        if state is not None and state.geometry:
+            fit_to_screen(window)  # again, now that the window has its frame
         return window
 
     def set_theme(self, theme: str) -> None:

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView
 
-from desktop.app import SessionEvent
+from desktop.app import SessionEvent, TurnBusy
 from desktop.compaction import ContextFill
 from desktop.events import (
     AssistantCommitted,
@@ -40,7 +40,6 @@ from ui.chat_versions import ChatVersions
 from ui.chat_view import MessageModel
 from ui.composer import message_problem
 from ui.messages import DisplayMessage, Kind
-from ui.status import context_text, usage_text
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -54,7 +53,9 @@ class ChatController(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.w = window
-        self.busy: set[str] = set()
+        self.busy: set[str] = set()  # chats answering, in this window or another
+        self.own: set[str] = set()  # the busy chats whose turn this window started
+        self.retrying: str | None = None  # the chat whose "Retrying in …" the status bar shows
         self.streaming: dict[str, DisplayMessage] = {}
         self._flush = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._flush.timeout.connect(self._flush_streams)
@@ -120,6 +121,7 @@ class ChatController(QObject):
     def start_turn(self, session_id: str, kind: str, text: str = "", *, row_id: str | None = None) -> None:
         app = self.w.app
         self.busy.add(session_id)
+        self.own.add(session_id)
         self.w.composer.set_busy(True)
         work = {
             "send": lambda: app.send(session_id, text),
@@ -147,6 +149,7 @@ class ChatController(QObject):
     def compact(self, session_id: str, focus: str | None) -> None:
         """Summarise the chat's earlier messages now; the composer waits as for a reply."""
         self.busy.add(session_id)
+        self.own.add(session_id)
         self.w.composer.set_busy(True)
 
         def done(message: str) -> None:
@@ -206,6 +209,7 @@ class ChatController(QObject):
             self.model.changed(row)
         elif action.startswith("approve/") and message.approval is not None:
             self.w.approvals.answer(message.approval.call_id, action.split("/", 1)[1])  # type: ignore[arg-type]
+            self.w.focus_composer()
         elif action in ("retry", "regenerate") and session_id not in self.busy:
             self.start_turn(session_id, action)
         elif action == "continue" and session_id not in self.busy:
@@ -242,22 +246,26 @@ class ChatController(QObject):
         self.w.composer.set_busy(session_id in self.busy)
 
     def show_usage(self, usage: tuple[UsageTotals, RequestUsage | None]) -> None:
-        self.w.usage_label.setText(usage_text(*usage))
+        self.w.status_line.set_usage(*usage)
 
     def show_fill(self, fill: ContextFill | None) -> None:
         self.fill = fill
-        text, tip = context_text(fill)
-        label = self.w.context_label
-        label.setText(text)
-        label.setToolTip(tip)
+        self.w.status_line.set_fill(fill)
         full = fill is not None and fill.used >= fill.threshold
-        label.setStyleSheet("color: #b26a00;" if full else "")
+        self.w.context_label.setStyleSheet("color: #b26a00;" if full else "")
 
     # -- the core's events ---------------------------------------------------------------
 
     def on_core_event(self, item: object) -> None:
-        if not isinstance(item, SessionEvent):
-            return
+        if isinstance(item, TurnBusy):
+            self._on_busy(item)
+        elif isinstance(item, SessionEvent):
+            event = item.event
+            if isinstance(event, TextDelta | ReasoningDelta | ToolCallDelta | AssistantCommitted | TurnFailed):
+                self.end_retrying(item.session_id)  # the retry came through, or it is over
+            self._on_session_event(item)
+
+    def _on_session_event(self, item: SessionEvent) -> None:
         event, session_id = item.event, item.session_id
         current = session_id == self.w.session_id
         if isinstance(event, TextDelta | ReasoningDelta | ToolCallDelta | Waiting):
@@ -271,6 +279,7 @@ class ChatController(QObject):
         elif isinstance(event, UserCommitted) and current:
             self.w.composer.clear()
             self._add_row(event.row)
+            self.w.chat.jump_to_bottom()  # what you sent is in view, even from a search's match above
         elif isinstance(event, AssistantCommitted | ToolResultCommitted):
             self._end_stream(session_id, current, [event.row])
         elif isinstance(event, TurnFailed):
@@ -282,7 +291,30 @@ class ChatController(QObject):
         elif isinstance(event, RouteFallbackRecorded) and current:
             self.w.show_notice(_fallback_notice(event))
         elif isinstance(event, Retrying) and current:
-            self.w.statusBar().showMessage(f"Retrying in {event.delay:.1f} s: {event.reason}", 5000)
+            self.retrying = session_id
+            self.w.statusBar().showMessage(f"Retrying in {event.delay:.1f} s: {event.reason}")
+
+    def end_retrying(self, session_id: str | None = None) -> None:
+        """Take a "Retrying in …" off the status bar: its retry is over, or its chat is gone."""
+        if self.retrying is not None and session_id in (None, self.retrying):
+            self.retrying = None
+            self.w.statusBar().clearMessage()
+
+    def _on_busy(self, item: TurnBusy) -> None:
+        """A turn began or ended, maybe in another window: show the chat busy here too."""
+        session_id = item.session_id
+        if item.busy:
+            self.busy.add(session_id)
+            if session_id == self.w.session_id:
+                self.w.composer.set_busy(True)
+        elif session_id in self.busy and session_id not in self.own:
+            self.turn_over(session_id)  # this window's own turns end with their result
+
+    def reset_status(self) -> None:
+        """No chat on screen: its usage, context fill and retry note go."""
+        self.end_retrying()
+        self.w.status_line.set_usage(None, None)
+        self.show_fill(None)
 
     def _on_request(self, session_id: str, event: RequestStarted, current: bool) -> None:
         """A request went out: a reply (or a summary) is on its way; the context's fill is its
@@ -347,6 +379,8 @@ class ChatController(QObject):
 
     def turn_over(self, session_id: str) -> None:
         self.busy.discard(session_id)
+        self.own.discard(session_id)
+        self.end_retrying(session_id)
         self.streaming.pop(session_id, None)
         if session_id == self.w.session_id:
             self.w.composer.set_busy(False)

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QInputDialog,
-    QLabel,
     QMainWindow,
     QSplitter,
     QStackedWidget,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import CairnApp
+from desktop.chat_routes import ChatRouteView
 from desktop.compaction import ContextFill
 from desktop.settings import Account
 from desktop.snapshot import AppSnapshot
@@ -38,16 +38,22 @@ from host.usage import RequestUsage, UsageTotals
 from ui.approvals import ApprovalCards
 from ui.banners import EditBanner, notice_label
 from ui.chat_controller import ChatController
+from ui.chat_route_view import ChatRoutes
 from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.core import CoreThread
+from ui.export_name import export_folder, file_name
 from ui.inspector import Inspector
+from ui.narrow import NarrowLayout
 from ui.route_bar import RouteBar
+from ui.search_marks import search_changed, show_search_match
 from ui.settings_dialog import SettingsDialog
 from ui.sidebar import Sidebar
 from ui.start_page import StartPage
+from ui.status import StatusLine
 from ui.theme import TEXT_SIZES
 from ui.welcome import Welcome, show_welcome_when_empty
+from ui.window_state import fit_to_screen
 
 __all__ = ["MainWindow"]
 
@@ -59,6 +65,9 @@ COMPACT_PROMPT = (
 )
 ShownUsage = tuple[UsageTotals, RequestUsage | None]
 Versions = dict[str, tuple[str, ...]]  # a message on screen -> its versions
+Opened = tuple[
+    list[TranscriptRow], Versions, ShownUsage, list[ParkedCall], Mode, ContextFill | None, bool, ChatRouteView
+]
 
 
 class MainWindow(QMainWindow):
@@ -80,8 +89,10 @@ class MainWindow(QMainWindow):
         self.resize(1100, 760)
         self._build()
         self.controller = ChatController(self)
+        self.routes = ChatRoutes(self)
         self.approvals = ApprovalCards(self)
         self._loading_older = False
+        self.narrow = NarrowLayout(self, self.splitter, self.sidebar, self.route_bar.chats_button)
         self._actions()
         self._connect()
 
@@ -129,6 +140,7 @@ class MainWindow(QMainWindow):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([260, 840])
         self.setCentralWidget(splitter)
+        self.splitter = splitter
 
         self.inspector = Inspector(self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
@@ -137,15 +149,8 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
 
     def _build_status_bar(self) -> None:
-        self.route_label = QLabel()
-        self.route_label.setAccessibleName("Route")
-        self.usage_label = QLabel()
-        self.usage_label.setAccessibleName("Usage")
-        self.context_label = QLabel()
-        self.context_label.setAccessibleName("Context fill")
-        self.statusBar().addWidget(self.route_label, 1)
-        self.statusBar().addPermanentWidget(self.context_label)
-        self.statusBar().addPermanentWidget(self.usage_label)
+        self.status_line = StatusLine(self.statusBar())
+        self.route_label, self.usage_label, self.context_label = self.status_line.labels
 
     def _cancel_edit(self) -> None:
         self.controller.end_edit()
@@ -195,6 +200,8 @@ class MainWindow(QMainWindow):
         self.composer.approve.connect(self.controller.approve_pending)
         self.core.reported.connect(self.inspector.on_event)
         self.sidebar.selected.connect(self.open_session)
+        self.sidebar.selected.connect(lambda _id: self.narrow.fold())
+        self.sidebar.search_changed.connect(partial(search_changed, self.chat))
         self.sidebar.new_requested.connect(self.new_session)
         self.sidebar.search_changed.connect(self.refresh_sessions)
         self.sidebar.rename_requested.connect(self.rename_session)
@@ -206,8 +213,6 @@ class MainWindow(QMainWindow):
         self.cancel_edit.clicked.connect(self._cancel_edit)
         self.chat.message_delegate.action.connect(self.controller.on_message_action)
         self.chat.wants_older.connect(self.load_older)
-        self.route_bar.account_chosen.connect(lambda a: self.run_on_core(lambda: self.app.choose(a, None)))
-        self.route_bar.model_chosen.connect(lambda a, m: self.run_on_core(lambda: self.app.choose(a, m)))
         self.route_bar.mode_chosen.connect(self._mode_chosen)
         self.start_page.add_account.connect(self.open_settings)
         self.start_page.use_local.connect(self._use_local)
@@ -231,6 +236,11 @@ class MainWindow(QMainWindow):
     def clear_notice(self) -> None:
         self.notice.hide()
 
+    def focus_composer(self) -> None:
+        """Back to writing, after a dialog or a card took the focus."""
+        if self.composer.isEnabled():
+            self.composer.editor.setFocus()
+
     # -- start-up ------------------------------------------------------------------------
 
     def start(self, last_session: str | None) -> None:
@@ -244,9 +254,8 @@ class MainWindow(QMainWindow):
         self.snapshot = snapshot
         self.refresh_routes()
         self._show_read_only()
-        session_id = self.session_id
-        if session_id is not None:  # the route's context may have changed with it
-            self.run_on_core(lambda: self.app.context_fill(session_id), self.controller.fill_shower(session_id))
+        if self.session_id is not None:  # the chat's account may be gone, its route's context changed
+            self.routes.reload(self.session_id)
         dialog = self.settings_dialog
         if isinstance(dialog, SettingsDialog) and dialog.isVisible():
             dialog.permissions.show_snapshot(snapshot)
@@ -260,20 +269,11 @@ class MainWindow(QMainWindow):
             widget.setEnabled(reason is None)
 
     def refresh_routes(self) -> None:
-        if not self.route_bar.show_snapshot(self.snapshot):
-            self.pages.setCurrentWidget(self.start_page)
-            self.start_page.probe(self)
-            self.route_label.setText("No account yet")
-            return
-        self.pages.setCurrentIndex(0)
-        route = self.snapshot.route
-        self.welcome.show_model(route.actual.model if route is not None else "")
-        if route is None:
-            self.route_label.setText(self.snapshot.route_problem or "No route")
-            return
-        granted = [name.replace("_", " ") for name, on in route.flags.model_dump().items() if on]
-        flags = ", ".join(granted) if granted else "no transport flags"
-        self.route_label.setText(f"{route.actual.provider} · {route.actual.model} · {flags}")
+        self.routes.refresh()
+
+    @property
+    def chat_route(self) -> ChatRouteView | None:
+        return self.routes.view
 
     def _mode_chosen(self, mode: Mode) -> None:
         """The chat's permission mode, from its next tool call on; a chat not begun yet
@@ -322,6 +322,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("The chat is answering; compact it when the reply is done.", 5000)
             return
         focus, ok = self.ask_compaction_focus()
+        self.focus_composer()
         if ok:
             self.clear_notice()
             self.controller.compact(session_id, focus.strip() or None)
@@ -342,16 +343,19 @@ class MainWindow(QMainWindow):
         self.controller.end_edit(keep_text=True)  # the edit ends with the chat; what was typed stays
         self.session_id = session_id
         self.clear_notice()
+        self.controller.end_retrying()
         self.inspector.show_session(session_id)
 
-        def loaded(
-            result: tuple[list[TranscriptRow], Versions, ShownUsage, list[ParkedCall], Mode, ContextFill | None],
-        ) -> None:
-            rows, versions, usage, parked, mode, fill = result
+        def loaded(result: Opened) -> None:
+            rows, versions, usage, parked, mode, fill, busy, route = result
             if self.session_id != session_id:
                 return
+            self.routes.show(session_id, route)
+            if busy:  # answering in another window
+                self.controller.busy.add(session_id)
             self.route_bar.show_mode(mode)
             self.controller.show_session(session_id, rows, versions)
+            show_search_match(self.chat, self.sidebar.search.text())
             self.controller.show_usage(usage)
             self.controller.show_fill(fill)
             self.approvals.show_parked(session_id, parked)
@@ -365,6 +369,8 @@ class MainWindow(QMainWindow):
                 self.app.parked(session_id),
                 self.app.mode(session_id),
                 self.app.context_fill(session_id),
+                self.app.busy(session_id),
+                self.app.chat_route(session_id),
             ),
             loaded,
         )
@@ -390,13 +396,14 @@ class MainWindow(QMainWindow):
         self.run_on_core(lambda: self.app.page(session_id, before_seq=first, limit=PAGE), loaded)
 
     def rename_session(self, session_id: str, title: str) -> None:
-        self.run_on_core(lambda: self.app.journal.rename_session(session_id, title), lambda _r: self.refresh_sessions())
+        def renamed(_result: object) -> None:
+            self.refresh_sessions()
+            self.focus_composer()
+
+        self.run_on_core(lambda: self.app.journal.rename_session(session_id, title), renamed)
 
     def delete_session(self, session_id: str) -> None:
-        title = next(
-            (self.sidebar.list.item(i).text() for i in range(self.sidebar.list.count())
-             if self.sidebar.list.item(i).data(Qt.ItemDataRole.UserRole) == session_id), "",
-        )  # fmt: skip
+        title = self.sidebar.title_of(session_id)
 
         def deleted(_result: object) -> None:
             self.sidebar.show_undo(session_id, title)
@@ -404,6 +411,8 @@ class MainWindow(QMainWindow):
                 self.controller.end_edit()
                 self.session_id = None
                 self.chat.model_rows().reset([])
+                self.controller.reset_status()
+                self.routes.forget()
             self.refresh_sessions()
 
         self.run_on_core(lambda: self.app.journal.delete_session(session_id), deleted)
@@ -415,7 +424,10 @@ class MainWindow(QMainWindow):
 
     def export_session(self, session_id: str, kind: str) -> None:
         suffix = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
-        path, _ = QFileDialog.getSaveFileName(self, "Export chat", f"chat.{kind}", suffix)
+        title = self.sidebar.title_of(session_id)
+        suggested = str(export_folder() / f"{file_name(title)}.{kind}")
+        path, _ = QFileDialog.getSaveFileName(self, "Export chat", suggested, suffix)
+        self.focus_composer()
         if path:
             self.run_on_core(lambda: self.app.export(session_id, Path(path)))
 
@@ -426,6 +438,7 @@ class MainWindow(QMainWindow):
 
         def show(_reloaded: object) -> None:
             dialog = SettingsDialog(self, preset=preset)
+            dialog.finished.connect(self.focus_composer)
             dialog.open()
             self.settings_dialog = dialog
 
@@ -442,6 +455,7 @@ class MainWindow(QMainWindow):
         self.theme_requested.emit(theme)
 
     def _focus_search(self) -> None:
+        self.narrow.reveal()
         self.sidebar.search.setFocus()
         self.sidebar.search.selectAll()
 
@@ -449,8 +463,10 @@ class MainWindow(QMainWindow):
         self.inspector.setVisible(not self.inspector.isVisible())
 
     def restore_geometry(self, encoded: str) -> None:
-        if encoded:
-            self.restoreGeometry(QByteArray.fromBase64(encoded.encode("ascii")))
+        """The saved geometry, fitted to the screen it opens on: one saved on a bigger screen,
+        at another scale or on a screen gone since never opens larger than the screen or off it."""
+        if encoded and self.restoreGeometry(QByteArray.fromBase64(encoded.encode("ascii"))):
+            fit_to_screen(self)
 
     def encoded_geometry(self) -> str:
         return bytes(self.saveGeometry().toBase64().data()).decode("ascii")

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOpti
 from ui.icons import icon
 from ui.live_document import LiveDocument
 from ui.messages import Action, DisplayMessage, message_actions, message_html, shown_time
+from ui.search_marks import mark_words
 from ui.theme import RADIUS, SPACE, Tokens
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._heights: dict[str, tuple[tuple[Any, ...], int]] = {}
         self._estimated: set[str] = set()  # rows laid out at an estimate, not yet measured
         self._live: dict[str, LiveDocument] = {}
+        self.highlight: tuple[str, ...] = ()  # words marked in every message: a search's
 
     @property
     def tokens(self) -> Tokens:
@@ -123,7 +125,7 @@ class MessageDelegate(QStyledItemDelegate):
             return document, code_blocks
         self._live.pop(message.key, None)
         last_user, last_answer = self.flags(message)
-        stamp = (message.version, width, self.dark, last_user, last_answer, message.reasoning_open)
+        stamp = (message.version, width, self.dark, last_user, last_answer, message.reasoning_open, self.highlight)
         cached = self._docs.get(message.key)
         if cached is not None and cached[0] == stamp:
             self._docs.move_to_end(message.key)
@@ -133,6 +135,8 @@ class MessageDelegate(QStyledItemDelegate):
         document.setDocumentMargin(0)
         document.setDefaultFont(self.view.font())
         document.setHtml(body)
+        if self.highlight:
+            mark_words(document, self.highlight, dark=self.dark)
         document.setTextWidth(width)
         if message.kind == "user":  # a short message gets a bubble that fits it
             document.setTextWidth(min(width, math.ceil(document.idealWidth()) + 1))
@@ -219,7 +223,7 @@ class MessageDelegate(QStyledItemDelegate):
             text = QPointF(left, top)
         buttons: list[tuple[Action, QRectF]] = []
         time = None
-        switcher = None
+        switcher: tuple[QRectF, QRectF, QRectF] | None = None
         if self._has_button_row(message):
             last_user, last_answer = self.flags(message)
             actions = message_actions(message, last_user=last_user, last_answer=last_answer)
@@ -234,8 +238,11 @@ class MessageDelegate(QStyledItemDelegate):
             width = len(actions) * BUTTON + stamp_w + (2 * BUTTON + position_w if position_w else 0)
             x = box.right() - width if message.kind == "user" else box.left() - (BUTTON - ICON) / 2
             if position_w:
-                switcher = (QRectF(x, y, BUTTON, BUTTON), QRectF(x + BUTTON, y, position_w, BUTTON))
-                switcher += (QRectF(x + BUTTON + position_w, y, BUTTON, BUTTON),)
+                switcher = (
+                    QRectF(x, y, BUTTON, BUTTON),
+                    QRectF(x + BUTTON, y, position_w, BUTTON),
+                    QRectF(x + BUTTON + position_w, y, BUTTON, BUTTON),
+                )
                 for name, rect in (("version-prev", switcher[0]), ("version-next", switcher[2])):
                     if name in versions:
                         buttons.append((versions[name], rect))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -152,11 +153,9 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
     t = Tokens.of(dark=dark)
 
     if message.kind == "error":
-        retry = (
-            f'&nbsp;&nbsp;<a href="cairn:retry" style="color: {t.accent};">Retry</a>'
-            if message.retryable or last_answer
-            else ""
-        )
+        # Retry asks again from the end of the chat, so only the chat's last answer offers it:
+        # once a retry succeeded, the earlier error row is history and shows no link.
+        retry = f'&nbsp;&nbsp;<a href="cairn:retry" style="color: {t.accent};">Retry</a>' if last_answer else ""
         body = f'<p><b style="color: {t.danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
         return body, []
     if message.kind == "summary":
@@ -180,7 +179,8 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
             parts.append(f'<p style="color: {t.muted};"><i>{text}</i></p>')
     code_blocks: list[str] = []
     if message.text:
-        rendered = render_markdown(message.text, dark=dark)
+        text = hard_breaks(message.text) if message.kind == "user" else message.text
+        rendered = render_markdown(text, dark=dark)
         parts.append(rendered.html)
         code_blocks = rendered.code_blocks
     for name, arguments in message.tool_calls:
@@ -219,6 +219,37 @@ def _header(message: DisplayMessage, t: Tokens) -> str:
     if not notes:
         return ""
     return f'<span style="color: {t.muted};">{" · ".join(notes)}</span>'
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def hard_breaks(text: str) -> str:
+    """A person's own message as Markdown that keeps each line break they typed: a line
+    followed by another line of the same paragraph ends in a hard break. Code fences are
+    left as typed. Only what is painted changes; Copy copies ``text`` itself."""
+    lines = text.split("\n")
+    fence: str | None = None
+    for number, line in enumerate(lines[:-1]):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        if _joins(line, lines[number + 1]):
+            lines[number] = line + "  "  # CommonMark's hard break
+    return "\n".join(lines)
+
+
+def _joins(line: str, following: str) -> bool:
+    """Whether Markdown would join ``following`` to ``line`` with a space, where the person
+    typed a line break: two lines of text, neither indented code nor already broken."""
+    if not line.strip() or not following.strip() or line.endswith(("  ", "\\")):
+        return False
+    return not line.startswith(("    ", "\t"))
 
 
 REASONS = {

@@ -1,10 +1,11 @@
-"""The route bar above the chat: the account and model the next message goes to, and the
-chat's permission mode. It renders the core's snapshot and asks the core to change things."""
+"""The route bar above the chat: the account and model the chat's next message goes to, and
+its permission mode. It renders the core's snapshot and the chat's route, and asks the core to
+change them. In a narrow window it also holds the button that shows the chats."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop.snapshot import AppSnapshot
 
@@ -24,6 +25,12 @@ class RouteBar(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.chats_button = QToolButton()
+        self.chats_button.setText("☰ Chats")
+        self.chats_button.setAccessibleName("Show chats")
+        self.chats_button.setToolTip("Show the list of chats")
+        self.chats_button.setCheckable(True)
+        self.chats_button.hide()  # only in a narrow window
         self.accounts = QComboBox()
         self.accounts.setAccessibleName("Account")
         self.models = QComboBox()
@@ -43,34 +50,41 @@ class RouteBar(QWidget):
             box.setMinimumWidth(96)  # as wide as their text when there is room; a narrow window shrinks them
         row = QHBoxLayout(self)
         row.setContentsMargins(10, 6, 10, 0)
-        row.addWidget(QLabel("Route:"))
+        row.addWidget(self.chats_button)
+        self.route_caption = QLabel("Route:")
+        row.addWidget(self.route_caption)
         row.addWidget(self.accounts)
         row.addWidget(self.models)
         row.addStretch(1)
-        row.addWidget(QLabel("Tools:"))
+        self.mode_caption = QLabel("Tools:")
+        row.addWidget(self.mode_caption)
         row.addWidget(self.mode)
         self._account_id: str | None = None
         self.accounts.activated.connect(lambda i: self.account_chosen.emit(self.accounts.itemData(i)))
         self.models.activated.connect(self._model)
         self.mode.activated.connect(lambda i: self.mode_chosen.emit(self.mode.itemData(i)))
 
-    def show_snapshot(self, snapshot: AppSnapshot) -> bool:
-        """Show the snapshot's accounts and model; ``False`` when there is no account yet."""
+    def show_snapshot(self, snapshot: AppSnapshot, route: tuple[str | None, str | None] | None = None) -> bool:
+        """Show the snapshot's accounts, with ``route`` (account id, model; the chat's own)
+        chosen, else the route used last; ``False`` when there is no account yet."""
+        account_id, model = route if route is not None else (snapshot.account_id, snapshot.model)
         accounts = [view.account for view in snapshot.accounts]
         self.accounts.clear()
         for account in accounts:
             self.accounts.addItem(account.name, account.id)
         if not accounts:
             return False
-        self._account_id = snapshot.account_id or accounts[0].id
-        self.accounts.setCurrentIndex(max(self.accounts.findData(self._account_id), 0))
-        view = snapshot.account(snapshot.account_id)
+        if snapshot.account(account_id) is None:
+            account_id, model = accounts[0].id, None
+        self._account_id = account_id
+        self.accounts.setCurrentIndex(max(self.accounts.findData(account_id), 0))
+        view = snapshot.account(account_id)
         if view is not None:
             account = view.account
             self.models.clear()
-            for model in dict.fromkeys([account.default_model, *snapshot.catalog_models.get(account.provider, ())]):
-                self.models.addItem(model)
-            self.models.setCurrentText(snapshot.model or account.default_model)
+            for name in dict.fromkeys([account.default_model, *snapshot.catalog_models.get(account.provider, ())]):
+                self.models.addItem(name)
+            self.models.setCurrentText(model or account.default_model)
         return True
 
     def show_mode(self, mode: str) -> None:

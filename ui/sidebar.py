@@ -18,9 +18,10 @@ from PySide6.QtWidgets import (
 
 from host.journal import SessionRecord
 
-__all__ = ["Sidebar"]
+__all__ = ["TITLE_ROLE", "Sidebar"]
 
 UNDO_SECONDS = 10
+TITLE_ROLE = Qt.ItemDataRole.UserRole + 1  # the chat's whole title, however it is shown
 
 
 class Sidebar(QWidget):
@@ -50,6 +51,9 @@ class Sidebar(QWidget):
 
         self.list = QListWidget()
         self.list.setAccessibleName("Chats")
+        # A long title ends in "…" within the list's width (its tooltip has it whole).
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._menu)
         self.list.currentItemChanged.connect(self._current_changed)
@@ -82,10 +86,12 @@ class Sidebar(QWidget):
         self._filling = True
         self.list.clear()
         for record, snippet in found:
-            item = QListWidgetItem(record.title or "Untitled chat")
+            title = record.title or "Untitled chat"
+            item = QListWidgetItem(title)
             item.setData(Qt.ItemDataRole.UserRole, record.id)
+            item.setData(TITLE_ROLE, record.title)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-            tip = f"Last active {record.updated_at[:16].replace('T', ' ')} UTC"
+            tip = f"{title}\nLast active {record.updated_at[:16].replace('T', ' ')} UTC"
             item.setToolTip(f"{tip}\n{snippet}" if snippet else tip)
             self.list.addItem(item)
             if record.id == current:
@@ -98,6 +104,15 @@ class Sidebar(QWidget):
             return None
         session_id: str = item.data(Qt.ItemDataRole.UserRole)
         return session_id
+
+    def title_of(self, session_id: str) -> str:
+        """The chat's title as the list has it ("" when untitled or not listed)."""
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            if item.data(Qt.ItemDataRole.UserRole) == session_id:
+                title: str = item.data(TITLE_ROLE) or ""
+                return title
+        return ""
 
     def show_undo(self, session_id: str, title: str) -> None:
         self._deleted = session_id

@@ -1,12 +1,24 @@
-"""The status bar's words for tokens, cache, cost and how full the context is."""
+"""The status bar: its words for the route, tokens, cache, cost and how full the context
+is, and what it leaves out first when the window is narrow.
+
+When everything does not fit, parts go in this order: the route's transport flags, the
+last request's usage, the chat's cost, its cached share, the route, the chat's usage, and
+last the long form of the context's fill (its short form stays). Each label's tooltip keeps
+its whole text. Text is never clipped.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QLabel, QStatusBar
 
 from desktop.compaction import ContextFill
 from desktop.usage_text import request_text, totals_text
 from host.usage import RequestUsage, UsageTotals
 
-__all__ = ["context_text", "usage_text"]
+__all__ = ["DROPS", "StatusLine", "StatusParts", "context_text", "status_texts", "usage_text"]
 
 SOURCES = {
     "models.dev": "from models.dev",
@@ -14,17 +26,19 @@ SOURCES = {
     "server": "reported by the server",
     "default": "Cairn's default: the model's own is not known",
 }
+DROPS = ("flags", "last", "cost", "cached", "route", "usage", "context")
+GAP = 24  # room between two labels, and around the size grip
 
 
-def usage_text(totals: UsageTotals, last: RequestUsage | None) -> str:
-    chat = totals_text(totals)
+def usage_text(totals: UsageTotals, last: RequestUsage | None, *, cost: bool = True, cached: bool = True) -> str:
+    chat = totals_text(totals, cost=cost, cached=cached)
     if totals.requests == 0:
         return chat
     chat = f"Chat: {chat}"
     return chat if last is None else f"{chat}    Last: {request_text(last)}"
 
 
-def context_text(fill: ContextFill | None) -> tuple[str, str]:
+def context_text(fill: ContextFill | None, *, short: bool = False) -> tuple[str, str]:
     """The context's fill for the status bar, and its tooltip."""
     if fill is None or fill.limit <= 0:
         return "", ""
@@ -34,4 +48,85 @@ def context_text(fill: ContextFill | None) -> tuple[str, str]:
         f"({SOURCES.get(fill.source, fill.source)}). Past {fill.threshold:,}, Cairn summarises earlier messages "
         "before the next request; Compact chat does it now."
     )
+    if short:
+        return f"Context {share:.0%}", tip
     return f"Context {fill.used:,} / {fill.limit:,} ({share:.0%})", tip
+
+
+@dataclass
+class StatusParts:
+    """What the status bar shows, before it is fitted to the room there is."""
+
+    route: str = ""  # "provider · model", or why there is no route
+    flags: str = ""  # the route's transport flags, in words
+    totals: UsageTotals | None = None
+    last: RequestUsage | None = None
+    fill: ContextFill | None = None
+
+
+def status_texts(parts: StatusParts, dropped: int = 0) -> tuple[str, str, str]:
+    """The route, usage and context texts with the first ``dropped`` of ``DROPS`` left out."""
+    gone = set(DROPS[:dropped])
+    route = ""
+    if "route" not in gone:
+        route = parts.route if "flags" in gone or not parts.flags else f"{parts.route} · {parts.flags}"
+    usage = ""
+    if parts.totals is not None and "usage" not in gone:
+        last = None if "last" in gone else parts.last
+        usage = usage_text(parts.totals, last, cost="cost" not in gone, cached="cached" not in gone)
+    context, _tip = context_text(parts.fill, short="context" in gone)
+    return route, usage, context
+
+
+class StatusLine(QObject):
+    """Keeps the status bar's three labels filled with as much as fits their bar."""
+
+    def __init__(self, bar: QStatusBar) -> None:
+        super().__init__(bar)
+        self.bar = bar
+        self.labels = (QLabel(), QLabel(), QLabel())  # route, usage, context fill
+        for label, name in zip(self.labels, ("Route", "Usage", "Context fill"), strict=True):
+            label.setAccessibleName(name)
+        bar.addWidget(self.labels[0], 1)
+        bar.addPermanentWidget(self.labels[2])
+        bar.addPermanentWidget(self.labels[1])
+        self.parts = StatusParts()
+        self.dropped = 0  # how many of DROPS are left out now
+        for label in self.labels:
+            label.setMinimumWidth(1)  # the fitting keeps the text whole, not the layout
+        bar.installEventFilter(self)
+
+    def set_route(self, route: str, flags: str = "") -> None:
+        self.parts.route, self.parts.flags = route, flags
+        self.refit()
+
+    def set_usage(self, totals: UsageTotals | None, last: RequestUsage | None) -> None:
+        self.parts.totals, self.parts.last = totals, last
+        self.refit()
+
+    def set_fill(self, fill: ContextFill | None) -> None:
+        self.parts.fill = fill
+        self.labels[2].setToolTip(context_text(fill)[1])
+        self.refit()
+
+    def room(self) -> int:
+        return self.bar.width() - GAP
+
+    def refit(self) -> None:
+        metrics = self.labels[0].fontMetrics()
+        full = status_texts(self.parts)
+        for dropped in range(len(DROPS) + 1):
+            texts = status_texts(self.parts, dropped)
+            need = sum(metrics.horizontalAdvance(text) + GAP for text in texts if text)
+            if need <= self.room():
+                break
+        self.dropped = dropped
+        for label, text, whole in zip(self.labels[:2], texts[:2], full[:2], strict=True):
+            label.setText(text)
+            label.setToolTip(whole if whole != text else "")
+        self.labels[2].setText(texts[2])
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.bar and event.type() == QEvent.Type.Resize:
+            self.refit()
+        return False

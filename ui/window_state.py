@@ -1,4 +1,5 @@
-"""What the window remembers between runs: its geometry and the last chat. Not settings."""
+"""What the window remembers between runs: its geometry and the last chat. Not settings.
+And how a remembered geometry is fitted to the screen it opens on."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import logging
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
+from PySide6.QtCore import QRect
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QWidget
 
 from host.files import atomic_write_text
 
-__all__ = ["WindowState"]
+__all__ = ["WindowState", "fit_to_screen", "fitted_rect"]
 
 log = logging.getLogger(__name__)
 
@@ -35,3 +39,28 @@ class WindowState(BaseModel):
             atomic_write_text(path, self.model_dump_json(indent=2))
         except OSError:
             log.warning("could not save the window state to %s", path)
+
+
+def fit_to_screen(window: QWidget) -> None:
+    """Keep ``window`` inside the available area of the screen it is on (or the primary
+    screen, when it was saved on one that is gone): never larger, never off it."""
+    frame = window.frameGeometry()
+    screen = QGuiApplication.screenAt(frame.center()) or window.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return
+    area = screen.availableGeometry()
+    fitted = fitted_rect(frame, area)
+    if fitted == frame:
+        return
+    # The frame (title bar, borders) is outside the window's own geometry: keep its margins.
+    extra_w, extra_h = frame.width() - window.width(), frame.height() - window.height()
+    window.resize(max(fitted.width() - extra_w, window.minimumWidth()), max(fitted.height() - extra_h, 1))
+    window.move(fitted.topLeft())
+
+
+def fitted_rect(rect: QRect, area: QRect) -> QRect:
+    """``rect`` shrunk to fit ``area`` if it is larger, then moved inside it."""
+    width, height = min(rect.width(), area.width()), min(rect.height(), area.height())
+    left = min(max(rect.left(), area.left()), area.left() + area.width() - width)
+    top = min(max(rect.top(), area.top()), area.top() + area.height() - height)
+    return QRect(left, top, width, height)

@@ -1,0 +1,121 @@
+"""Each chat keeps its own route, in the real window against two loopback providers."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from pytestqt.qtbot import QtBot
+
+from desktop.loopback import LoopbackProvider, Reply
+from host.content import ChatRoute
+from host.paths import CairnPaths
+from host.transcript import TranscriptWriter
+from tests.ui_fixtures import add_loopback_account, running_cairn
+from ui.main_window import MainWindow
+
+WAIT = 10_000
+
+
+@pytest.fixture
+def provider():
+    with LoopbackProvider() as running:
+        yield running
+
+
+def answered(qtbot: QtBot, window: MainWindow, text: str) -> None:
+    count = len(window.chat.model_rows().messages)
+    window.composer.set_text(text)
+    QTest.keyClick(window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: len(window.chat.model_rows().messages) >= count + 2 and not window.controller.busy, timeout=WAIT
+    )
+
+
+def choose_account(window: MainWindow, name: str) -> None:
+    index = window.accounts.findText(name)
+    window.accounts.setCurrentIndex(index)
+    window.accounts.activated.emit(index)
+
+
+def open_chat(qtbot: QtBot, window: MainWindow, session_id: str, first_text: str) -> None:
+    window.open_session(session_id)
+    qtbot.waitUntil(
+        lambda: bool(window.chat.model_rows().messages) and window.chat.model_rows().messages[0].text == first_text,
+        timeout=WAIT,
+    )
+    qtbot.waitUntil(lambda: window.chat_route is not None, timeout=WAIT)
+
+
+def test_each_chat_keeps_its_route_and_new_chats_start_on_the_last_one(
+    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    add_loopback_account(cairn_paths, provider, "First")
+    with LoopbackProvider() as other:
+        add_loopback_account(cairn_paths, other, "Second", "loopback-reasoner")
+        with running_cairn(cairn_paths) as run:
+            w = run.window
+            answered(qtbot, w, "chat A")
+            chat_a = w.session_id
+            assert len(provider.requests) == 1
+
+            w.new_session()
+            qtbot.waitUntil(lambda: w.session_id != chat_a and w.chat_route is not None, timeout=WAIT)
+            assert w.accounts.currentText() == "First"  # a new chat starts on the route used last
+            choose_account(w, "Second")
+            qtbot.waitUntil(lambda: "loopback-reasoner" in w.route_label.text(), timeout=WAIT)
+            answered(qtbot, w, "chat B")
+            chat_b = w.session_id
+            assert len(other.requests) == 1
+
+            open_chat(qtbot, w, chat_a, "chat A")  # back to A: its own route, not B's
+            assert w.accounts.currentText() == "First"
+            assert "loopback-chat" in w.route_label.text()
+            answered(qtbot, w, "A again")
+            assert (len(provider.requests), len(other.requests)) == (2, 1)
+
+            w.new_session()  # the route changed last was B's
+            qtbot.waitUntil(lambda: w.session_id not in (chat_a, chat_b) and w.chat_route is not None, timeout=WAIT)
+            assert w.accounts.currentText() == "Second"
+
+        with running_cairn(cairn_paths) as run:  # kept with the chat, across a restart
+            w = run.window
+            qtbot.waitUntil(lambda: w.sidebar.list.count() >= 2, timeout=WAIT)
+            open_chat(qtbot, w, chat_b, "chat B")
+            assert w.accounts.currentText() == "Second"
+            open_chat(qtbot, w, chat_a, "chat A")
+            assert w.accounts.currentText() == "First"
+            routes = [r.meta() for r in TranscriptWriter(run.journal).rows(chat_b) if isinstance(r.meta(), ChatRoute)]
+            assert [route.account_id for route in routes] == [w.snapshot.accounts[1].account.id]
+            w.new_session()  # the route used last is remembered across the restart too
+            qtbot.waitUntil(lambda: w.session_id not in (chat_a, chat_b) and w.chat_route is not None, timeout=WAIT)
+            assert w.accounts.currentText() == "Second"
+
+
+def test_a_chat_whose_account_was_removed_falls_back_and_says_so(
+    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    add_loopback_account(cairn_paths, provider, "First")
+    with LoopbackProvider() as other:
+        second = add_loopback_account(cairn_paths, other, "Second", "loopback-reasoner")
+        other.script(Reply(text="from the second"))
+        with running_cairn(cairn_paths) as run:
+            w = run.window
+            answered(qtbot, w, "chat A")
+            chat_a = w.session_id
+            w.new_session()
+            qtbot.waitUntil(lambda: w.session_id != chat_a and w.chat_route is not None, timeout=WAIT)
+            choose_account(w, "Second")
+            qtbot.waitUntil(lambda: "loopback-reasoner" in w.route_label.text(), timeout=WAIT)
+            answered(qtbot, w, "chat B")
+            chat_b = w.session_id
+            open_chat(qtbot, w, chat_a, "chat A")  # "First" is the route used last now
+
+            run.shell.core.submit(lambda: run.app.remove_account(second.id)).result(timeout=10)
+            open_chat(qtbot, w, chat_b, "chat B")
+            qtbot.waitUntil(w.notice.isVisible, timeout=WAIT)
+            assert "account was removed" in w.notice.text()
+            assert "First" in w.notice.text()
+            assert w.accounts.currentText() == "First"
+            answered(qtbot, w, "still here")
+            assert len(provider.requests) == 2
