@@ -16,7 +16,7 @@ deleted again) and gives every block after it the format the HTML asked for.
 
 from __future__ import annotations
 
-from PySide6.QtGui import QFont, QTextCursor, QTextDocument
+from PySide6.QtGui import QFont, QTextCursor, QTextDocument, QTextList
 
 from ui.markdown import render_block, split_blocks
 
@@ -47,20 +47,20 @@ class LiveDocument:
     def _cut_from(self, position: int) -> QTextCursor:
         cursor = QTextCursor(self.document)
         cursor.setPosition(position)
-        kept = cursor.blockFormat()  # the joined block would take the format of the last one cut
+        joint = _Joint(cursor)  # the joined block would take the format of the last one cut
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
-        cursor.setBlockFormat(kept)
+        joint.restore(cursor)
         return cursor
 
     def _append(self, cursor: QTextCursor, html: str) -> None:
-        joint = self._end()
-        cursor.setPosition(joint)
-        kept = cursor.blockFormat()  # an empty last block would take the lead's format
+        end = self._end()
+        cursor.setPosition(end)
+        joint = _Joint(cursor)  # an empty last block would take the lead's format
         cursor.insertHtml(_LEAD + html)
-        cursor.setPosition(joint)
+        cursor.setPosition(end)
         cursor.deleteChar()  # the lead's zero-width space
-        cursor.setBlockFormat(kept)
+        joint.restore(cursor)
         cursor.movePosition(QTextCursor.MoveOperation.End)
 
     def update(self, text: str, version: int) -> None:
@@ -87,3 +87,29 @@ class LiveDocument:
 
     def all_code_blocks(self) -> list[str]:
         return [*self.code_blocks, *self._tail_codes]
+
+
+class _Joint:
+    """The format and list membership of the block where an edit joins the document, kept so
+    that they can be put back: ``setBlockFormat`` alone keeps whatever list the block is in now."""
+
+    def __init__(self, cursor: QTextCursor) -> None:
+        self.format = cursor.blockFormat()
+        listed = cursor.block().textList()
+        self.list_index = listed.objectIndex() if listed is not None else -1
+        self.list_format = listed.format() if listed is not None else None
+
+    def restore(self, cursor: QTextCursor) -> None:
+        block = cursor.block()
+        listed = block.textList()
+        now = listed.objectIndex() if listed is not None else -1
+        if listed is not None and now != self.list_index:
+            listed.remove(block)
+        cursor.setBlockFormat(self.format)
+        if self.list_format is None or now == self.list_index:
+            return
+        original = cursor.document().object(self.list_index)
+        if isinstance(original, QTextList):
+            original.add(cursor.block())
+        else:  # its list went with the text that was cut: the block starts one like it
+            cursor.createList(self.list_format)

@@ -66,6 +66,12 @@ _QT_LIST_INDENT = 40
 _QUOTE_RULE_WIDTH = 3
 
 
+# Qt's HTML reader lets the next paragraph take over an empty block (an empty list item, cell,
+# heading or quote) when the whole text is read at once, but not when a streamed document
+# appends that paragraph later: so no element is left without text.
+_EMPTY = "&nbsp;"
+
+
 @dataclass
 class Rendered:
     html: str
@@ -105,14 +111,14 @@ def _fence(_r: Any, tokens: list[Any], index: int, _o: Any, env: dict[str, Any])
     number = len(blocks)
     blocks.append(code)
     label = html.escape(language) if language else "code"
+    shown = _highlight(code, language, env["dark"]) if code else _EMPTY
     return (
         f'<table width="100%" cellspacing="0" cellpadding="6" bgcolor="{colours["code_bg"]}" '
         f'border="1" style="border-collapse: collapse; border-style: solid; border-color: {colours["code_border"]}; '
         'margin-top: 6px; margin-bottom: 6px;">'
         f'<tr><td><span style="color: {colours["muted"]};">{label}</span>&nbsp;&nbsp;'
         f'<a href="cairn:copy-code/@{number}@" style="color: {colours["link"]};">Copy</a></td></tr>'
-        f'<tr><td><pre style="margin: 0; white-space: pre-wrap;">{_highlight(code, language, env["dark"])}</pre>'
-        "</td></tr></table>"
+        f'<tr><td><pre style="margin: 0; white-space: pre-wrap;">{shown}</pre></td></tr></table>'
     )
 
 
@@ -152,16 +158,27 @@ def _cell(_r: Any, tokens: list[Any], index: int, _o: Any, env: dict[str, Any]) 
     style = str(token.attrGet("style") or "")
     align = style.removeprefix("text-align:") if style.startswith("text-align:") else "left"
     shade = f' bgcolor="{env["palette"]["table_header_bg"]}"' if token.tag == "th" else ""
-    return f'<{token.tag} align="{html.escape(align)}"{shade}>'
+    return f'<{token.tag} align="{html.escape(align)}"{shade}>{_filler(tokens, index)}'
 
 
-def _quote_open(_r: Any, _t: list[Any], _i: int, _o: Any, env: dict[str, Any]) -> str:
+def _filled(renderer: Any, tokens: list[Any], index: int, options: Any, env: dict[str, Any]) -> str:
+    return str(renderer.renderToken(tokens, index, options, env)) + _filler(tokens, index)
+
+
+def _filler(tokens: list[Any], index: int) -> str:
+    """Something to stand in an element that would otherwise hold no text."""
+    after = tokens[index + 1] if index + 1 < len(tokens) else None
+    empty = after is None or after.nesting == -1 or after.type == "hr" or (after.type == "inline" and not after.content)
+    return _EMPTY if empty else ""
+
+
+def _quote_open(_r: Any, tokens: list[Any], index: int, _o: Any, env: dict[str, Any]) -> str:
     env["quotes"] += 1
     colours = env["palette"]
     return (
         '<table width="100%" cellspacing="0" cellpadding="0" style="margin-top: 6px; margin-bottom: 6px;"><tr>'
         f'<td width="{_QUOTE_RULE_WIDTH}" bgcolor="{colours["quote_rule"]}"></td>'
-        f'<td style="padding-left: 10px; color: {colours["muted"]};">'
+        f'<td style="padding-left: 10px; color: {colours["muted"]};">{_filler(tokens, index)}'
     )
 
 
@@ -215,6 +232,8 @@ _RULES = {
     "ordered_list_open": _list_open,
     "bullet_list_close": _list_close,
     "ordered_list_close": _list_close,
+    "list_item_open": _filled,
+    "heading_open": _filled,
     "link_open": _link_open,
     "image": _image,
 }
