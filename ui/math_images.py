@@ -15,6 +15,7 @@ delimiter is seen in a streaming reply; the closing one usually arrives later.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -36,16 +37,27 @@ class MathStyle:
 
     pixel_size: float  # the text's font size in logical pixels
     dpr: float  # device pixels per logical pixel
-    half_x: float  # half the x-height: Qt centres a middle-aligned image on it
+    ascent: float  # the text's ascent and descent, in logical pixels
+    descent: float
+    half_x: float  # half the text's x-height: Qt aligns "middle" images by it
+    engine: int = 0  # which load of mathtext drew it: a reset makes cached HTML stale
 
 
 def style_now() -> MathStyle:
     """The style of the application's font on its primary screen (a default without a GUI)."""
     app = QGuiApplication.instance()
     if not isinstance(app, QGuiApplication):
-        return MathStyle(13.0, 1.0, 3.5)
+        return MathStyle(13.0, 1.0, 12.0, 3.0, 3.5, _mathtext.generation)
     font = QGuiApplication.font()
-    return MathStyle(float(QFontInfo(font).pixelSize()), app.devicePixelRatio(), QFontMetricsF(font).xHeight() / 2)
+    metrics = QFontMetricsF(font)
+    return MathStyle(
+        float(QFontInfo(font).pixelSize()),
+        app.devicePixelRatio(),
+        metrics.ascent(),
+        metrics.descent(),
+        metrics.xHeight() / 2,
+        _mathtext.generation,
+    )
 
 
 @dataclass(frozen=True)
@@ -55,11 +67,27 @@ class _Engine:
     numpy: Any
 
 
-_lock = threading.Lock()  # mathtext's parser is not thread-safe; the warm-up uses it too
-_engine: _Engine | None = None
-_loaded = False
-_warming: threading.Thread | None = None
-_cache: OrderedDict[tuple[str, float, str, float, float, bool], str | None] = OrderedDict()
+class _MathText:
+    """The process's one mathtext: loaded once, on first use or by the warm-up thread."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # mathtext's parser is not thread-safe; the warm-up uses it too
+        self.engine: _Engine | None = None
+        self.loaded = False
+        self.generation = 0
+        self.warming: threading.Thread | None = None
+        self.cache: OrderedDict[tuple[str, str, MathStyle, bool], str | None] = OrderedDict()
+
+    def engine_locked(self) -> _Engine | None:
+        if not self.loaded:
+            self.engine = _load_engine()
+            self.loaded = True
+            if self.engine is not None:  # load the fonts now, not inside someone's first formula
+                self.engine.parser.parse("$x$", dpi=72, prop=self.engine.font(size=10))
+        return self.engine
+
+
+_mathtext = _MathText()
 
 
 def _load_engine() -> _Engine | None:
@@ -73,38 +101,29 @@ def _load_engine() -> _Engine | None:
     return _Engine(MathTextParser("agg"), FontProperties, numpy)
 
 
-def _engine_locked() -> _Engine | None:
-    global _engine, _loaded  # noqa: PLW0603 - one engine per process, loaded once
-    if not _loaded:
-        _engine = _load_engine()
-        _loaded = True
-        if _engine is not None:  # load the fonts now, not inside someone's first formula
-            _engine.parser.parse("$x$", dpi=72, prop=_engine.font(size=10))
-    return _engine
-
-
 def prepare() -> None:
     """Start loading mathtext in the background, once; a formula is probably on its way."""
-    global _warming  # noqa: PLW0603
-    if _loaded or _warming is not None:
+    state = _mathtext
+    if state.loaded or state.warming is not None:
         return
 
     def load() -> None:
-        with _lock:
-            _engine_locked()
+        with state.lock:
+            state.engine_locked()
 
-    _warming = threading.Thread(target=load, name="mathtext-warm-up", daemon=True)
-    _warming.start()
+    state.warming = threading.Thread(target=load, name="mathtext-warm-up", daemon=True)
+    state.warming.start()
 
 
 def reset() -> None:
     """Forget the engine and every image (tests use this to load mathtext again)."""
-    global _engine, _loaded, _warming
-    if _warming is not None:
-        _warming.join()
-    with _lock:
-        _engine, _loaded, _warming = None, False, None
-        _cache.clear()
+    state = _mathtext
+    if state.warming is not None:
+        state.warming.join()
+    with state.lock:
+        state.engine, state.loaded, state.warming = None, False, None
+        state.generation += 1
+        state.cache.clear()
 
 
 def formula_html(tex: str, *, colour: str, style: MathStyle, display: bool) -> str | None:
@@ -112,16 +131,17 @@ def formula_html(tex: str, *, colour: str, style: MathStyle, display: bool) -> s
     tex = tex.strip()
     if not tex or len(tex) > MAX_TEX:
         return None
-    key = (tex, style.pixel_size, colour, style.dpr, style.half_x, display)
-    with _lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-        engine = _engine_locked()
+    key = (tex, colour, style, display)
+    state = _mathtext
+    with state.lock:
+        if key in state.cache:
+            state.cache.move_to_end(key)
+            return state.cache[key]
+        engine = state.engine_locked()
         html = None if engine is None else _draw(engine, tex, colour, style, display)
-        _cache[key] = html
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+        state.cache[key] = html
+        if len(state.cache) > _CACHE_SIZE:
+            state.cache.popitem(last=False)
         return html
 
 
@@ -136,10 +156,7 @@ def _draw(engine: _Engine, tex: str, colour: str, style: MathStyle, display: boo
     if mask.size == 0:
         return None
     height, width = mask.shape
-    # Qt gives a middle-aligned image a descent of (height - half an x-height) / 2. Pad it
-    # above or below so that this descent is the formula's own depth below its baseline.
-    shift = round(style.half_x * style.dpr - height + 2 * parsed.depth)
-    top, bottom = max(shift, 0), max(-shift, 0)
+    top, bottom = _padding(height, parsed.height - 1 - parsed.depth, style)
     rgba = np.zeros((top + height + bottom, width, 4), dtype=np.uint8)
     red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
     rgba[:, :, 0], rgba[:, :, 1], rgba[:, :, 2] = red, green, blue
@@ -155,3 +172,21 @@ def _draw(engine: _Engine, tex: str, colour: str, style: MathStyle, display: boo
         f'<img src="data:image/png;base64,{data}" width="{logical_w:.2f}" height="{logical_h:.2f}" '
         'style="vertical-align: middle;">'
     )
+
+
+def _padding(rows: int, baseline: float, style: MathStyle) -> tuple[int, int]:
+    """Rows to add above and below a formula image so that its baseline meets the text's.
+
+    ``baseline`` is how many rows from the top the formula's baseline is (mathtext pads its
+    ink by a pixel each side, which puts it at ``height - 1 - depth``). Qt lays a
+    middle-aligned image out with a descent of (height - half an x-height) / 2, but draws it
+    centred in its line's height; the two agree only when the image reaches at least as far
+    above and below the baseline as the text does. So it is padded that far.
+    """
+    scale = style.dpr
+    below = rows - baseline
+    half_x = style.half_x * scale
+    wanted = max(below, style.descent * scale, style.ascent * scale - half_x, baseline - half_x)
+    bottom = math.ceil(wanted - below)
+    top = max(round(half_x + 2 * (below + bottom) - rows - bottom), 0)
+    return top, bottom
