@@ -157,29 +157,81 @@ def test_images_follow_the_colour_and_the_screen_density() -> None:
     assert abs(width_one - width_two) <= 0.2 * width_one
 
 
-def lowest_row(image: QImage, wanted: Callable[[QColor], bool]) -> int:
-    return max(y for y in range(image.height()) for x in range(image.width()) if wanted(image.pixelColor(x, y)))
-
-
-@pytest.mark.parametrize("tex", ["x", "mc^2", r"\alpha + b"])
-def test_a_formula_sits_on_the_baseline_of_its_line(tex: str) -> None:
-    # The formula is drawn in red between black letters that have no descenders: the bottoms
-    # of both inks must meet on the baseline.
-    style = math_images.style_now()
-    formula = math_images.formula_html(tex, colour="#ff0000", style=style, display=False)
-    # A taller formula on the same line must not move it.
-    tall = math_images.formula_html(r"\frac{\sum_i a_i}{b_{j_k}}", colour="#0000ff", style=style, display=False)
-    assert formula is not None
-    assert tall is not None
-    document = QTextDocument()
-    document.setDocumentMargin(4)
-    document.setHtml(f"<p>nnn {formula} mmm {tall} nnn</p>")
-    size = document.size().toSize()
-    picture = QImage(size, QImage.Format.Format_ARGB32)
+def painted(document: QTextDocument) -> QImage:
+    picture = QImage(document.size().toSize(), QImage.Format.Format_ARGB32)
     picture.fill(QColor("white"))
     painter = QPainter(picture)
     document.drawContents(painter)
     painter.end()
+    return picture
+
+
+def lowest_row(image: QImage, wanted: Callable[[QColor], bool], columns: range | None = None) -> int:
+    xs = columns if columns is not None else range(image.width())
+    return max(y for y in range(image.height()) for x in xs if wanted(image.pixelColor(x, y)))
+
+
+def red(c: QColor) -> bool:
+    return c.red() > 200 and max(c.green(), c.blue()) < 120
+
+
+TALL = r"n \frac{\sum_i a_i}{b_{j_k}}"
+
+
+@pytest.mark.parametrize(
+    ("tex", "beside"),
+    [
+        ("x", None),
+        ("mc^2", TALL),  # no ink below the baseline: a deep formula beside it does not move it
+        (r"n + \alpha", "y"),
+        ("n + y_p", None),  # ink below the baseline
+        (r"n \frac{a}{b}", None),
+        (r"n_{ij} g", "x^2"),
+        (TALL, "x"),
+        ("n + y_p", TALL),  # two formulas that reach below by different amounts
+        (r"n_{i}", r"\frac{a}{b_j}"),
+    ],
+)
+def test_a_formula_sits_on_the_baseline_of_its_line(tex: str, beside: str | None) -> None:
+    # Each formula starts with a letter that stands on the baseline. Drawn in red between black
+    # letters that have no descenders, next to another formula in blue, that first letter must
+    # end where the black letters end.
+    style = math_images.style_now()
+    deepest = max(math_images.reach(t, style=style, display=False) for t in (tex, beside or "x"))
+    formula = math_images.formula_html(tex, colour="#ff0000", style=style, display=False, reach=deepest)
+    other = (
+        math_images.formula_html(beside, colour="#0000ff", style=style, display=False, reach=deepest) if beside else ""
+    )
+    assert formula is not None
+    assert other is not None
+    document = QTextDocument()
+    document.setDocumentMargin(4)
+    document.setHtml(f"<p>nnn {formula} mmm {other} nnn</p>")
+    picture = painted(document)
     text = lowest_row(picture, lambda c: max(c.red(), c.green(), c.blue()) < 90)
-    ink = lowest_row(picture, lambda c: c.red() > 200 and max(c.green(), c.blue()) < 120)
-    assert abs(ink - text) <= 1
+    left = min(x for x in range(picture.width()) for y in range(picture.height()) if red(picture.pixelColor(x, y)))
+    first_letter = lowest_row(picture, red, range(left, left + 3))
+    assert abs(first_letter - text) <= 1
+
+
+def test_formulas_in_a_rendered_paragraph_share_the_text_baseline() -> None:
+    # Through render_markdown: each formula starts with an n, so its first columns of ink must
+    # end on the same row as the paragraph's own first letter.
+    document = full_document(r"n then $n + y_p$ and $n \frac{a}{b_j}$ and $n^2$ and $n_{ij}$ end", width=900)
+    picture = painted(document)
+
+    def ink(c: QColor) -> bool:
+        return c.lightness() < 160
+
+    block = next(b for b in blocks(document) if b.text().startswith("n then"))
+    line = block.layout().lineAt(0)
+    origin = document.documentLayout().blockBoundingRect(block).topLeft()
+    starts = [0] + [n for n, char in enumerate(block.text()) if char == "\ufffc"]
+    bottoms = []
+    for position in starts:
+        x = int(origin.x() + line.cursorToX(position)[0])
+        columns = range(x, x + 12)
+        left = min(c for c in columns for y in range(picture.height()) if ink(picture.pixelColor(c, y)))
+        bottoms.append(lowest_row(picture, ink, range(left, left + 3)))
+    assert len(bottoms) == 5
+    assert max(bottoms) - min(bottoms) <= 1, bottoms
