@@ -26,6 +26,8 @@ _LEAD = "<p>&#8203;</p>"
 
 
 class LiveDocument:
+    """A streaming reply's QTextDocument: ``update`` with the text so far, as often as it grows."""
+
     def __init__(self, header_html: str, *, font: QFont, width: int, dark: bool, owner: object) -> None:
         self.document = QTextDocument()
         self.document.setDocumentMargin(0)

@@ -29,7 +29,7 @@ from pygments.util import ClassNotFound
 from ui import math_images
 from ui.markdown_math import math_plugin
 
-__all__ = ["Rendered", "palette", "render_block", "render_markdown", "split_blocks"]
+__all__ = ["LIST_INDENT", "Rendered", "palette", "render_block", "render_markdown", "split_blocks"]
 
 _LIGHT = {
     "text": "#1f2328",
@@ -57,7 +57,7 @@ _PYGMENTS_STYLE = {False: "friendly", True: "monokai"}
 
 
 def palette(dark: bool) -> dict[str, str]:
-    """The colours a message's Markdown is drawn in, by role."""
+    """The colours a message's Markdown is drawn in, by role; every rule reads them from here."""
     return dict(_DARK if dark else _LIGHT)
 
 
@@ -74,6 +74,8 @@ _EMPTY = "&nbsp;"
 
 @dataclass
 class Rendered:
+    """A message's HTML and the exact text of each of its code blocks, in order."""
+
     html: str
     code_blocks: list[str] = field(default_factory=list)
 
@@ -300,7 +302,7 @@ def split_blocks(text: str) -> list[str]:
 @lru_cache(maxsize=4096)
 def _render_block(block: str, dark: bool, style: math_images.MathStyle) -> tuple[str, tuple[str, ...]]:
     env: dict[str, Any] = {
-        "palette": _DARK if dark else _LIGHT,
+        "palette": palette(dark),
         "dark": dark,
         "math_style": style,
         "code_blocks": [],
@@ -319,6 +321,7 @@ def render_block(block: str, *, dark: bool, first_code_block: int = 0) -> tuple[
 
 
 def render_markdown(text: str, *, dark: bool = False) -> Rendered:
+    """The whole of ``text``, block by block: what a streamed LiveDocument also ends up showing."""
     rendered = Rendered("")
     pieces = []
     for block in split_blocks(text):
