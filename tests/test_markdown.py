@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontMetricsF, QTextDocument, QTextFrame, QTextTable
+from PySide6.QtGui import QFontMetricsF, QTextDocument, QTextFormat, QTextFrame, QTextTable
 
 from tests.markdown_docs import WIDTH, anchors, blocks, fragments, full_document
 from ui.markdown import LIST_INDENT, palette, render_markdown, split_blocks
@@ -192,3 +192,11 @@ def test_the_palette_names_colours_by_role() -> None:
         assert roles | {"link"} <= set(colours)
         assert all(value.startswith("#") and len(value) == 7 for value in colours.values())
     assert palette(True)["text"] != palette(False)["text"]
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_a_rule_is_a_hairline_in_the_border_colour(dark: bool) -> None:
+    document = full_document("Above.\n\n---\n\nBelow.", dark=dark)
+    ruler = QTextFormat.Property.BlockTrailingHorizontalRulerWidth
+    (rule,) = [b for b in blocks(document) if b.blockFormat().hasProperty(ruler)]
+    assert rule.blockFormat().background().color().name() == palette(dark)["table_border"]

@@ -219,6 +219,10 @@ def _link_open(renderer: Any, tokens: list[Any], index: int, options: Any, env: 
     return str(renderer.renderToken(tokens, index, options, env))
 
 
+def _rule(_r: Any, _t: list[Any], _i: int, _o: Any, env: dict[str, Any]) -> str:
+    return f'<hr style="background-color: {env["palette"]["table_border"]};" />'
+
+
 def _image(_r: Any, tokens: list[Any], index: int, _o: Any, env: dict[str, Any]) -> str:
     # A painted message cannot fetch images, and loading a local path would read the disk on
     # the GUI thread: show what the image is of.
@@ -245,6 +249,7 @@ _RULES = {
     "heading_open": _filled,
     "link_open": _link_open,
     "image": _image,
+    "hr": _rule,
 }
 
 
