@@ -3,17 +3,17 @@
 matplotlib is optional (the ``math`` extra). Without it, or when mathtext cannot read a
 formula, the caller shows the TeX itself as a code chip: :func:`formula_html` returns None.
 
-A formula is parsed straight to a raster (no Figure, no canvas), then kept in small LRUs
-keyed by everything that changes its pixels. The image travels as a ``data:`` URI, which
-QTextDocument decodes itself, so a document needs no resources added and the HTML stays a
-plain string that can be cached and compared.
+A formula is parsed straight to a raster (no Figure, no canvas; about 7 ms for a typical one,
+see benchmarks/math_render.py), then kept in small LRUs keyed by everything that changes its
+pixels. The image travels as a ``data:`` URI, which QTextDocument decodes itself, so a document
+needs no resources added and the HTML stays a plain string that can be cached and compared.
 
 Formulas sit on the text's baseline. One with nothing below its baseline is cut off there and
 aligned to the baseline. One that reaches below is aligned to the bottom of its line, which Qt
 makes exact only if every such image on a line reaches equally far down: so the caller passes
 the deepest :func:`reach` of the paragraph's formulas to each of them.
 
-The first formula pays for importing matplotlib and loading its fonts (a few hundred ms), so
+The first formula pays for importing matplotlib and loading its fonts (about half a second), so
 :func:`prepare` starts that work on a background thread as soon as a formula's opening
 delimiter is seen in a streaming reply; the closing one usually arrives later.
 """
