@@ -4,8 +4,10 @@
 
 Starts Xvfb (Debian's ``xvfb`` package) unless DISPLAY is already set, runs the real
 window with the xcb platform against the loopback provider, and saves PNGs of the main
-window in the light and the dark theme, the Settings dialog and the context inspector, and the
-MCP servers tab with a ready and a failed server and an import preview.
+window in the light and the dark theme, the first start's page, an empty chat's welcome, the
+versions of an answer, an error row, tool and approval cards, a narrow window, the Settings
+dialog (light and dark) and the context inspector, and the MCP servers tab with a ready and a
+failed server and an import preview.
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ def shoot(out: Path) -> None:
     paths = CairnPaths.from_env()
     write_skill(paths.skills_dir, "trail-notes", "Keep short notes of routes, distances and landmarks.")
     write_skill(paths.skills_dir, "Bad Name", "An invalid skill, to show how Cairn reports it.")
+    start_page_shots(paths, out)
     with LoopbackProvider() as provider:
         add_loopback_account(paths, provider, "Local loopback")
         provider.script(
@@ -106,6 +109,8 @@ def shoot(out: Path) -> None:
         with running_cairn(paths) as run:
             window = run.window
             window.resize(1280, 820)
+            settle()
+            window.grab().save(str(out / "welcome.png"))
             for text in ("What is a cairn for?", "How do I build one, and should I?"):
                 window.controller.send(text)
                 wait_for(lambda: not window.controller.busy and bool(window.chat.model_rows().messages))
@@ -124,14 +129,81 @@ def shoot(out: Path) -> None:
             settle()
             window.grab().save(str(out / "inspector.png"))
             window.inspector.hide()
+            version_shots(run, provider, out)
+            error_shot(run, provider, out)
             tool_shots(run, out)
             compaction_shots(run, provider, out)
 
             settings_shots(window, out)
+            run.shell.set_theme("dark")
+            settings_shots(window, out, suffix="-dark", tabs=False)
+            run.shell.set_theme("light")
             mcp_shots(run, out)
     qt.processEvents()
     for name in sorted(p.name for p in out.glob("*.png")):
         print(out / name)
+
+
+def start_page_shots(paths: Any, out: Path) -> None:
+    """No account yet: the first start's page, light and dark."""
+    from tests.ui_fixtures import running_cairn
+
+    with running_cairn(paths) as run:
+        run.window.resize(1100, 720)
+        settle(600)
+        run.window.grab().save(str(out / "start-page.png"))
+        run.shell.set_theme("dark")
+        settle()
+        run.window.grab().save(str(out / "start-page-dark.png"))
+        run.shell.set_theme("light")
+
+
+def hover(window: Any, message: Any) -> None:
+    """Show the buttons under ``message`` as if the pointer were over it."""
+    window.chat.message_delegate.hovered = message.key
+    window.chat.viewport().update()
+
+
+def version_shots(run: Any, provider: Any, out: Path) -> None:
+    """An answer regenerated: its switcher, then the earlier version chosen; and a narrow window."""
+    from desktop.loopback import Reply
+
+    window = run.window
+    window.resize(1280, 820)
+    provider.script(Reply(text="Build it low and wide, with the heaviest stones at the bottom.\n\n" + REPLY))
+    answer = window.chat.model_rows().messages[-1]
+    window.controller.on_message_action(answer.key, "regenerate")
+    wait_for(lambda: not window.controller.busy and window.chat.model_rows().messages[-1].versions == (2, 2))
+    settle()
+    window.chat.jump_to_bottom()
+    hover(window, window.chat.model_rows().messages[-1])
+    settle()
+    window.grab().save(str(out / "versions.png"))
+    window.resize(650, 760)
+    settle(600)
+    window.chat.jump_to_bottom()
+    settle()
+    window.grab().save(str(out / "narrow.png"))
+    window.resize(1280, 820)
+    settle()
+
+
+def error_shot(run: Any, provider: Any, out: Path) -> None:
+    """A reply that failed: the error row and its Retry."""
+    from desktop.loopback import Fault, Reply
+
+    window = run.window
+    window.new_session()
+    wait_for(lambda: not window.chat.model_rows().messages)
+    provider.script(*[Reply(fault=Fault("server_error", status=503))] * 4)
+    window.controller.send("Which cairn marks the pass?")
+    wait_for(lambda: not window.controller.busy and any(m.kind == "error" for m in window.chat.model_rows().messages))
+    settle()
+    window.grab().save(str(out / "error.png"))
+    run.shell.set_theme("dark")
+    settle()
+    window.grab().save(str(out / "error-dark.png"))
+    run.shell.set_theme("light")
 
 
 def tool_shots(run: Any, out: Path) -> None:
@@ -150,6 +222,10 @@ def tool_shots(run: Any, out: Path) -> None:
     wait_for(lambda: any(m.kind == "approval" for m in window.chat.model_rows().messages))
     settle()
     window.grab().save(str(out / "tools.png"))
+    run.shell.set_theme("dark")
+    settle()
+    window.grab().save(str(out / "tools-dark.png"))
+    run.shell.set_theme("light")
     window.controller.stop()  # Esc: deny, so the run ends cleanly
     wait_for(lambda: not window.controller.busy)
 
@@ -203,7 +279,7 @@ def compaction_shots(run: Any, provider: Any, out: Path) -> None:
     window.inspector.hide()
 
 
-def settings_shots(window: Any, out: Path) -> None:
+def settings_shots(window: Any, out: Path, *, suffix: str = "", tabs: bool = True) -> None:
     from ui.settings_dialog import SettingsDialog
 
     window.settings_dialog = None
@@ -212,11 +288,12 @@ def settings_shots(window: Any, out: Path) -> None:
     dialog = window.settings_dialog
     assert isinstance(dialog, SettingsDialog)
     settle(800)
-    dialog.grab().save(str(out / "settings.png"))
-    for index, name in ((2, "settings-skills"), (3, "settings-permissions"), (4, "settings-context")):
-        dialog.tabs.setCurrentIndex(index)
-        settle(400)
-        dialog.grab().save(str(out / f"{name}.png"))
+    dialog.grab().save(str(out / f"settings{suffix}.png"))
+    if tabs:
+        for index, name in ((2, "settings-skills"), (3, "settings-permissions"), (4, "settings-context")):
+            dialog.tabs.setCurrentIndex(index)
+            settle(400)
+            dialog.grab().save(str(out / f"{name}{suffix}.png"))
     dialog.accept()
 
 

@@ -344,6 +344,7 @@ class MainWindow(QMainWindow):
         self.session_id = session_id
         self.clear_notice()
         self.controller.end_retrying()
+        self.routes.view = None  # the chat's own route arrives with its rows; the last one is not its
         self.inspector.show_session(session_id)
 
         def loaded(result: Opened) -> None:
