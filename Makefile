@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test lint typecheck unit bench screenshots clean
+.PHONY: run test lint typecheck unit bench screenshots clean package package-test
 
 run: $(VENV)/.installed-run
 	$(BIN)/cairn
@@ -46,6 +46,20 @@ $(VENV)/.installed-run: $(VENV)/.created pyproject.toml
 $(VENV)/.installed-dev: $(VENV)/.created pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed-run
+
+$(VENV)/.installed-package: $(VENV)/.installed-dev pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev,package]'
+	touch $@
+
+# The Linux packages (.deb, portable .tar.gz, an AppDir for appimagetool) into dist/;
+# packaging/README.md has the Windows and macOS recipes. Takes a few minutes.
+package: $(VENV)/.installed-package
+	$(BIN)/python packaging/build.py
+
+# The release check: unpack the .deb into a temporary root and run the frozen Cairn.
+package-test: package
+	sh packaging/linux/test-prerequisites.sh
+	CAIRN_PACKAGE_TEST=1 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest tests/test_package.py -v -p no:cacheprovider
 
 screenshots: $(VENV)/.installed-dev
 	$(BIN)/python -m tools.screenshots --out screenshots

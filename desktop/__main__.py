@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from desktop.cli import add_commands, run_command
 from desktop.logs import configure_logging
+from desktop.version import cairn_version
 from host.paths import CairnPaths
 
 log = logging.getLogger("cairn")
@@ -21,6 +22,7 @@ log = logging.getLogger("cairn")
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cairn", description="Cairn, a desktop chat host.")
+    parser.add_argument("--version", action="version", version=f"cairn {cairn_version()}")
     add_commands(parser.add_subparsers(dest="command", metavar="COMMAND"))
     args = parser.parse_args(argv)
 

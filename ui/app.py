@@ -120,6 +120,7 @@ def run(paths: CairnPaths) -> int:
     qt = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(qt, QApplication)
     qt.setApplicationName("Cairn")
+    qt.setDesktopFileName("cairn")  # the installed menu entry, cairn.desktop: its name and icon on Wayland
     qt.setWindowIcon(QIcon(str(ASSETS_DIR / "cairn.svg")))
     _quit_on_signals(qt)
     problem = paths.problem()
@@ -147,8 +148,9 @@ def run(paths: CairnPaths) -> int:
         def ready(snapshot: AppSnapshot) -> None:
             shell = Shell(qt, app, core, snapshot)
             shells.append(shell)
-            shell.open_window(WindowState.load(shell.state_path))
-            log.info("main window shown")
+            window = shell.open_window(WindowState.load(shell.state_path))
+            page = "start page" if window.pages.currentWidget() is window.start_page else "chat"
+            log.info("main window shown (%s)", page)
 
         def failed(error: BaseException) -> None:
             QMessageBox.critical(None, "Cairn cannot start", str(error))

@@ -35,6 +35,7 @@ from host.content import Mode
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
+from ui.about import show_about
 from ui.approvals import ApprovalCards
 from ui.banners import EditBanner, notice_label
 from ui.chat_controller import ChatController
@@ -193,6 +194,8 @@ class MainWindow(QMainWindow):
             self.addAction(zoom)
             view.addAction(zoom)
             self.zoom_actions[step] = zoom
+        self.about_action = self.menuBar().addMenu("&Help").addAction("About Cairn")
+        self.about_action.triggered.connect(lambda: show_about(self, self.app.paths))
 
     def _connect(self) -> None:
         self.core.reported.connect(self.controller.on_core_event)
