@@ -70,7 +70,8 @@ def focus_chain(window: QWidget) -> list[QWidget]:
     chain: list[QWidget] = []
     widget = window.nextInFocusChain()
     while widget is not window and len(chain) < 500:
-        if widget.isVisible() and widget.isEnabled() and widget.focusPolicy() & widget.focusPolicy().TabFocus:
+        takes_tab = widget.focusPolicy() & widget.focusPolicy().TabFocus
+        if widget.isVisible() and widget.isEnabled() and takes_tab and widget.focusProxy() is None:
             chain.append(widget)
         widget = widget.nextInFocusChain()
     return chain
@@ -129,6 +130,14 @@ def test_tab_walks_the_window_in_reading_order(
         type_and_send(qtbot, w, "hello")
         qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 2 and idle(w), timeout=WAIT)
         names = [widget.accessibleName() for widget in focus_chain(w)]
-        expected = ["Search chats", "New chat", "Chats", "Account", "Model", "Permission mode", "Conversation"]
+        expected = ["New chat", "Search chats", "Chats", "Account", "Model", "Permission mode", "Conversation"]
         expected += ["Message", "Send"]
         assert [n for n in names if n in expected] == expected, names
+
+
+def test_the_first_start_page_names_its_controls(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        qtbot.waitUntil(w.start_page.isVisible, timeout=WAIT)
+        assert controls(w.start_page) >= 4  # a button for each provider and one for any endpoint
+        assert unnamed(w) == []

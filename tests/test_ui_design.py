@@ -206,3 +206,28 @@ def test_the_keyboard_reaches_a_message_s_actions_through_its_menu(
         QApplication.sendEvent(w.chat, event)
         qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
         assert seen[0] == ["Copy the message", "Answer again"]  # the last message: the answer
+
+
+def test_the_text_size_is_a_setting_in_appearance(
+    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    from ui.settings_dialog import SettingsDialog
+
+    add_loopback_account(cairn_paths, provider)
+    store = SettingsStore(cairn_paths.config_dir / "settings.json")
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        try:
+            w.open_settings(None)
+            qtbot.waitUntil(lambda: isinstance(w.settings_dialog, SettingsDialog), timeout=WAIT)
+            dialog = w.settings_dialog
+            assert isinstance(dialog, SettingsDialog)
+            assert dialog.text_size.value() == QApplication.font().pointSize()
+            dialog.text_size.setValue(14)
+            qtbot.waitUntil(lambda: QApplication.font().pointSize() == 14, timeout=WAIT)
+            qtbot.waitUntil(lambda: store.load().text_size == 14, timeout=WAIT)
+            dialog.text_size.setValue(99)  # the box keeps to the sizes Cairn offers
+            assert dialog.text_size.value() == 22
+            dialog.reject()
+        finally:
+            run.shell.set_text_size(0)

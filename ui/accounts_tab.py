@@ -97,6 +97,7 @@ class AccountsTab(QWidget):
         )
         self.model = QComboBox()
         self.model.setEditable(True)
+        self.model.lineEdit().setAccessibleName("Model")  # what a screen reader meets when typing in it
         if (model_field := self.model.lineEdit()) is not None:
             model_field.setPlaceholderText("A model id; Load models asks the endpoint")
         self.load_models = QPushButton("Load models")

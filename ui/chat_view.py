@@ -18,6 +18,14 @@ from ui.messages import DisplayMessage, message_actions
 __all__ = ["MESSAGE_ROLE", "ChatView", "MessageDelegate", "MessageModel"]
 
 Index = QModelIndex | QPersistentModelIndex
+SPEAKERS = {  # how a screen reader introduces each kind of message
+    "user": "You",
+    "assistant": "Assistant",
+    "tool": "Tool result",
+    "error": "Error",
+    "approval": "Approval needed",
+    "summary": "Summary of earlier messages",
+}
 
 
 class MessageModel(QAbstractListModel):
@@ -37,7 +45,7 @@ class MessageModel(QAbstractListModel):
         if role == MESSAGE_ROLE:
             return message
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            return f"{message.kind}: {message.text or message.error}"
+            return f"{SPEAKERS.get(message.kind, message.kind)}: {message.text or message.error}"
         return None
 
     def reset(self, messages: list[DisplayMessage]) -> None:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -27,6 +28,7 @@ from ui.context_tab import ContextTab
 from ui.mcp_tab import McpTab
 from ui.permissions_tab import PermissionsTab
 from ui.skills_tab import SkillsTab
+from ui.theme import TEXT_SIZES
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -101,8 +103,16 @@ class SettingsDialog(QDialog):
             self.theme.addItem(label, value)
         self.theme.setCurrentIndex(max(self.theme.findData(self.window_.snapshot.theme), 0))
         self.theme.activated.connect(lambda _i: self.window_.set_theme(self.theme.currentData()))
+        self.text_size = QSpinBox()
+        self.text_size.setAccessibleName("Text size")
+        self.text_size.setRange(TEXT_SIZES[0], TEXT_SIZES[-1])
+        self.text_size.setSuffix(" pt")
+        self.text_size.setValue(QApplication.font().pointSize())
+        self.text_size.setToolTip("Ctrl+plus and Ctrl+minus change it too; Ctrl+0 goes back to the usual size.")
+        self.text_size.valueChanged.connect(self.window_.text_size_requested.emit)
         form = QFormLayout(page)
         form.addRow("Theme", self.theme)
+        form.addRow("Text size", self.text_size)
         return page
 
     def done(self, result: int) -> None:
