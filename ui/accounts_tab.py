@@ -97,8 +97,8 @@ class AccountsTab(QWidget):
         )
         self.model = QComboBox()
         self.model.setEditable(True)
-        self.model.lineEdit().setAccessibleName("Model")  # what a screen reader meets when typing in it
         if (model_field := self.model.lineEdit()) is not None:
+            model_field.setAccessibleName("Model")  # what a screen reader meets when typing in it
             model_field.setPlaceholderText("A model id; Load models asks the endpoint")
         self.load_models = QPushButton("Load models")
         self.load_models.setToolTip("Ask the endpoint which models it has, and choose from them.")

@@ -35,7 +35,8 @@ class RouteBar(QWidget):
         self.accounts.setAccessibleName("Account")
         self.models = QComboBox()
         self.models.setEditable(True)
-        self.models.lineEdit().setAccessibleName("Model")  # what a screen reader meets when typing in it
+        if (typed := self.models.lineEdit()) is not None:
+            typed.setAccessibleName("Model")  # what a screen reader meets when typing in it
         self.models.setAccessibleName("Model")
         self.models.setMinimumContentsLength(12)
         self.mode = QComboBox()
