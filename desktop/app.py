@@ -48,6 +48,7 @@ from desktop.snapshot import AccountView, AppSnapshot
 from desktop.system_state import SystemState
 from desktop.tool_calls import ParkedCall, parked_calls
 from desktop.validation_text import problem_text
+from host.branching import branch_session
 from host.content import ChatGrant, ChatRoute, Mode, PermissionMode, ToolIdentity, parse_model_system
 from host.files import atomic_write_text
 from host.journal import SessionRecord
@@ -282,6 +283,13 @@ class CairnApp:
     def versions(self, session_id: str) -> dict[str, tuple[str, ...]]:
         """Each message on screen that has other versions, and its versions in order."""
         return Versions.of(self.writer.version_entries(session_id)).shown()
+
+    def branch(self, session_id: str, row_id: str) -> SessionRecord:
+        """A new chat holding this chat's branch up to the answer ``row_id``; it starts with
+        the same bytes, so the provider's cache still holds its beginning."""
+        record = self.journal.session(session_id)
+        title = f"{record.title or 'Chat'} (branch)" if record is not None else "Branch"
+        return branch_session(self.journal, session_id, row_id, title[:200])
 
     def switch_version(self, session_id: str, row_id: str) -> None:
         """Show the version ``row_id`` and the branch it had; the next message continues it."""

@@ -326,6 +326,7 @@ def test_a_reply_cut_off_at_the_length_limit_says_so_and_continues(
             "copy",
             "continue",
             "regenerate",
+            "branch",
         ]
         assert [a.name for a in message_actions(last_user, last_user=True, last_answer=False)] == ["copy", "edit"]
         w.controller.on_message_action(answer.key, "continue")

@@ -66,7 +66,7 @@ def test_the_buttons_under_a_message_show_on_hover_say_what_they_do_and_act(
 
         # Clicking the answer's copy button copies its Markdown exactly.
         answer = _geometry(w, 1)
-        assert [a.name for a, _ in answer.buttons] == ["copy", "regenerate"]
+        assert [a.name for a, _ in answer.buttons] == ["copy", "regenerate", "branch"]
         QTest.mouseMove(w.chat.viewport(), answer.box.center().toPoint())
         QTest.mouseClick(w.chat.viewport(), Qt.MouseButton.LeftButton, pos=answer.buttons[0][1].center().toPoint())
         assert QGuiApplication.clipboard().text() == "Stones, *stacked*.\n\nWith care."
@@ -205,7 +205,8 @@ def test_the_keyboard_reaches_a_message_s_actions_through_its_menu(
         event = QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, QPoint(5, 5), w.chat.mapToGlobal(QPoint(5, 5)))
         QApplication.sendEvent(w.chat, event)
         qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
-        assert seen[0] == ["Copy the message", "Answer again"]  # the last message: the answer
+        # The last message: the answer.
+        assert seen[0] == ["Copy the message", "Answer again", "Branch into a new chat from here"]
 
 
 def test_the_text_size_is_a_setting_in_appearance(

@@ -214,10 +214,22 @@ class ChatController(QObject):
             self.start_turn(session_id, action)
         elif action == "continue" and session_id not in self.busy:
             self.start_turn(session_id, "send", CONTINUE)
+        elif action == "branch":
+            self.branch(session_id, message.key)
         elif action == "edit" and session_id not in self.busy:
             self.begin_edit(message.text, message.key, last=self.model.last_of("user") is message)
         elif action in ("version-prev", "version-next"):
             self.versions.switch(session_id, message.key, -1 if action == "version-prev" else 1)
+
+    def branch(self, session_id: str, row_id: str) -> None:
+        """A new chat from this answer, opened; the chat it came from stays as it is."""
+
+        def made(record: SessionRecord) -> None:
+            self.w.sidebar.search.clear()
+            self.w.refresh_sessions(query="", select=record.id)
+            self.w.statusBar().showMessage(f"Branched into “{record.title}”.", 5000)
+
+        self.w.run_on_core(lambda: self.w.app.branch(session_id, row_id), made)
 
     def messages_of(self, rows: list[TranscriptRow]) -> list[DisplayMessage]:
         messages = [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]

@@ -130,6 +130,8 @@ def message_actions(message: DisplayMessage, *, last_user: bool, last_answer: bo
         if message.finish_reason == "length":
             actions.append(Action("continue", "Continue where the reply was cut off"))
         actions.append(Action("regenerate", "Answer again"))
+    if message.kind == "assistant" and message.status == "complete" and message.seq is not None:
+        actions.append(Action("branch", "Branch into a new chat from here"))
     return actions
 
 
