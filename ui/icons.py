@@ -6,11 +6,15 @@ one edit. qtawesome needs a running QApplication; icons are made on first use an
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from functools import cache
+from pathlib import Path
 
 from PySide6.QtGui import QIcon
 
-__all__ = ["NAMES", "icon"]
+__all__ = ["NAMES", "icon", "icon_file"]
 
 NAMES = {
     "copy": "ph.copy",
@@ -29,6 +33,8 @@ NAMES = {
     "search": "ph.magnifying-glass",
     "sparkle": "ph.sparkle",
     "folder": "ph.folder-open",
+    "caret-down": "ph.caret-down",
+    "caret-up": "ph.caret-up",
 }
 
 
@@ -39,3 +45,25 @@ def icon(name: str, colour: str) -> QIcon:
 
     made: QIcon = qtawesome.icon(NAMES[name], color=colour)
     return made
+
+
+_files: dict[tuple[str, str], Path] = {}
+
+
+def icon_file(name: str, colour: str, size: int = 12) -> Path:
+    """The icon as a PNG file, for style sheets (which take images only from files): written
+    once per process into a private temporary folder that goes when Cairn exits."""
+    key = (name, colour)
+    if key not in _files:
+        folder = _folder()
+        path = folder / f"{name}-{colour.lstrip('#')}.png"
+        icon(name, colour).pixmap(size * 2, size * 2).save(str(path))  # sharp on a scale factor of 2
+        _files[key] = path
+    return _files[key]
+
+
+@cache
+def _folder() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="cairn-icons-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder

@@ -41,6 +41,7 @@ class StartPage(QWidget):
             button = QPushButton(text)
             button.setAccessibleName(name)
             button.setProperty("primary", preset == "deepseek")
+            button.setMinimumHeight(34)
             button.clicked.connect(lambda _checked=False, p=preset: self.add_account.emit(p))
             buttons.addWidget(button, number // 2, number % 2)
         self.local_title = QLabel("Looking for local servers (Ollama, LM Studio, llama.cpp)…")

@@ -149,7 +149,10 @@ def _palette(t: Tokens) -> QPalette:
 
 def style_sheet(t: Tokens) -> str:
     """The widgets' style sheet: rounded inputs and buttons, quiet lists, bordered tables."""
+    from ui.icons import icon_file  # needs the running QApplication
+
     r, s = RADIUS, SPACE
+    arrows = {"down": icon_file("caret-down", t.muted).as_posix(), "up": icon_file("caret-up", t.muted).as_posix()}
     return f"""
 QToolTip {{ color: {t.text}; background: {t.surface}; border: 1px solid {t.border_strong};
     border-radius: {r["s"]}px; padding: {s["xs"]}px {s["s"]}px; }}
@@ -170,6 +173,12 @@ QLineEdit, QPlainTextEdit, QTextEdit, QSpinBox, QComboBox {{ background: {t.surf
     selection-background-color: {t.accent}; selection-color: {t.accent_text}; }}
 QLineEdit:focus, QPlainTextEdit:focus, QTextEdit:focus, QSpinBox:focus, QComboBox:focus {{
     border: 1px solid {t.accent}; }}
+QComboBox::drop-down {{ subcontrol-origin: padding; subcontrol-position: center right; width: 22px;
+    border: none; }}
+QComboBox::down-arrow {{ image: url("{arrows["down"]}"); width: 12px; height: 12px; }}
+QSpinBox::up-button, QSpinBox::down-button {{ width: 18px; border: none; background: transparent; }}
+QSpinBox::up-arrow {{ image: url("{arrows["up"]}"); width: 10px; height: 10px; }}
+QSpinBox::down-arrow {{ image: url("{arrows["down"]}"); width: 10px; height: 10px; }}
 QComboBox QAbstractItemView {{ background: {t.surface}; border: 1px solid {t.border_strong};
     selection-background-color: {t.accent_soft}; selection-color: {t.text}; }}
 QFrame#Composer {{ background: {t.surface}; border: 1px solid {t.border_strong}; border-radius: {r["l"]}px; }}

@@ -4,7 +4,16 @@ prompts. Choosing one puts it in the composer to edit or send; nothing is sent f
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractItemModel, QSize, Qt, Signal
-from PySide6.QtWidgets import QLabel, QLayout, QPushButton, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QPushButton,
+    QSizePolicy,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ui.icons import icon
 from ui.theme import Tokens
@@ -13,7 +22,7 @@ __all__ = ["EXAMPLES", "Welcome", "show_welcome_when_empty"]
 
 EXAMPLES = (
     ("Explain a concept", "Explain how a hash table works, with a small example in Python."),
-    ("Write something", "Write a friendly note to my neighbours about a street party on Saturday."),
+    ("Write something", "Write a short, friendly invitation to our street party on Saturday."),
     ("Think it through", "Help me plan a week of simple dinners for two, with one shopping list."),
 )
 
@@ -50,10 +59,14 @@ class Welcome(QWidget):
             button.setToolTip("Put this in the message box to edit or send")
             button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # narrow windows clip
             button.setMinimumWidth(240)
-            button.setMaximumWidth(560)
+            button.setMaximumWidth(600)
             button.setStyleSheet("text-align: left; padding: 10px 14px;")
             button.clicked.connect(lambda _checked=False, p=prompt: self.chosen.emit(p))
-            column.addWidget(button)
+            row = QHBoxLayout()  # centred, and as wide as the column allows up to its maximum
+            row.addStretch(1)
+            row.addWidget(button, 8)
+            row.addStretch(1)
+            column.addLayout(row)
             self.examples.append(button)
         column.addStretch(3)
         self.retint()
