@@ -247,7 +247,7 @@ def attachments_html(attachments: list[ImagePart | FilePart], t: Tokens) -> str:
             files.append(f'<span style="color: {t.muted};">[image]</span>')
         else:
             files.append(
-                f'<img src="{FILE_ICON_URL}" width="14" height="14">&nbsp;'
+                f'<img src="{FILE_ICON_URL}" width="16" height="16" style="vertical-align: middle;">&nbsp;'
                 f'<span style="background-color: {t.chip_bg};">&nbsp;{name}&nbsp;</span>'
                 f'&nbsp;<span style="color: {t.muted};">{shown_size(part.size)}</span>'
             )
