@@ -286,17 +286,18 @@ class _Projector:
         return {"role": "user", "content": blocks}
 
     def _image(self, part: ImagePart) -> dict[str, Any]:
-        """An image as a data URI, or, when its bytes cannot be had, a sentence in its place."""
+        """An image as a data URI, or, when its bytes cannot be had, a sentence in its place.
+        Without a loader (a summary request, say) a stored image is only mentioned."""
+        name = f" ({neutralize(' '.join(part.name.split()))})" if part.name else ""
         data = part.data
-        if data is None and part.sha256 is not None:
+        if data is None and part.sha256 is not None and self.load_image is None:
+            return {"type": "text", "text": f"[An image{name} was attached here.]"}
+        if data is None and part.sha256 is not None and self.load_image is not None:
             try:
-                if self.load_image is None:
-                    raise AttachmentUnavailable(f"“{part.name or 'An image'}” was not read for this request.")
                 data = base64.b64encode(self.load_image(part.sha256, part.name or "")).decode("ascii")
             except AttachmentUnavailable as exc:
                 self.notes.append(str(exc))
         if data is None:
-            name = f" ({neutralize(' '.join(part.name.split()))})" if part.name else ""
             return {"type": "text", "text": f"[An image{name} was attached here; its file could not be read.]"}
         url = f"data:{part.media_type};base64,{data}"
         self.image_bytes += len(url)

@@ -256,3 +256,12 @@ def test_a_large_image_is_estimated_by_its_cost_not_its_base64(cairn_paths: Cair
                       images=store.get)  # fmt: skip
     assert len(request.body_bytes) > 2_600_000
     assert request.estimate_bytes < 6_000
+
+
+def test_a_request_made_without_the_store_only_mentions_a_stored_image(cairn_paths: CairnPaths) -> None:
+    store = AttachmentStore.beside(cairn_paths.journal)
+    part = attach_bytes(png(2, 2), "dot.png", store)
+    account = Account(name="O", provider="openai", default_model="gpt-4o")
+    request = project(Context(messages=[Message(role="user", parts=[part])]), route_for(account, cairn_paths))
+    assert request.body["messages"][0]["content"] == "[An image (dot.png) was attached here.]"
+    assert request.notes == []
