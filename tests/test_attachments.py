@@ -265,3 +265,24 @@ def test_a_request_made_without_the_store_only_mentions_a_stored_image(cairn_pat
     request = project(Context(messages=[Message(role="user", parts=[part])]), route_for(account, cairn_paths))
     assert request.body["messages"][0]["content"] == "[An image (dot.png) was attached here.]"
     assert request.notes == []
+
+
+def test_an_edited_message_keeps_its_attachments(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    store = AttachmentStore.beside(journal.path)
+    notes = attach_bytes(b"cairn at the col\n", "notes.txt", store)
+    route = route_for(account_on(provider, "openai", "gpt-4o"), cairn_paths)
+    session = journal.create_session()
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY) as chat:
+            assert (await chat.runtime.send(session.id, "Where?", attachments=(notes,))).ok
+            assert (await chat.runtime.edit_last(session.id, "Where exactly?")).ok
+
+    asyncio.run(run())
+    last = provider.requests[-1].body["messages"][-1]["content"]
+    assert "Attached file: notes.txt" in str(last)
+    assert "Where exactly?" in str(last)
+    users = [r.body() for r in TranscriptWriter(journal).rows(session.id) if r.role == "user"]
+    assert [u.attachments() for u in users if isinstance(u, MessageContent)] == [[notes], [notes]]
