@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtCore import QObject, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QColor, QImage, QPixmap, QTextDocument
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop.attachments import LIMITS, Attachment, shown_size
 from host.content import ImagePart
 from ui.icons import icon
-from ui.messages import THUMB
+from ui.messages import ATTACHMENT_URL, FILE_ICON_URL, THUMB, thumbnail_size
 from ui.theme import RADIUS, SPACE, Tokens
 
 __all__ = ["THUMB", "AttachmentChips", "Thumbnails", "scaled_thumbnail"]
@@ -65,12 +65,36 @@ class Thumbnails(QObject):
             self.fetch(sha256, name, lambda image: self.put(sha256, image))
         return None
 
+    def stamp(self, attachments: list[Attachment]) -> tuple[bool, ...]:
+        """Which of these images have arrived: a message's document is rebuilt as they do."""
+        return tuple(self.known(p.sha256) for p in _stored_images(attachments) if p.sha256)
+
+    def add_resources(self, document: QTextDocument, attachments: list[Attachment], t: Tokens) -> None:
+        """The thumbnails and icons a message's attachments refer to (``ui.messages``); an image
+        still on its way, or whose file is gone, is a plain tile of its size, so the row keeps
+        its height."""
+        if not attachments:
+            return
+        kind = QTextDocument.ResourceType.ImageResource
+        document.addResource(kind, QUrl(FILE_ICON_URL), icon("file", t.muted).pixmap(28, 28).toImage())
+        for part in _stored_images(attachments):
+            sha256 = part.sha256 or ""
+            image = self.image(sha256, part.name or "")
+            if image is None:
+                image = QImage(*thumbnail_size(part), QImage.Format.Format_RGB32)
+                image.fill(QColor(t.border))
+            document.addResource(kind, QUrl(ATTACHMENT_URL + sha256), image)
+
     def put(self, sha256: str, image: QImage | None) -> None:
         self._pending.discard(sha256)
         self._images[sha256] = image
         if len(self._images) > CACHE_SIZE:
             self._images.popitem(last=False)
         self.ready.emit(sha256)
+
+
+def _stored_images(attachments: list[Attachment]) -> list[ImagePart]:
+    return [a for a in attachments if isinstance(a, ImagePart) and a.sha256 is not None]
 
 
 class _Chip(QFrame):

@@ -15,39 +15,18 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import (
-    QEvent,
-    QModelIndex,
-    QPersistentModelIndex,
-    QPointF,
-    QRect,
-    QRectF,
-    QSize,
-    Qt,
-    QUrl,
-    Signal,
-)
-from PySide6.QtGui import QColor, QHelpEvent, QImage, QMouseEvent, QPainter, QPen, QTextDocument
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPen, QTextDocument
 from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
-from host.content import ImagePart
+from ui.attachment_chips import Thumbnails
 from ui.icons import icon
 from ui.live_document import LiveDocument
-from ui.messages import (
-    ATTACHMENT_URL,
-    FILE_ICON_URL,
-    Action,
-    DisplayMessage,
-    message_actions,
-    message_html,
-    shown_time,
-    thumbnail_size,
-)
+from ui.messages import Action, DisplayMessage, message_actions, message_html, shown_time
 from ui.search_marks import mark_words
 from ui.theme import RADIUS, SPACE, Tokens
 
 if TYPE_CHECKING:
-    from ui.attachment_chips import Thumbnails
     from ui.chat_view import ChatView
 
 __all__ = ["MESSAGE_ROLE", "MessageDelegate"]
@@ -93,36 +72,12 @@ class MessageDelegate(QStyledItemDelegate):
         self._estimated: set[str] = set()  # rows laid out at an estimate, not yet measured
         self._live: dict[str, LiveDocument] = {}
         self.highlight: tuple[str, ...] = ()  # words marked in every message: a search's
-        self.thumbnails: Thumbnails | None = None
+        self.thumbnails = Thumbnails(self)  # replaced by the window's shared cache (use_thumbnails)
 
     def use_thumbnails(self, thumbnails: Thumbnails) -> None:
         """Show attached images from ``thumbnails``; a message repaints when its images arrive."""
         self.thumbnails = thumbnails
         thumbnails.ready.connect(lambda _sha: self.view.viewport().update())
-
-    def _images(self, message: DisplayMessage) -> list[ImagePart]:
-        return [a for a in message.attachments if isinstance(a, ImagePart) and a.sha256 is not None]
-
-    def _image_stamp(self, message: DisplayMessage) -> tuple[bool, ...]:
-        """Which of the message's images have arrived: its document is rebuilt as they do."""
-        thumbnails = self.thumbnails
-        return tuple(thumbnails is not None and thumbnails.known(p.sha256 or "") for p in self._images(message))
-
-    def _add_resources(self, message: DisplayMessage, document: QTextDocument) -> None:
-        """The thumbnails and icons the message's attachments refer to; an image still on its
-        way (or whose file is gone) is a plain tile of its size, so the row keeps its height."""
-        if not message.attachments:
-            return
-        t = self.tokens
-        kind = QTextDocument.ResourceType.ImageResource
-        document.addResource(kind, QUrl(FILE_ICON_URL), icon("file", t.muted).pixmap(28, 28).toImage())
-        for part in self._images(message):
-            sha256 = part.sha256 or ""
-            image = self.thumbnails.image(sha256, part.name or "") if self.thumbnails is not None else None
-            if image is None:
-                image = QImage(*thumbnail_size(part), QImage.Format.Format_RGB32)
-                image.fill(QColor(t.border))
-            document.addResource(kind, QUrl(ATTACHMENT_URL + sha256), image)
 
     @property
     def tokens(self) -> Tokens:
@@ -185,7 +140,7 @@ class MessageDelegate(QStyledItemDelegate):
             last_answer,
             message.reasoning_open,
             self.highlight,
-            self._image_stamp(message),
+            self.thumbnails.stamp(message.attachments),
         )
         cached = self._docs.get(message.key)
         if cached is not None and cached[0] == stamp:
@@ -195,7 +150,7 @@ class MessageDelegate(QStyledItemDelegate):
         document = QTextDocument()
         document.setDocumentMargin(0)
         document.setDefaultFont(self.view.font())
-        self._add_resources(message, document)
+        self.thumbnails.add_resources(document, message.attachments, self.tokens)
         document.setHtml(body)
         if self.highlight:
             mark_words(document, self.highlight, dark=self.dark)
