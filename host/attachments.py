@@ -10,6 +10,7 @@ that went missing or changed on disk is reported in a sentence, never sent as it
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -49,11 +50,13 @@ class AttachmentStore:
 
     def put(self, data: bytes) -> str:
         """Keep ``data``; its SHA-256, by which it is found again. Writing what is already kept
-        changes nothing. Raises ``OSError`` (nothing half-written is left behind)."""
+        changes nothing; a kept copy that was damaged is replaced. Raises ``OSError`` (nothing
+        half-written is left behind)."""
         sha256 = sha256_of(data)
         path = self.path(sha256)
-        if path.is_file() and path.stat().st_size == len(data):
-            return sha256
+        with contextlib.suppress(OSError):
+            if path.stat().st_size == len(data) and sha256_of(path.read_bytes()) == sha256:
+                return sha256
         private_dir(path.parent)
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{sha256[:12]}.", suffix=".partial")
         try:

@@ -93,6 +93,8 @@ def test_a_missing_or_changed_file_is_a_sentence_not_its_bytes(store: Attachment
         store.get(sha, "notes.txt")
     with pytest.raises(AttachmentUnavailable, match="no valid content hash"):
         store.get("../../journal.sqlite3")
+    store.put(b"the original\n")  # attached again: the kept copy is whole again
+    assert store.get(sha) == b"the original\n"
 
 
 # -- what is accepted --------------------------------------------------------------------------
