@@ -18,6 +18,7 @@ import httpx
 from pydantic import ValidationError
 
 from desktop.approvals import SUPERSEDED, Approval, Choice, WaitingApprovals
+from desktop.attachments import Attachment, attach_bytes, attach_path, left_out_notice
 from desktop.chat_routes import ChatRouteView, remembered_route, resolve_chat_route
 from desktop.compaction import ContextFill, NothingToCompact, context_fill, focus_problem
 from desktop.compactor import CompactionFailed
@@ -48,6 +49,7 @@ from desktop.snapshot import AccountView, AppSnapshot
 from desktop.system_state import SystemState
 from desktop.tool_calls import ParkedCall, parked_calls
 from desktop.validation_text import problem_text
+from host.attachments import AttachmentStore
 from host.branching import branch_session
 from host.content import ChatGrant, ChatRoute, Mode, PermissionMode, ToolIdentity, parse_model_system
 from host.files import atomic_write_text
@@ -108,6 +110,7 @@ class CairnApp:
         self.journal = services.open_journal()
         self.writer = TranscriptWriter(self.journal)
         self.ledger = UsageLedger(self.journal)
+        self.attachments = AttachmentStore.beside(self.journal.path)
         self.secrets = services.secrets
         self.settings: Settings = services.load_settings()
         self.state: SystemState = services.system_state(self.settings, workspace)
@@ -260,12 +263,35 @@ class CairnApp:
 
     # -- turns ---------------------------------------------------------------------------
 
-    async def send(self, session_id: str, text: str) -> TurnOutcome:
+    async def send(self, session_id: str, text: str, attachments: tuple[Attachment, ...] = ()) -> TurnOutcome:
         await self._supersede_waiting(session_id)
         session = self.journal.session(session_id)
         if session is not None and not session.title:
-            self.journal.rename_session(session_id, _title_from(text))
-        return await self._turn(session_id, lambda runtime: runtime.send(session_id, text))
+            named = text if text.strip() else ", ".join(a.name or "image" for a in attachments)
+            self.journal.rename_session(session_id, _title_from(named))
+        return await self._turn(session_id, lambda runtime: runtime.send(session_id, text, attachments=attachments))
+
+    # -- attachments (desktop/attachments.py) ------------------------------------------------
+
+    def attach_file(self, path: Path) -> Attachment:
+        """Read ``path`` once and keep it in the journal's folder; ``AttachmentRefused``."""
+        return attach_path(path, self.attachments)
+
+    def attach_data(self, data: bytes, name: str) -> Attachment:
+        """Keep ``data`` (a pasted image, say) as an attachment; ``AttachmentRefused``."""
+        return attach_bytes(data, name, self.attachments)
+
+    def attachment_bytes(self, sha256: str, name: str = "") -> bytes:
+        """A stored attachment's bytes, checked against its hash; ``AttachmentUnavailable``."""
+        return self.attachments.get(sha256, name)
+
+    def attachment_notice(self, session_id: str | None, attachments: tuple[Attachment, ...]) -> str | None:
+        """Why the chat's model will not see the images attached, if it will not."""
+        try:
+            route = self.chat_route(session_id).route if session_id is not None else self.route()
+        except (NoRoute, RouteError, ValueError):
+            return None  # sending says what is wrong with the route
+        return left_out_notice(route, attachments) if route is not None else None
 
     async def retry(self, session_id: str) -> TurnOutcome:
         return await self._turn(session_id, lambda runtime: runtime.retry(session_id))

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from host.content import (
     Checkpoint,
+    FilePart,
     ImagePart,
     MessageContent,
     Part,
@@ -27,6 +28,7 @@ from host.transcript import TranscriptRow, last_checkpoint, superseded
 __all__ = [
     "Context",
     "ContextPart",
+    "FilePart",
     "ImagePart",
     "Message",
     "Part",
@@ -63,7 +65,7 @@ class SummaryPart(BaseModel):
 
 
 ContextPart = Annotated[
-    TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart | SystemUpdatePart | SummaryPart,
+    TextPart | ImagePart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart | SystemUpdatePart | SummaryPart,
     Field(discriminator="kind"),
 ]
 

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from host.content import MessageContent, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from desktop.attachments import shown_size
+from host.content import (
+    FilePart,
+    ImagePart,
+    MessageContent,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow, superseded
 from host.usage import RequestUsage
@@ -48,7 +58,27 @@ def to_markdown(session: SessionRecord, rows: list[TranscriptRow]) -> str:
                 lines += [f"Calls `{part.name}`:", "", "```json", arguments, "```", ""]
             elif isinstance(part, ToolResultPart):
                 lines += ["```", part.content, "```", ""]
+            elif isinstance(part, ImagePart | FilePart):
+                lines += _attachment(part)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _attachment(part: ImagePart | FilePart) -> list[str]:
+    """An attachment by name, size and content hash (the file is in Cairn's attachments folder
+    under that hash). A text file's text follows, exactly; an image's bytes never do."""
+    if isinstance(part, FilePart):
+        longest = max((len(run) for run in re.findall(r"`+", part.text)), default=0)
+        fence = "`" * max(3, longest + 1)
+        head = f"📎 *Attached file* `{part.name}` ({shown_size(part.size)}, sha256 `{part.sha256}`)"
+        return [head, "", fence, part.text, fence, ""]
+    if part.sha256 is None:
+        return [f"🖼 *Attached image* ({part.media_type}, kept inline in the journal, not exported)", ""]
+    pixels = f", {part.width} by {part.height} px" if part.width and part.height else ""
+    size = f", {shown_size(part.size)}" if part.size is not None else ""
+    return [
+        f"🖼 *Attached image* `{part.name or 'image'}` ({part.media_type}{pixels}{size}, sha256 `{part.sha256}`)",
+        "",
+    ]
 
 
 def to_json(session: SessionRecord, rows: list[TranscriptRow], usage: list[RequestUsage]) -> str:

@@ -42,7 +42,7 @@ def request_started(
         epoch_reason=plan.reason if plan else "",
         policy=plan.policy if plan else "",
         declared=tuple(s.name for s in prepared.declared),
-        estimated_tokens=estimate_tokens(len(request.body_bytes), measured),
+        estimated_tokens=estimate_tokens(request.estimate_bytes, measured),  # images at their cost
         calibrated=measured is not None and len(request.body_bytes) >= measured.body_bytes,
         context_limit=budget.limit,
         context_source=budget.source,

@@ -3,7 +3,8 @@
 Where the route lacks a transport flag the projection adapts: a system update becomes a
 tagged block folded into the next user message, reasoning is dropped or sent as text, a
 tool call left without a result gets a synthetic error result, an image goes only to a
-model that takes images. On a route whose account sends the opening system content in the
+model that takes images (read from the attachment store at request time, as a data URI), and
+an attached text file is inlined under its name. On a route whose account sends the opening system content in the
 first user message (chat templates that drop the system role), that content becomes a
 tagged block leading the first user message, before any folded updates and the person's
 text. A fold exists only in the request; the journal never sees it, and the same journal
@@ -12,7 +13,9 @@ folds to the same bytes every time. The body is canonical JSON, so the same cont
 
 from __future__ import annotations
 
+import base64
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +23,7 @@ from pydantic import JsonValue
 
 from desktop.context import (
     Context,
+    FilePart,
     ImagePart,
     Message,
     ReasoningPart,
@@ -30,15 +34,19 @@ from desktop.context import (
     ToolResultPart,
 )
 from desktop.routes import ResolvedRoute
+from host.attachments import AttachmentUnavailable
 from host.canonical import canonical_json_bytes
 
 __all__ = [
     "FRAME_TAGS",
+    "IMAGE_ESTIMATE_BYTES",
     "MISSING_RESULT",
     "OPENING_TAG",
+    "ImageLoader",
     "ProjectedRequest",
     "neutralize",
     "project",
+    "render_file",
     "render_opening",
     "render_section",
     "render_summary",
@@ -52,6 +60,15 @@ SUMMARY_TAG = "conversation-summary"
 # another model's reasoning are neutralised, so a skill description or a tool cannot forge a
 # block that looks like Cairn's own.
 FRAME_TAGS = ("system-update", OPENING_TAG, SUMMARY_TAG, "reasoning")
+# What an image is charged in a size estimate, in request bytes: about 1,600 tokens at the
+# estimate's three bytes a token, above what common models charge for a large image. Its
+# base64 is not counted: it is not read as text.
+IMAGE_ESTIMATE_BYTES = 4_800
+
+# Gives a stored image's bytes by content hash (and name, for the sentence if it cannot);
+# raises ``AttachmentUnavailable``.
+ImageLoader = Callable[[str, str], bytes]
+
 _FRAME = re.compile(r"<(\s*/?\s*)(" + "|".join(map(re.escape, FRAME_TAGS)) + r")(?![\w-])", re.IGNORECASE)
 
 
@@ -66,6 +83,22 @@ class ProjectedRequest:
     body: dict[str, Any]
     body_bytes: bytes
     notes: list[str] = field(default_factory=list)
+    image_bytes: int = 0  # how much of ``body_bytes`` is images' data URIs
+    images: int = 0
+
+    @property
+    def estimate_bytes(self) -> int:
+        """The size to estimate tokens from: images at their estimated cost, not their base64."""
+        return len(self.body_bytes) - self.image_bytes + IMAGE_ESTIMATE_BYTES * self.images
+
+
+def render_file(part: FilePart) -> str:
+    """A text file as the model reads it: its name, then its text in a fence longer than any
+    run of backticks inside it, so the file cannot close the fence early."""
+    name = neutralize(" ".join(part.name.split())) or "file"
+    longest = max((len(run) for run in re.findall(r"`+", part.text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"Attached file: {name}\n{fence}\n{neutralize(part.text)}\n{fence}"
 
 
 def render_section(content: JsonValue) -> str:
@@ -99,14 +132,18 @@ def project(
     stream: bool = True,
     fold_updates: bool = False,
     tool_choice: str | None = None,
+    images: ImageLoader | None = None,
 ) -> ProjectedRequest:
     """One request body for ``route``; see the module docstring for what adapts.
+
+    ``images`` reads a stored image's bytes at request time; an image it cannot give (or any
+    stored image when there is none) is left out with a sentence in its place and a note.
 
     ``fold_updates`` folds later system updates even where the route's flags would keep
     them in place: the session learnt that this route refuses them. ``tool_choice`` ("none"
     for a compaction's summary request) is sent only with tools.
     """
-    projector = _Projector(route, fold_updates=fold_updates)
+    projector = _Projector(route, fold_updates=fold_updates, images=images)
     messages = projector.messages(context.messages)
     body: dict[str, Any] = {"model": route.actual.model, "messages": messages, "stream": stream}
     if stream:
@@ -123,7 +160,13 @@ def project(
         ]
         if tool_choice is not None:  # after the prompt: it changes no cached token
             body["tool_choice"] = tool_choice
-    return ProjectedRequest(body=body, body_bytes=canonical_json_bytes(body), notes=projector.notes)
+    return ProjectedRequest(
+        body=body,
+        body_bytes=canonical_json_bytes(body),
+        notes=projector.notes,
+        image_bytes=projector.image_bytes,
+        images=projector.images,
+    )
 
 
 def _opening(leading: list[Message]) -> str:
@@ -143,8 +186,11 @@ def _opening(leading: list[Message]) -> str:
 
 
 class _Projector:
-    def __init__(self, route: ResolvedRoute, *, fold_updates: bool) -> None:
+    def __init__(self, route: ResolvedRoute, *, fold_updates: bool, images: ImageLoader | None = None) -> None:
         self.route = route
+        self.load_image = images
+        self.image_bytes = 0
+        self.images = 0
         self.system_role = "developer" if route.flags.developer_role else "system"
         self.fold_updates = fold_updates or route.fold_opening or not route.flags.mid_conversation_system
         self.notes: list[str] = []
@@ -226,9 +272,10 @@ class _Projector:
                 blocks.append({"type": "text", "text": part.text})
             elif isinstance(part, SummaryPart):
                 blocks.append({"type": "text", "text": render_summary(part.text)})
+            elif isinstance(part, FilePart):
+                blocks.append({"type": "text", "text": render_file(part)})
             elif isinstance(part, ImagePart) and accepts_images:
-                url = f"data:{part.media_type};base64,{part.data}"
-                blocks.append({"type": "image_url", "image_url": {"url": url}})
+                blocks.append(self._image(part))
             elif isinstance(part, ImagePart):
                 model = self.route.actual.model
                 note = f"[An image was attached here; {model} does not accept images, so it was left out.]"
@@ -237,6 +284,25 @@ class _Projector:
         if all(b["type"] == "text" for b in blocks):
             return {"role": "user", "content": "\n\n".join(b["text"] for b in blocks)}
         return {"role": "user", "content": blocks}
+
+    def _image(self, part: ImagePart) -> dict[str, Any]:
+        """An image as a data URI, or, when its bytes cannot be had, a sentence in its place.
+        Without a loader (a summary request, say) a stored image is only mentioned."""
+        name = f" ({neutralize(' '.join(part.name.split()))})" if part.name else ""
+        data = part.data
+        if data is None and part.sha256 is not None and self.load_image is None:
+            return {"type": "text", "text": f"[An image{name} was attached here.]"}
+        if data is None and part.sha256 is not None and self.load_image is not None:
+            try:
+                data = base64.b64encode(self.load_image(part.sha256, part.name or "")).decode("ascii")
+            except AttachmentUnavailable as exc:
+                self.notes.append(str(exc))
+        if data is None:
+            return {"type": "text", "text": f"[An image{name} was attached here; its file could not be read.]"}
+        url = f"data:{part.media_type};base64,{data}"
+        self.image_bytes += len(url)
+        self.images += 1
+        return {"type": "image_url", "image_url": {"url": url}}
 
     def _assistant(self, message: Message) -> dict[str, Any]:
         text: list[str] = []

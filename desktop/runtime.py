@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from pydantic import JsonValue
@@ -45,8 +45,12 @@ from desktop.system_state import SystemState
 from desktop.tool_calls import CallsStopped, ResultNotSaved, ToolCalls, open_calls, parked_calls
 from desktop.turn import NothingToRetry, Step, TurnOutcome, outcome
 from desktop.turn_records import TurnRecords
+from host.attachments import AttachmentStore
 from host.content import (
+    FilePart,
+    ImagePart,
     MessageContent,
+    Part,
     TextPart,
     ToolIdentity,
 )
@@ -97,8 +101,10 @@ class ChatRuntime:
         summarizer: Callable[[ResolvedRoute, OpenAICompatClient, ContextBudget], Summarizer] | None = None,
         stated: Callable[[ResolvedRoute, int], None] | None = None,
         on_event: Callable[[RuntimeEvent], None] | None = None,
+        attachments: AttachmentStore | None = None,
     ) -> None:
         self.journal = journal
+        self.attachments = attachments or AttachmentStore.beside(journal.path)
         self.writer = TranscriptWriter(journal)
         self.ledger = UsageLedger(journal)
         self.route = route
@@ -148,15 +154,20 @@ class ChatRuntime:
         *,
         row_id: str | None = None,
         overrides: Mapping[str, JsonValue] | None = None,
+        attachments: Sequence[ImagePart | FilePart] = (),
     ) -> TurnOutcome:
         """Commit the user's message, then run the turn. ``JournalWriteError`` if it cannot be saved.
+
+        ``attachments`` (already kept in the attachment store) go before the text, so the
+        model reads the files before what is asked about them.
 
         ``overrides`` replaces sections for this turn only (a one-off persona as
         ``{"instructions": ...}``, say); the next turn without them appends the restoration.
         """
         try:
             self.calls.supersede_parked(session_id)
-            row = self.writer.append_user(session_id, MessageContent(parts=[TextPart(text=text)]), row_id=row_id)
+            parts: list[Part] = [*attachments, TextPart(text=text)] if text else list(attachments)
+            row = self.writer.append_user(session_id, MessageContent(parts=parts), row_id=row_id)
         except JournalWriteError as exc:
             raise JournalWriteError(f"{exc} Nothing was sent.", exc.path) from exc
         self._emit(UserCommitted(row))
@@ -186,10 +197,13 @@ class ChatRuntime:
                 "That message is not one of yours in the version of the chat shown, so it cannot be edited; "
                 "switch to its version first."
             )
+        # The new version keeps the edited message's attachments: only its text was edited.
+        edited = next((r.body() for r in self.writer.model_order(session_id) if r.id == row_id), None)
+        kept = edited.attachments() if isinstance(edited, MessageContent) else []
         branch = versions.branch(row_id)
         self.writer.append_supersede(session_id, branch)
         try:
-            return await self.send(session_id, text)
+            return await self.send(session_id, text, attachments=kept)
         except JournalWriteError:
             # The new message could not be saved: put the earlier version back, if the journal
             # lets us, rather than leave the chat cut short at the edited message.
@@ -308,9 +322,9 @@ class ChatRuntime:
                 return Step(failed=prepared)
             rows = self.writer.model_order(session_id)
             context = context_from_rows(rows, list(prepared.declared))
-            request = project(context, route, fold_updates=known.fold_updates)
+            request = project(context, route, fold_updates=known.fold_updates, images=self.attachments.get)
             measured = self._measured(session_id)
-            estimate = estimate_tokens(len(request.body_bytes), measured)
+            estimate = estimate_tokens(request.estimate_bytes, measured)
             if not attempt.tried and estimate > budget.threshold:
                 attempt.tried = True
                 done = await self._compact(session_id, prepared, budget, "automatic", fold_updates=known.fold_updates)

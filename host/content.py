@@ -7,6 +7,9 @@ the window and the exports never take a row apart with ``.get()``.
 
 - ``MessageContent`` (``kind: "message"``): the parts of a user message, an assistant reply
   (with the model that wrote it, whether it completed, and why it stopped) or tool results.
+  A user message may carry attachments: ``ImagePart`` (by content hash) and ``FilePart`` (a
+  text file's name and text). A Cairn that predates ``FilePart`` or hashed images reads such a
+  row as ``Unknown`` and leaves it out, as it does any shape it does not know.
 - ``ErrorContent`` (``kind: "error"``): a hidden record of a failed request, for Retry.
 - ``SupersedeContent`` (``kind: "supersede"``): a hidden marker that takes earlier rows out of
   the conversation (an edit, a regenerated answer) and, when the person switches versions, puts
@@ -60,6 +63,7 @@ __all__ = [
     "ErrorContent",
     "ErrorRecord",
     "Fallback",
+    "FilePart",
     "ImagePart",
     "MessageContent",
     "Mode",
@@ -101,9 +105,37 @@ class TextPart(_Frozen):
 
 
 class ImagePart(_Frozen):
+    """An image in a message. An attached image is kept in the journal's attachment store
+    (``host.attachments``) and named here by ``sha256``; rows written before the store
+    carried the image itself as base64 ``data``, and still read."""
+
     kind: Literal["image"] = "image"
     media_type: str
-    data: str  # base64
+    data: str | None = None  # base64, inline (older rows)
+    sha256: str | None = None  # the stored file's content hash
+    name: str | None = None  # the file's name when attached, for the person
+    size: int | None = None  # bytes
+    width: int | None = None
+    height: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_nones(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # An older row (inline ``data``) and a stored image each write only the fields they have.
+        data = handler(self)
+        return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+
+
+class FilePart(_Frozen):
+    """A text file attached to a message: its name and its whole text, read once when it was
+    attached (the model reads it inlined; the window shows it as a chip). The same bytes are
+    kept in the attachment store under ``sha256``."""
+
+    kind: Literal["file"] = "file"
+    name: str
+    text: str
+    sha256: str
+    size: int  # bytes
+    media_type: str = "text/plain"
 
 
 class ReasoningPart(_Frozen):
@@ -134,7 +166,7 @@ class ToolResultPart(_Frozen):
 
 
 Part = Annotated[
-    TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart,
+    TextPart | ImagePart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart,
     Field(discriminator="kind"),
 ]
 
@@ -156,6 +188,9 @@ class MessageContent(_Frozen):
 
     def tool_calls(self) -> list[ToolCallPart]:
         return [p for p in self.parts if isinstance(p, ToolCallPart)]
+
+    def attachments(self) -> list[ImagePart | FilePart]:
+        return [p for p in self.parts if isinstance(p, ImagePart | FilePart)]
 
 
 class ErrorRecord(_Frozen):

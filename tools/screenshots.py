@@ -6,8 +6,8 @@ Starts Xvfb (Debian's ``xvfb`` package) unless DISPLAY is already set, runs the 
 window with the xcb platform against the loopback provider, and saves PNGs of the main
 window in the light and the dark theme, the first start's page, an empty chat's welcome, the
 versions of an answer, an error row, tool and approval cards, a narrow window, the Settings
-dialog (light and dark) and the context inspector, and the MCP servers tab with a ready and a
-failed server and an import preview.
+dialog (light and dark) and the context inspector, the MCP servers tab with a ready and a
+failed server and an import preview, and attachments in the composer and in the chat.
 """
 
 from __future__ import annotations
@@ -133,6 +133,7 @@ def shoot(out: Path) -> None:
             error_shot(run, provider, out)
             tool_shots(run, out)
             compaction_shots(run, provider, out)
+            attachment_shots(run, out)
 
             settings_shots(window, out)
             run.shell.set_theme("dark")
@@ -277,6 +278,56 @@ def compaction_shots(run: Any, provider: Any, out: Path) -> None:
     settle(600)
     window.grab().save(str(out / "compaction.png"))
     window.inspector.hide()
+
+
+def _landscape(path: Path) -> None:
+    """A small picture to attach: a sky, a ridge and a cairn on it."""
+    from PySide6.QtCore import QPointF, QRectF
+    from PySide6.QtGui import QColor, QImage, QLinearGradient, QPainter, QPolygonF
+
+    image = QImage(480, 320, QImage.Format.Format_RGB32)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    sky = QLinearGradient(0, 0, 0, 320)
+    sky.setColorAt(0, QColor("#8fb8de"))
+    sky.setColorAt(1, QColor("#e8eef2"))
+    painter.fillRect(image.rect(), sky)
+    painter.setPen(QColor("#55624a"))
+    painter.setBrush(QColor("#6b7d5c"))
+    painter.drawPolygon(QPolygonF([QPointF(0, 320), QPointF(0, 230), QPointF(170, 150), QPointF(300, 210),
+                                   QPointF(480, 170), QPointF(480, 320)]))  # fmt: skip
+    painter.setBrush(QColor("#8a8580"))
+    for width, y in ((54, 200), (42, 184), (30, 170), (18, 159)):
+        painter.drawEllipse(QRectF(170 - width / 2, y - 150 + 130, width, 16))
+    painter.end()
+    image.save(str(path))
+
+
+def attachment_shots(run: Any, out: Path) -> None:
+    """A picture and a text file waiting as chips in the composer, then the message sent: the
+    picture's thumbnail and the file's chip in your bubble."""
+    window = run.window
+    folder = Path(os.environ["CAIRN_HOME"]) / "to-attach"
+    folder.mkdir(exist_ok=True)
+    picture = folder / "ridge-cairn.png"
+    _landscape(picture)
+    notes = folder / "trail-notes.md"
+    notes.write_text("# Trail notes\n\n- Cairn at the col, 2.1 m\n- Cairn at the ford, 1.4 m\n", encoding="utf-8")
+    window.new_session()
+    wait_for(lambda: not window.chat.model_rows().messages)
+    window.controller.intake.attach_files([str(picture), str(notes)])
+    wait_for(lambda: len(window.composer.attachments()) == 2)
+    window.composer.set_text("Which cairn is this, according to my notes?")
+    settle(600)
+    window.grab().save(str(out / "attachments-composer.png"))
+    window.controller.send(window.composer.text())
+    wait_for(lambda: not window.controller.busy and len(window.chat.model_rows().messages) == 2)
+    settle(600)
+    window.grab().save(str(out / "attachments-chat.png"))
+    run.shell.set_theme("dark")
+    settle(600)
+    window.grab().save(str(out / "attachments-chat-dark.png"))
+    run.shell.set_theme("light")
 
 
 def settings_shots(window: Any, out: Path, *, suffix: str = "", tabs: bool = True) -> None:

@@ -15,6 +15,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView
 
 from desktop.app import SessionEvent, TurnBusy
+from desktop.attachments import Attachment, too_many
 from desktop.compaction import ContextFill
 from desktop.events import (
     AssistantCommitted,
@@ -36,6 +37,7 @@ from desktop.message_text import CONTINUE
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
+from ui.attachment_intake import AttachmentIntake
 from ui.chat_versions import ChatVersions
 from ui.chat_view import MessageModel
 from ui.composer import message_problem
@@ -63,6 +65,7 @@ class ChatController(QObject):
         self.edit_row: str | None = None  # that message's row
         self.versions = ChatVersions(self)
         self.fill: ContextFill | None = None  # the chat on screen's, as last shown
+        self.intake = AttachmentIntake(window)  # the composer's files, the chat's thumbnails
 
     @property
     def model(self) -> MessageModel:
@@ -75,6 +78,10 @@ class ChatController(QObject):
         if problem is not None:
             self.w.composer.set_text(kept)
             self.w.show_notice(problem)
+            return
+        attachments = self.w.composer.attachments()
+        if (crowded := too_many(len(attachments))) is not None:
+            self.w.show_notice(crowded)
             return
         if self.w.session_id is None:
             mode, self.w.pending_mode = self.w.pending_mode, None
@@ -99,7 +106,7 @@ class ChatController(QObject):
         if editing is not None:
             self.start_turn(self.w.session_id, "edit", text, row_id=editing)
         else:
-            self.start_turn(self.w.session_id, "send", text)
+            self.start_turn(self.w.session_id, "send", text, attachments=attachments)
 
     def begin_edit(self, text: str, row_id: str, *, last: bool = True) -> None:
         """Edit a message of the chat on screen: its text goes to the composer, and the banner
@@ -118,13 +125,28 @@ class ChatController(QObject):
         if not keep_text:
             self.w.composer.clear()
 
-    def start_turn(self, session_id: str, kind: str, text: str = "", *, row_id: str | None = None) -> None:
+    def start_turn(
+        self,
+        session_id: str,
+        kind: str,
+        text: str = "",
+        *,
+        row_id: str | None = None,
+        attachments: tuple[Attachment, ...] = (),
+    ) -> None:
         app = self.w.app
         self.busy.add(session_id)
         self.own.add(session_id)
         self.w.composer.set_busy(True)
+        if attachments:  # images a text-only model will not see: say so before it answers
+
+            def said(notice: str | None) -> None:
+                if notice:
+                    self.w.show_notice(notice)
+
+            self.w.run_on_core(lambda: app.attachment_notice(session_id, attachments), said)
         work = {
-            "send": lambda: app.send(session_id, text),
+            "send": lambda: app.send(session_id, text, attachments),
             "edit": lambda: app.edit(session_id, row_id, text) if row_id else app.edit_last(session_id, text),
             "retry": lambda: app.retry(session_id),
             "regenerate": lambda: app.regenerate(session_id),

@@ -35,6 +35,10 @@ NAMES = {
     "folder": "ph.folder-open",
     "caret-down": "ph.caret-down",
     "caret-up": "ph.caret-up",
+    "attach": "ph.paperclip",
+    "file": "ph.file-text",
+    "image": "ph.image",
+    "remove": "ph.x",
 }
 
 

@@ -19,6 +19,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, 
 from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPen, QTextDocument
 from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
+from ui.attachment_chips import Thumbnails
 from ui.icons import icon
 from ui.live_document import LiveDocument
 from ui.messages import Action, DisplayMessage, message_actions, message_html, shown_time
@@ -71,6 +72,12 @@ class MessageDelegate(QStyledItemDelegate):
         self._estimated: set[str] = set()  # rows laid out at an estimate, not yet measured
         self._live: dict[str, LiveDocument] = {}
         self.highlight: tuple[str, ...] = ()  # words marked in every message: a search's
+        self.thumbnails = Thumbnails(self)  # replaced by the window's shared cache (use_thumbnails)
+
+    def use_thumbnails(self, thumbnails: Thumbnails) -> None:
+        """Show attached images from ``thumbnails``; a message repaints when its images arrive."""
+        self.thumbnails = thumbnails
+        thumbnails.ready.connect(lambda _sha: self.view.viewport().update())
 
     @property
     def tokens(self) -> Tokens:
@@ -125,7 +132,16 @@ class MessageDelegate(QStyledItemDelegate):
             return document, code_blocks
         self._live.pop(message.key, None)
         last_user, last_answer = self.flags(message)
-        stamp = (message.version, width, self.dark, last_user, last_answer, message.reasoning_open, self.highlight)
+        stamp = (
+            message.version,
+            width,
+            self.dark,
+            last_user,
+            last_answer,
+            message.reasoning_open,
+            self.highlight,
+            self.thumbnails.stamp(message.attachments),
+        )
         cached = self._docs.get(message.key)
         if cached is not None and cached[0] == stamp:
             self._docs.move_to_end(message.key)
@@ -134,6 +150,7 @@ class MessageDelegate(QStyledItemDelegate):
         document = QTextDocument()
         document.setDocumentMargin(0)
         document.setDefaultFont(self.view.font())
+        self.thumbnails.add_resources(document, message.attachments, self.tokens)
         document.setHtml(body)
         if self.highlight:
             mark_words(document, self.highlight, dark=self.dark)
@@ -203,6 +220,8 @@ class MessageDelegate(QStyledItemDelegate):
             lines += 3 + min(message.tool_result.content.count("\n"), 60)
         if message.approval is not None:
             lines += 6
+        if message.attachments:
+            lines += math.ceil(160 / max(metrics.lineSpacing(), 1)) + len(message.attachments)
         extra = ACTIONS if self._has_button_row(message) else 0
         return lines * metrics.lineSpacing() + 2 * PAD + GAP + extra
 

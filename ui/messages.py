@@ -8,9 +8,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from desktop.attachments import shown_size
 from host.content import (
     Checkpoint,
     ErrorContent,
+    FilePart,
+    ImagePart,
     MessageContent,
     ReasoningPart,
     TextPart,
@@ -22,7 +25,23 @@ from ui.markdown import render_markdown
 from ui.theme import Tokens
 from ui.tool_cards import ApprovalView, Palette, approval_html, result_html, tool_call_html
 
-__all__ = ["Action", "DisplayMessage", "Kind", "message_actions", "message_html", "shown_time"]
+__all__ = [
+    "ATTACHMENT_URL",
+    "FILE_ICON_URL",
+    "THUMB",
+    "Action",
+    "DisplayMessage",
+    "Kind",
+    "attachments_html",
+    "message_actions",
+    "message_html",
+    "shown_time",
+    "thumbnail_size",
+]
+
+ATTACHMENT_URL = "cairn-attachment:"  # + sha256: an image's thumbnail, a resource of the document
+FILE_ICON_URL = "cairn-icon:file"
+THUMB = 160  # the longest side of an image in the chat
 
 Kind = Literal["user", "assistant", "tool", "error", "approval", "summary"]
 
@@ -50,6 +69,7 @@ class DisplayMessage:
     checkpoint: Checkpoint | None = None  # a compaction's marker: its summary is ``text``
     created_at: str = ""  # when it was saved, as the journal stores it
     versions: tuple[int, int] | None = None  # (which, of how many): a message with other versions
+    attachments: list[ImagePart | FilePart] = field(default_factory=list)
     version: int = 0
 
     def touch(self) -> None:
@@ -100,6 +120,8 @@ class DisplayMessage:
                 shown.tool_calls.append((part.name, dict(part.arguments)))
             elif isinstance(part, ToolResultPart):
                 shown.tool_result = part
+            elif isinstance(part, ImagePart | FilePart):
+                shown.attachments.append(part)
         return shown
 
 
@@ -180,6 +202,8 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
             text = html.escape(message.reasoning).replace("\n", "<br>")
             parts.append(f'<p style="color: {t.muted};"><i>{text}</i></p>')
     code_blocks: list[str] = []
+    if message.attachments:
+        parts.append(attachments_html(message.attachments, t))
     if message.text:
         text = hard_breaks(message.text) if message.kind == "user" else message.text
         rendered = render_markdown(text, dark=dark)
@@ -200,6 +224,39 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
             )
         )
     return "".join(parts), code_blocks
+
+
+def thumbnail_size(part: ImagePart) -> tuple[int, int]:
+    """The size an image is shown at in the chat: within ``THUMB`` a side, its shape kept."""
+    width, height = part.width or THUMB, part.height or THUMB * 3 // 4
+    scale = min(1.0, THUMB / max(width, height, 1))
+    return max(int(width * scale), 1), max(int(height * scale), 1)
+
+
+def attachments_html(attachments: list[ImagePart | FilePart], t: Tokens) -> str:
+    """A message's images as thumbnails (``ATTACHMENT_URL`` resources the view provides) and
+    its text files as chips with their name and size; never a file's text."""
+    images = []
+    files = []
+    for part in attachments:
+        name = html.escape(part.name or "image")
+        if isinstance(part, ImagePart) and part.sha256 is not None:
+            w, h = thumbnail_size(part)
+            images.append(f'<img src="{ATTACHMENT_URL}{part.sha256}" width="{w}" height="{h}" title="{name}">')
+        elif isinstance(part, ImagePart):
+            files.append(f'<span style="color: {t.muted};">[image]</span>')
+        else:
+            files.append(
+                f'<img src="{FILE_ICON_URL}" width="16" height="16" style="vertical-align: middle;">&nbsp;'
+                f'<span style="background-color: {t.chip_bg};">&nbsp;{name}&nbsp;</span>'
+                f'&nbsp;<span style="color: {t.muted};">{shown_size(part.size)}</span>'
+            )
+    out = []
+    if images:
+        out.append(f'<p style="margin-bottom: 6px;">{"&nbsp;&nbsp;".join(images)}</p>')
+    if files:
+        out.append(f'<p style="margin-bottom: 6px;">{"<br>".join(files)}</p>')
+    return "".join(out)
 
 
 def _header(message: DisplayMessage, t: Tokens) -> str:
