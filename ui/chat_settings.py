@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -82,6 +82,9 @@ class ChatSettingsDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
         self.save_button.setAccessibleName("Save chat settings")
+        self.save_button.setProperty("primary", True)
+        for button in buttons.buttons():
+            button.setIcon(QIcon())  # plain words, as in Cairn's other dialogs
         self.reset_button = QPushButton("Reset to inherit")
         self.reset_button.setAccessibleName("Reset to inherit")
         self.reset_button.setToolTip("Untick everything: the chat takes all its settings from Settings again.")

@@ -4,7 +4,7 @@ change them. In a narrow window it also holds the button that shows the chats.""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import QEvent, QSize, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop.snapshot import AppSnapshot
@@ -65,6 +65,7 @@ class RouteBar(QWidget):
         row.addWidget(self.mode)
         self.settings_button = QToolButton()  # the chat's own settings (ui.chat_settings)
         self.settings_button.setAccessibleName("Chat settings")
+        self.settings_button.setIconSize(QSize(18, 18))
         self.settings_button.setToolTip("This chat's settings: system prompt, temperature, longest reply")
         row.addWidget(self.settings_button)
         self._tint()
@@ -98,7 +99,7 @@ class RouteBar(QWidget):
 
     def _tint(self) -> None:
         tokens = Tokens.of(dark=self.palette().base().color().lightness() < 128)
-        self.settings_button.setIcon(icon("chat-settings", tokens.muted))
+        self.settings_button.setIcon(icon("chat-settings", tokens.text))
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:  # the theme changed: tint the icon again
