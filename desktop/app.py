@@ -273,7 +273,7 @@ class CairnApp:
         if assistant is None:
             raise SettingsError("That assistant is not in Settings any more; choose another.")
         session = self.journal.create_session()
-        start_from(self.writer, session, assistant)
+        start_from(self.writer, session, assistant, self.settings)
         return session
 
     def api_key(self, account: Account) -> str | None:

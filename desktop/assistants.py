@@ -67,9 +67,10 @@ def without_assistant(settings: Settings, assistant_id: str) -> list[Assistant]:
     return [a for a in settings.assistants if a.id != assistant_id]
 
 
-def start_from(writer: TranscriptWriter, session: SessionRecord, assistant: Assistant) -> None:
-    """Give the new chat ``session`` the assistant's route (when it names one) and settings."""
-    if assistant.account_id is not None:
+def start_from(writer: TranscriptWriter, session: SessionRecord, assistant: Assistant, settings: Settings) -> None:
+    """Give the new chat ``session`` the assistant's route (when it names one whose account is
+    still there; else the chat starts on the route used last, as any new chat) and settings."""
+    if assistant.account_id is not None and settings.account(assistant.account_id) is not None:
         writer.append_meta(session.id, ChatRoute(account_id=assistant.account_id, model=assistant.model))
     own = ChatSettings(
         system_prompt=assistant.system_prompt,

@@ -100,6 +100,15 @@ def test_a_chat_from_an_assistant_gets_its_settings_and_route(app: CairnApp, pro
     assert chat_settings_of(app.writer.model_order(session.id)).system_prompt == "Talk like a pirate."
 
 
+def test_an_assistant_whose_account_is_gone_starts_on_the_route_used_last(app: CairnApp) -> None:
+    account = app.settings.accounts[0]
+    assistant = app.save_assistant(None, **{**PLAIN, "name": "Old", "account_id": account.id, "temperature": 0.5})
+    app.remove_account(account.id)
+    session = app.new_session_from(assistant.id)
+    metas = [r.meta() for r in app.writer.rows(session.id)]
+    assert metas == [ChatSettings(temperature=0.5)]
+
+
 def test_an_assistant_without_settings_starts_a_plain_chat(app: CairnApp) -> None:
     assistant = app.save_assistant(None, **{**PLAIN, "name": "Plain"})
     session = app.new_session_from(assistant.id)
