@@ -13,13 +13,16 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 from pydantic import ValidationError
 
 from desktop.approvals import SUPERSEDED, Approval, Choice, WaitingApprovals
+from desktop.assistants import make_assistant, start_from, with_assistant, without_assistant
 from desktop.attachments import Attachment, attach_bytes, attach_path, left_out_notice
 from desktop.chat_routes import ChatRouteView, remembered_route, resolve_chat_route
+from desktop.chat_settings import ChatSettingsView, chat_settings_of, make_chat_settings, settings_view
 from desktop.compaction import ContextFill, NothingToCompact, context_fill, focus_problem
 from desktop.compactor import CompactionFailed
 from desktop.events import RuntimeEvent
@@ -41,6 +44,7 @@ from desktop.settings import (
     TEXT_SIZE_MAX,
     TEXT_SIZE_MIN,
     Account,
+    Assistant,
     Settings,
     SettingsError,
     SummaryRoute,
@@ -51,7 +55,15 @@ from desktop.tool_calls import ParkedCall, parked_calls
 from desktop.validation_text import problem_text
 from host.attachments import AttachmentStore
 from host.branching import branch_session
-from host.content import ChatGrant, ChatRoute, Mode, PermissionMode, ToolIdentity, parse_model_system
+from host.content import (
+    ChatGrant,
+    ChatRoute,
+    Mode,
+    PermissionMode,
+    ReasoningEffort,
+    ToolIdentity,
+    parse_model_system,
+)
 from host.files import atomic_write_text
 from host.journal import SessionRecord
 from host.mcp import ServerStatus
@@ -157,6 +169,7 @@ class CairnApp:
             reply_reserve=self.settings.reply_reserve,
             retained_tail=self.settings.retained_tail,
             summary_route=self.settings.summary_route,
+            assistants=tuple(self.settings.assistants),
         )
 
     def publish(self) -> AppSnapshot:
@@ -221,6 +234,50 @@ class CairnApp:
         if not view.stored:
             self._remember_route(session_id, account.id, view.model)
         return view.route, account
+
+    # -- each chat's own settings, and assistants (desktop.chat_settings, desktop.assistants) --
+
+    def chat_settings(self, session_id: str) -> ChatSettingsView:
+        """The chat's own settings and what each inherits, on the chat's route."""
+        own = chat_settings_of(self.writer.model_order(session_id))
+        return settings_view(own, self.settings.custom_instructions, self.chat_route(session_id).route)
+
+    def set_chat_settings(
+        self,
+        session_id: str,
+        *,
+        system_prompt: str | None,
+        temperature: float | None,
+        max_output: int | None,
+        reasoning_effort: ReasoningEffort | None,
+    ) -> ChatSettingsView:
+        """Keep the chat's own settings (a row; ``None`` inherits); ``ChatSettingsError`` says
+        what cannot be used. A new system prompt reaches the model with the next message."""
+        wanted = make_chat_settings(
+            self.chat_route(session_id).route, system_prompt=system_prompt, temperature=temperature,
+            max_output=max_output, reasoning_effort=reasoning_effort,
+        )  # fmt: skip
+        if chat_settings_of(self.writer.model_order(session_id)) != wanted:
+            self.writer.append_meta(session_id, wanted)
+        return self.chat_settings(session_id)
+
+    def save_assistant(self, assistant_id: str | None, **values: Any) -> Assistant:
+        """Add or change an assistant from a form's values; ``SettingsError`` says what is wrong."""
+        assistant = make_assistant(self.services.load_settings(), assistant_id=assistant_id, **values)
+        self._save_settings(assistants=with_assistant(self.services.load_settings(), assistant))
+        return assistant
+
+    def remove_assistant(self, assistant_id: str) -> None:
+        self._save_settings(assistants=without_assistant(self.services.load_settings(), assistant_id))
+
+    def new_session_from(self, assistant_id: str) -> SessionRecord:
+        """A new chat with the assistant's settings and route as its own."""
+        assistant = self.settings.assistant(assistant_id)
+        if assistant is None:
+            raise SettingsError("That assistant is not in Settings any more; choose another.")
+        session = self.journal.create_session()
+        start_from(self.writer, session, assistant, self.settings)
+        return session
 
     def api_key(self, account: Account) -> str | None:
         return self.services.api_key(account)

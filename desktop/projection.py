@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from desktop.chat_settings import RequestParameters
 from desktop.context import (
     Context,
     FilePart,
@@ -133,6 +134,7 @@ def project(
     fold_updates: bool = False,
     tool_choice: str | None = None,
     images: ImageLoader | None = None,
+    parameters: RequestParameters | None = None,
 ) -> ProjectedRequest:
     """One request body for ``route``; see the module docstring for what adapts.
 
@@ -141,15 +143,21 @@ def project(
 
     ``fold_updates`` folds later system updates even where the route's flags would keep
     them in place: the session learnt that this route refuses them. ``tool_choice`` ("none"
-    for a compaction's summary request) is sent only with tools.
+    for a compaction's summary request) is sent only with tools. ``parameters``: the chat's
+    own temperature, longest reply and reasoning effort; they change no cached token.
     """
     projector = _Projector(route, fold_updates=fold_updates, images=images)
     messages = projector.messages(context.messages)
     body: dict[str, Any] = {"model": route.actual.model, "messages": messages, "stream": stream}
     if stream:
         body["stream_options"] = {"include_usage": True}
-    if route.max_output_tokens is not None:
-        body[route.max_output_field] = route.max_output_tokens
+    max_output = parameters.max_output if parameters is not None else route.max_output_tokens
+    if max_output is not None:
+        body[route.max_output_field] = max_output
+    if parameters is not None and parameters.temperature is not None:
+        body["temperature"] = parameters.temperature
+    if parameters is not None and parameters.reasoning_effort is not None:
+        body["reasoning_effort"] = parameters.reasoning_effort
     if context.tools:
         body["tools"] = [
             {

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pydantic import JsonValue
 
 from desktop.approvals import Approval, Approver, DenyQuestions
+from desktop.chat_settings import chat_settings_of, chat_system, request_parameters
 from desktop.compaction import NothingToCompact, Reason, checkpoint_text, overflowed, stated_limit, too_long
 from desktop.compactor import CompactionFailed, Compactor, Summarizer
 from desktop.context import context_from_rows
@@ -33,7 +34,7 @@ from desktop.events import (
 )
 from desktop.inspection import request_started
 from desktop.preparation import PreparedRequest, RequestPreparer
-from desktop.projection import ProjectedRequest, project
+from desktop.projection import ImageLoader, ProjectedRequest, project
 from desktop.provider.errors import ContextOverflow, MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import ReplyAssembler
@@ -321,8 +322,9 @@ class ChatRuntime:
             if isinstance(prepared, str):
                 return Step(failed=prepared)
             rows = self.writer.model_order(session_id)
-            context = context_from_rows(rows, list(prepared.declared))
-            request = project(context, route, fold_updates=known.fold_updates, images=self.attachments.get)
+            request, asked = _projected(
+                rows, prepared, route, fold_updates=known.fold_updates, images=self.attachments.get
+            )
             measured = self._measured(session_id)
             estimate = estimate_tokens(request.estimate_bytes, measured)
             if not attempt.tried and estimate > budget.threshold:
@@ -336,7 +338,7 @@ class ChatRuntime:
                     attempt.compacted = True
                     continue
             started = request_started(session_id, route, request, prepared, budget=budget, measured=measured)
-            notes = (*started.notes, *prepared.notes, *known.notes(route), *attempt.notes)
+            notes = (*started.notes, *prepared.notes, *known.notes(route), *attempt.notes, *asked)
             self._emit(replace(started, notes=notes, servers=self._status_lines(), checkpoint=checkpoint_text(rows)))
             assembler = ReplyAssembler(route.key)
             try:
@@ -514,12 +516,13 @@ class ChatRuntime:
         preparer = self.preparer
         if preparer is None:
             return PreparedRequest()
+        rows = self.writer.model_order(session_id)
         try:
             prepared = preparer.prepare(
                 session_id,
-                self.system(),
+                chat_system(self.system(), chat_settings_of(rows)),  # the chat's own system prompt
                 route=route,
-                permissions=self._permissions(self.writer.model_order(session_id)),
+                permissions=self._permissions(rows),
                 anchor=anchor,
                 overrides=overrides,
                 tools_allowed=tools_allowed,
@@ -548,6 +551,21 @@ class _Attempt:
     prepared: PreparedRequest | None = None
     estimate: int = 0
     notes: list[str] = field(default_factory=list)  # what the inspector should know of the next request
+
+
+def _projected(
+    rows: list[TranscriptRow],
+    prepared: PreparedRequest,
+    route: ResolvedRoute,
+    *,
+    fold_updates: bool,
+    images: ImageLoader | None,
+) -> tuple[ProjectedRequest, list[str]]:
+    """The request for ``rows`` with the chat's own parameters (and stored images read as it is
+    built), and notes on those parameters."""
+    parameters, notes = request_parameters(chat_settings_of(rows), route)
+    context = context_from_rows(rows, list(prepared.declared))
+    return project(context, route, fold_updates=fold_updates, images=images, parameters=parameters), notes
 
 
 def _guarded(listener: Callable[[RuntimeEvent], None]) -> Callable[[RuntimeEvent], None]:

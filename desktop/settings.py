@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, f
 from desktop.catalog.transport import normalize_base_url
 from desktop.estimate import ContextBudget
 from desktop.mcp_settings import McpServerSetting, ServerEntries, read_entries
-from host.content import Mode, ToolIdentity
+from host.content import Mode, ReasoningEffort, ToolIdentity
 from host.files import atomic_write_text
 from host.ids import new_id
 from host.permissions import PermissionPolicy
@@ -35,6 +35,7 @@ __all__ = [
     "MIN_TOKENS",
     "SETTINGS_VERSION",
     "Account",
+    "Assistant",
     "Settings",
     "SettingsError",
     "SettingsStore",
@@ -153,6 +154,32 @@ class SummaryRoute(BaseModel):
         return value
 
 
+class Assistant(BaseModel):
+    """A saved preset to start a chat from: a system prompt, a route and request parameters.
+    Each unset value inherits, as a chat's own settings do."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    id: str = Field(default_factory=new_id)
+    name: str = Field(min_length=1, max_length=80)
+    system_prompt: str | None = Field(default=None, description="Replaces the custom instructions in its chats.")
+    account_id: str | None = Field(default=None, description="None: the route used last.")
+    model: str | None = Field(default=None, description="None: the account's default model.")
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_output: int | None = Field(default=None, ge=1, le=10_000_000)
+    reasoning_effort: ReasoningEffort | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, value: str) -> str:
+        return Account._plain_name(value)
+
+    @field_validator("model")
+    @classmethod
+    def _model_id(cls, value: str | None) -> str | None:
+        return SummaryRoute._model_id(value)
+
+
 TEXT_SIZE_MIN, TEXT_SIZE_MAX = 9, 22  # points
 
 
@@ -190,6 +217,7 @@ class Settings(BaseModel):
         default=None, description="Where compaction summaries go; None: the chat's own route."
     )
 
+    assistants: list[Assistant] = Field(default_factory=list, description="Presets to start a chat from.")
     mcp_servers: list[JsonValue] = Field(
         default_factory=list, description="MCP servers; each entry is read on its own (desktop.mcp_settings)."
     )
@@ -241,6 +269,9 @@ class Settings(BaseModel):
         if allow is not None:
             kept.append(ToolGrant(source=target.source, tool=target.tool, pin=target.pin, allow=allow))
         return self.model_copy(update={"tool_grants": kept})
+
+    def assistant(self, assistant_id: str) -> Assistant | None:
+        return next((a for a in self.assistants if a.id == assistant_id), None)
 
     def account(self, key: str) -> Account | None:
         """An account by id or by name (case-insensitive)."""

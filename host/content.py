@@ -26,6 +26,8 @@ the window and the exports never take a row apart with ``.get()``.
   take something its catalog entry promised (say, system messages mid-conversation), so later
   requests to that route adapt. Recorded as a row, never by rewriting history.
 - ``PermissionMode`` (``kind: "permission_mode"``, v1): the chat's mode from here on.
+- ``ChatSettings`` (``kind: "chat_settings"``, v1): the chat's own system prompt and request
+  parameters from here on (``None``: inherit); the latest row wins.
 - ``ChatGrant`` (``kind: "chat_grant"``, v1): "This chat" answers for a tool, and revocations.
 - ``ToolApproval`` (``kind: "tool_approval"``, v1): a call parked on a person, then answered.
 - ``PlanRecord`` (``kind: "plan"``, v1): a declaration epoch's plan and its identity.
@@ -59,6 +61,7 @@ __all__ = [
     "MODEL_SYSTEM",
     "ChatGrant",
     "ChatRoute",
+    "ChatSettings",
     "Checkpoint",
     "ErrorContent",
     "ErrorRecord",
@@ -72,6 +75,7 @@ __all__ = [
     "PermissionMode",
     "PlanRecord",
     "Policy",
+    "ReasoningEffort",
     "ReasoningPart",
     "RouteFallback",
     "RowContent",
@@ -296,6 +300,26 @@ class ChatRoute(_Frozen):
     model: str | None = None
 
 
+ReasoningEffort = Literal["low", "medium", "high"]
+
+
+class ChatSettings(_Frozen):
+    """The chat's own settings from this row on; each ``None`` inherits (the custom
+    instructions, the server's temperature, the account's longest reply, the model's effort).
+    ``system_prompt`` replaces the custom instructions in the chat's ``instructions`` section."""
+
+    v: Literal[1] = 1
+    kind: Literal["chat_settings"] = "chat_settings"
+    system_prompt: str | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_output: int | None = Field(default=None, ge=1)
+    reasoning_effort: ReasoningEffort | None = None
+
+    @property
+    def inherits_all(self) -> bool:
+        return (self.system_prompt, self.temperature, self.max_output, self.reasoning_effort) == (None,) * 4
+
+
 class ToolIdentity(_Frozen):
     """Which tool a grant or an approval is about: where it comes from, its name, and the pin
     (SHA-256 of its exact spec), so a changed spec is asked about again."""
@@ -399,6 +423,7 @@ ModelSystem = Annotated[
     | Annotated[RouteFallback, Tag("route_fallback")]
     | Annotated[PermissionMode, Tag("permission_mode")]
     | Annotated[ChatRoute, Tag("chat_route")]
+    | Annotated[ChatSettings, Tag("chat_settings")]
     | Annotated[ChatGrant, Tag("chat_grant")]
     | Annotated[ToolApproval, Tag("tool_approval")]
     | Annotated[PlanRecord, Tag("plan")]

@@ -7,7 +7,8 @@ window with the xcb platform against the loopback provider, and saves PNGs of th
 window in the light and the dark theme, the first start's page, an empty chat's welcome, the
 versions of an answer, an error row, tool and approval cards, a narrow window, the Settings
 dialog (light and dark) and the context inspector, the MCP servers tab with a ready and a
-failed server and an import preview, and attachments in the composer and in the chat.
+failed server and an import preview, attachments in the composer and in the chat, and a chat's own
+settings and the assistants list.
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ def shoot(out: Path) -> None:
             settings_shots(window, out, suffix="-dark", tabs=False)
             run.shell.set_theme("light")
             mcp_shots(run, out)
+            chat_settings_shots(run, out)
     qt.processEvents()
     for name in sorted(p.name for p in out.glob("*.png")):
         print(out / name)
@@ -341,8 +343,12 @@ def settings_shots(window: Any, out: Path, *, suffix: str = "", tabs: bool = Tru
     settle(800)
     dialog.grab().save(str(out / f"settings{suffix}.png"))
     if tabs:
-        for index, name in ((2, "settings-skills"), (3, "settings-permissions"), (4, "settings-context")):
-            dialog.tabs.setCurrentIndex(index)
+        for tab, name in (
+            (dialog.skills_tab, "settings-skills"),
+            (dialog.permissions, "settings-permissions"),
+            (dialog.context, "settings-context"),
+        ):
+            dialog.tabs.setCurrentWidget(tab)
             settle(400)
             dialog.grab().save(str(out / f"{name}{suffix}.png"))
     dialog.accept()
@@ -418,6 +424,41 @@ def mcp_shots(run: Any, out: Path) -> None:
     assert tab.preview is not None
     tab.preview.grab().save(str(out / "mcp-import-preview.png"))
     tab.preview.reject()
+    dialog.accept()
+
+
+def chat_settings_shots(run: Any, out: Path) -> None:
+    """A chat's own settings (its system prompt, a temperature; the rest inherited), and the
+    Assistants tab with two assistants."""
+    window, app = run.window, run.app
+    for name, prompt, temperature in (
+        ("Trail guide", "Answer as a mountain guide: routes, distances, daylight and safety first.", 0.4),
+        ("Translator", "Translate what I write into French; keep the tone.", None),
+    ):
+        values = {"system_prompt": prompt, "account_id": None, "model": None, "temperature": temperature,
+                  "max_output": 2048, "reasoning_effort": None}  # fmt: skip
+        window.core.submit(lambda n=name, v=values: app.save_assistant(None, name=n, **v)).result(timeout=10)
+    session_id = window.session_id
+    assert session_id is not None
+    window.core.submit(
+        lambda: app.set_chat_settings(session_id, system_prompt="Answer as a mountain guide; be brief.",
+                                      temperature=0.4, max_output=None, reasoning_effort=None)
+    ).result(timeout=10)  # fmt: skip
+    actions = window.chat_settings
+    actions.dialog = None
+    actions.open()
+    wait_for(lambda: actions.dialog is not None and actions.dialog.isVisible())
+    settle(600)
+    actions.dialog.grab().save(str(out / "chat-settings.png"))
+    actions.dialog.reject()
+
+    window.settings_dialog = None
+    actions.manage()
+    wait_for(lambda: window.settings_dialog is not None)
+    dialog = window.settings_dialog
+    wait_for(lambda: dialog.assistants.list.count() == 2)
+    settle(600)
+    dialog.grab().save(str(out / "settings-assistants.png"))
     dialog.accept()
 
 

@@ -28,6 +28,7 @@ NAMES = {
     "new-chat": "ph.note-pencil",
     "sidebar": "ph.list",
     "settings": "ph.gear-six",
+    "chat-settings": "ph.sliders-horizontal",
     "send": "ph.arrow-up",
     "stop": "ph.stop",
     "search": "ph.magnifying-glass",

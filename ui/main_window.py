@@ -40,6 +40,7 @@ from ui.approvals import ApprovalCards
 from ui.banners import EditBanner, notice_label
 from ui.chat_controller import ChatController
 from ui.chat_route_view import ChatRoutes
+from ui.chat_settings import ChatSettingsActions
 from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.core import CoreThread
@@ -178,6 +179,7 @@ class MainWindow(QMainWindow):
             menu.addAction(action)
         chat = self.menuBar().addMenu("C&hat")
         chat.addAction(self.compact_action)
+        self.chat_settings = ChatSettingsActions(self, chat)  # Chat settings…, New chat from assistant
         view = self.menuBar().addMenu("&View")
         view.addAction(self.inspector_action)
         view.addAction(self.copy_action)

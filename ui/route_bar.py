@@ -4,10 +4,12 @@ change them. In a narrow window it also holds the button that shows the chats.""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QSize, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop.snapshot import AppSnapshot
+from ui.icons import icon
+from ui.theme import Tokens
 
 __all__ = ["MODE_LABELS", "RouteBar"]
 
@@ -61,6 +63,12 @@ class RouteBar(QWidget):
         self.mode_caption = QLabel("Tools:")
         row.addWidget(self.mode_caption)
         row.addWidget(self.mode)
+        self.settings_button = QToolButton()  # the chat's own settings (ui.chat_settings)
+        self.settings_button.setAccessibleName("Chat settings")
+        self.settings_button.setIconSize(QSize(18, 18))
+        self.settings_button.setToolTip("This chat's settings: system prompt, temperature, longest reply")
+        row.addWidget(self.settings_button)
+        self._tint()
         self._account_id: str | None = None
         self.accounts.activated.connect(lambda i: self.account_chosen.emit(self.accounts.itemData(i)))
         self.models.activated.connect(self._model)
@@ -88,6 +96,15 @@ class RouteBar(QWidget):
                 self.models.addItem(name)
             self.models.setCurrentText(model or account.default_model)
         return True
+
+    def _tint(self) -> None:
+        tokens = Tokens.of(dark=self.palette().base().color().lightness() < 128)
+        self.settings_button.setIcon(icon("chat-settings", tokens.text))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:  # the theme changed: tint the icon again
+            self._tint()
+        super().changeEvent(event)
 
     def show_mode(self, mode: str) -> None:
         self.mode.setCurrentIndex(max(self.mode.findData(mode), 0))

@@ -1,4 +1,4 @@
-"""Settings: accounts and routes, custom instructions, skills, permissions, context, MCP servers,
+"""Settings: accounts and routes, custom instructions, assistants, skills, permissions, context, MCP servers,
 appearance.
 
 Closing Settings closes whatever question it still has open and stops what it watches, so no
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.accounts_tab import AccountsTab
+from ui.assistants_tab import AssistantsTab
 from ui.context_tab import ContextTab
 from ui.mcp_tab import McpTab
 from ui.permissions_tab import PermissionsTab
@@ -48,6 +49,8 @@ class SettingsDialog(QDialog):
         self.accounts = AccountsTab(window)
         self.tabs.addTab(self.accounts, "Accounts")
         self.tabs.addTab(self._instructions_tab(), "Instructions")
+        self.assistants = AssistantsTab(window)
+        self.tabs.addTab(self.assistants, "Assistants")
         self.skills_tab = SkillsTab(window)
         self.tabs.addTab(self.skills_tab, "Skills")
         self.permissions = PermissionsTab(window)
@@ -63,7 +66,8 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(close, alignment=Qt.AlignmentFlag.AlignRight)
-        tabs = ["accounts", "instructions", "skills", "permissions", "context", "mcp", "appearance"]  # in tab order
+        # in tab order
+        tabs = ["accounts", "instructions", "assistants", "skills", "permissions", "context", "mcp", "appearance"]
         self.tabs.setCurrentIndex(tabs.index(tab))
         if preset is not None:
             self.accounts.new_account(preset)
