@@ -35,6 +35,7 @@ NAMES = {
     "sparkle": "ph.sparkle",
     "folder": "ph.folder-open",
     "caret-down": "ph.caret-down",
+    "check": "ph.check-bold",
     "caret-up": "ph.caret-up",
     "attach": "ph.paperclip",
     "file": "ph.file-text",

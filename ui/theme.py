@@ -152,7 +152,11 @@ def style_sheet(t: Tokens) -> str:
     from ui.icons import icon_file  # needs the running QApplication
 
     r, s = RADIUS, SPACE
-    arrows = {"down": icon_file("caret-down", t.muted).as_posix(), "up": icon_file("caret-up", t.muted).as_posix()}
+    arrows = {
+        "down": icon_file("caret-down", t.muted).as_posix(),
+        "up": icon_file("caret-up", t.muted).as_posix(),
+        "check": icon_file("check", t.accent_text).as_posix(),
+    }
     return f"""
 QToolTip {{ color: {t.text}; background: {t.surface}; border: 1px solid {t.border_strong};
     border-radius: {r["s"]}px; padding: {s["xs"]}px {s["s"]}px; }}
@@ -179,6 +183,11 @@ QComboBox::down-arrow {{ image: url("{arrows["down"]}"); width: 12px; height: 12
 QSpinBox::up-button, QSpinBox::down-button {{ width: 18px; border: none; background: transparent; }}
 QSpinBox::up-arrow {{ image: url("{arrows["up"]}"); width: 10px; height: 10px; }}
 QSpinBox::down-arrow {{ image: url("{arrows["down"]}"); width: 10px; height: 10px; }}
+QCheckBox::indicator {{ width: 15px; height: 15px; border: 1px solid {t.muted}; border-radius: 4px;
+    background: {t.surface}; }}
+QCheckBox::indicator:hover {{ border-color: {t.accent}; }}
+QCheckBox::indicator:checked {{ background: {t.accent}; border-color: {t.accent}; image: url("{arrows["check"]}"); }}
+QCheckBox::indicator:disabled {{ background: {t.surface_alt}; border-color: {t.border}; }}
 QComboBox QAbstractItemView {{ background: {t.surface}; border: 1px solid {t.border_strong};
     selection-background-color: {t.accent_soft}; selection-color: {t.text}; }}
 QFrame#Composer {{ background: {t.surface}; border: 1px solid {t.border_strong}; border-radius: {r["l"]}px; }}
