@@ -189,6 +189,11 @@ class Settings(BaseModel):
     summary_route: SummaryRoute | None = Field(
         default=None, description="Where compaction summaries go; None: the chat's own route."
     )
+    auto_titles: Literal["off", "free_routes", "always"] = Field(
+        default="free_routes",
+        description="A short title from the chat's model after its first exchange: never, only on routes that cost "
+        "nothing (local servers, free models), or always.",
+    )
 
     mcp_servers: list[JsonValue] = Field(
         default_factory=list, description="MCP servers; each entry is read on its own (desktop.mcp_settings)."
