@@ -35,6 +35,7 @@ NAMES = {
     "folder": "ph.folder-open",
     "caret-down": "ph.caret-down",
     "caret-up": "ph.caret-up",
+    "caret-right": "ph.caret-right",
 }
 
 

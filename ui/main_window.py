@@ -211,6 +211,8 @@ class MainWindow(QMainWindow):
         self.sidebar.delete_requested.connect(self.delete_session)
         self.sidebar.undo_requested.connect(self.restore_session)
         self.sidebar.export_requested.connect(self.export_session)
+        self.sidebar.pin_requested.connect(partial(self.mark_session, "pin"))
+        self.sidebar.archive_requested.connect(partial(self.mark_session, "archive"))
         self.composer.send.connect(self.controller.send)
         self.composer.stop.connect(self.controller.stop)
         self.cancel_edit.clicked.connect(self._cancel_edit)
@@ -425,6 +427,11 @@ class MainWindow(QMainWindow):
         self.run_on_core(
             lambda: self.app.journal.restore_session(session_id), lambda _r: self.refresh_sessions(select=session_id)
         )
+
+    def mark_session(self, mark: str, session_id: str, on: bool) -> None:
+        """Pin (``mark`` "pin") or archive the chat, or undo that (``on`` false)."""
+        mark_it = self.app.journal.pin_session if mark == "pin" else self.app.journal.archive_session
+        self.run_on_core(lambda: mark_it(session_id, on), lambda _r: self.refresh_sessions())
 
     def export_session(self, session_id: str, kind: str) -> None:
         suffix = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
