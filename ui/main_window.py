@@ -44,6 +44,7 @@ from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.core import CoreThread
 from ui.export_name import export_folder, file_name
+from ui.help_dialogs import add_help_actions
 from ui.inspector import Inspector
 from ui.narrow import NarrowLayout
 from ui.route_bar import RouteBar
@@ -77,6 +78,7 @@ class MainWindow(QMainWindow):
     theme_requested = Signal(str)
     text_size_requested = Signal(int)  # points; 0: Cairn's default
     new_window_requested = Signal()
+    quit_requested = Signal()  # every window closes, and Cairn with them
     closed = Signal()
 
     def __init__(self, core: CoreThread, app: CairnApp, snapshot: AppSnapshot) -> None:
@@ -173,9 +175,13 @@ class MainWindow(QMainWindow):
         self.inspector_action = add("Context inspector", "Ctrl+I", self.toggle_inspector)
         self.window_action = add("New window", "Ctrl+Shift+N", self.new_window_requested)
         self.compact_action = add("Compact chat…", "Ctrl+Shift+K", self.compact_chat)
+        self.quit_action = add("Quit Cairn", "Ctrl+Q", self.quit_requested)
+        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
         menu = self.menuBar().addMenu("&Cairn")
         for action in (self.new_action, self.window_action, self.search_action, self.settings_action):
             menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction(self.quit_action)
         chat = self.menuBar().addMenu("C&hat")
         chat.addAction(self.compact_action)
         view = self.menuBar().addMenu("&View")
@@ -194,7 +200,10 @@ class MainWindow(QMainWindow):
             self.addAction(zoom)
             view.addAction(zoom)
             self.zoom_actions[step] = zoom
-        self.about_action = self.menuBar().addMenu("&Help").addAction("About Cairn")
+        help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action, self.data_action = add_help_actions(self, help_menu, self.app.paths)
+        help_menu.addSeparator()
+        self.about_action = help_menu.addAction("About Cairn")
         self.about_action.triggered.connect(lambda: show_about(self, self.app.paths))
 
     def _connect(self) -> None:
