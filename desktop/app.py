@@ -13,6 +13,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import get_args
 
 import httpx
 from pydantic import ValidationError
@@ -46,7 +47,7 @@ from desktop.settings import (
 )
 from desktop.snapshot import AccountView, AppSnapshot
 from desktop.system_state import SystemState
-from desktop.titles import auto_title, first_message_title
+from desktop.titles import AutoTitles, auto_title, first_message_title
 from desktop.tool_calls import ParkedCall, parked_calls
 from desktop.validation_text import problem_text
 from host.branching import branch_session
@@ -495,6 +496,12 @@ class CairnApp:
             except ValidationError as exc:
                 raise SettingsError(f"The summary model cannot be used: {problem_text(exc)}.") from None
         self._save_settings(reply_reserve=reply_reserve, retained_tail=retained_tail, summary_route=summary)
+
+    def save_auto_titles(self, choice: str) -> None:
+        """Whether chats get titles from their model: "off", "free_routes" or "always"."""
+        if choice not in get_args(AutoTitles):
+            raise SettingsError(f"{choice!r} is not a choice for chat titles; choose off, free_routes or always.")
+        self._save_settings(auto_titles=choice)
 
     def save_appearance(self, theme: str) -> None:
         self._save_settings(theme=theme)

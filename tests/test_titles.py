@@ -14,7 +14,7 @@ from desktop.catalog.modelsdev import Cost, ModelInfo
 from desktop.loopback import Fault, LoopbackProvider, Reply
 from desktop.secrets import SecretStore
 from desktop.services import Services
-from desktop.settings import SettingsStore
+from desktop.settings import SettingsError, SettingsStore
 from desktop.titles import TITLE_MAX_TOKENS, TITLE_PROMPT, clean_title, first_message_title, is_free, titles_allowed
 from host.paths import CairnPaths
 from host.usage import UsageLedger
@@ -176,3 +176,10 @@ def test_the_title_is_the_answers_first_line_without_decoration(answer: str, tit
 def test_the_first_title_is_the_first_line_of_the_first_message() -> None:
     assert first_message_title("\n  Lentils?  \nmore") == "Lentils?"
     assert first_message_title("x" * 80) == "x" * 59 + "…"
+
+
+def test_a_titles_choice_that_does_not_exist_is_refused(app: CairnApp) -> None:
+    with pytest.raises(SettingsError, match="not a choice for chat titles"):
+        app.save_auto_titles("sometimes")
+    app.save_auto_titles("always")
+    assert app.settings.auto_titles == "always"

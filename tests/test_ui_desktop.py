@@ -15,12 +15,14 @@ from PySide6.QtWidgets import QMenu, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider, Reply
+from desktop.settings import SettingsStore
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, running_cairn
 from ui.help_dialogs import DataFolders, Shortcuts
 from ui.main_window import MainWindow
 from ui.notify import LONG_REPLY_SECONDS, ReplyNotifier, should_notify
+from ui.settings_dialog import SettingsDialog
 
 WAIT = 10_000
 
@@ -230,3 +232,19 @@ def test_a_new_chat_gets_its_title_from_the_model_after_the_first_answer(
         run.shell.core.submit(lambda: None).result(timeout=10)  # after the second turn's title check
         assert len(provider.requests) == 3  # two answers and one title request
         assert w.sidebar.title_of(w.session_id or "") == "Simmering Red Lentils"
+
+
+def test_settings_choose_where_titles_come_from(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.open_settings()
+        qtbot.waitUntil(lambda: isinstance(w.settings_dialog, SettingsDialog), timeout=WAIT)
+        dialog = w.settings_dialog
+        assert isinstance(dialog, SettingsDialog)
+        qtbot.waitUntil(dialog.titles.isEnabled, timeout=WAIT)
+        assert dialog.titles.currentData() == "free_routes"
+        dialog.titles.setCurrentIndex(dialog.titles.findData("off"))
+        dialog.titles.activated.emit(dialog.titles.currentIndex())
+        store = SettingsStore(cairn_paths.config_dir / "settings.json")
+        qtbot.waitUntil(lambda: store.path.exists() and store.load().auto_titles == "off", timeout=WAIT)
+        dialog.accept()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QGridLayout,
+    QHeaderView,
     QLabel,
     QMainWindow,
     QMenu,
@@ -107,14 +108,17 @@ class Shortcuts(QDialog):
                 groups[shortcut.group] = heading
             QTreeWidgetItem(groups[shortcut.group], [shortcut.action, shortcut.keys])
         self.tree.expandAll()
-        self.tree.resizeColumnToContents(0)
         self.tree.setIndentation(12)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.tree)
         layout.addWidget(buttons)
-        self.resize(520, 560)
+        self.resize(480, 640)
 
     def listed(self) -> list[tuple[str, str, str]]:
         """(group, action, keys) of every row, as shown."""
@@ -129,10 +133,10 @@ class Shortcuts(QDialog):
 def data_places(paths: CairnPaths) -> list[tuple[str, str, Path]]:
     """What Cairn keeps where: (name, what it is, folder)."""
     return [
-        ("Chats", f"The journal, {paths.journal.name}, with every chat and its usage", paths.data_dir),
-        ("Settings", "Accounts, models and options; API keys are in the system keychain, not here", paths.config_dir),
+        ("Chats", f"Every chat and its usage, in the journal {paths.journal.name}", paths.data_dir),
+        ("Settings", "Accounts and options (API keys stay in the system keychain)", paths.config_dir),
         ("Skills", "Your own skills, one folder each", paths.skills_dir),
-        ("Logs", "What Cairn did, for reporting a problem; no message text or keys", paths.log_dir),
+        ("Logs", "What Cairn did, to report a problem (no messages, no keys)", paths.log_dir),
     ]
 
 
@@ -149,9 +153,12 @@ class DataFolders(QDialog):
         self.buttons: dict[str, QPushButton] = {}
         grid = QGridLayout()
         for row, (name, what, folder) in enumerate(data_places(paths)):
-            title = QLabel(f"<b>{name}</b>")
-            where = QLabel(f"{what}<br><span>{folder}</span>")
-            where.setWordWrap(True)
+            title = QLabel(name)
+            bold = title.font()
+            bold.setBold(True)
+            title.setFont(bold)
+            where = QLabel(f"{what}\n{folder}")
+            where.setTextFormat(Qt.TextFormat.PlainText)
             where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             button = QPushButton("Open")
             button.setAccessibleName(f"Open the {name.lower()} folder")
@@ -173,7 +180,7 @@ class DataFolders(QDialog):
         layout.addLayout(grid)
         layout.addWidget(self.problem)
         layout.addWidget(close)
-        self.resize(640, 0)
+        self.setMinimumWidth(560)
 
     def open_folder(self, folder: Path) -> None:
         if not self.open_url(QUrl.fromLocalFile(str(folder))):
