@@ -13,7 +13,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 from pydantic import ValidationError
@@ -51,6 +51,7 @@ from desktop.settings import (
 )
 from desktop.snapshot import AccountView, AppSnapshot
 from desktop.system_state import SystemState
+from desktop.titles import AutoTitles, auto_title, first_message_title
 from desktop.tool_calls import ParkedCall, parked_calls
 from desktop.validation_text import problem_text
 from host.attachments import AttachmentStore
@@ -116,8 +117,10 @@ class CairnApp:
         *,
         on_event: Callable[[object], None] | None = None,
         workspace: Path | None = None,
+        titles: bool = True,
     ) -> None:
         self.services = services
+        self.titles = titles  # False: never ask a model for titles (tests that count every request)
         self.paths = services.paths
         self.journal = services.open_journal()
         self.writer = TranscriptWriter(self.journal)
@@ -325,7 +328,7 @@ class CairnApp:
         session = self.journal.session(session_id)
         if session is not None and not session.title:
             named = text if text.strip() else ", ".join(a.name or "image" for a in attachments)
-            self.journal.rename_session(session_id, _title_from(named))
+            self.journal.rename_session(session_id, first_message_title(named))
         return await self._turn(session_id, lambda runtime: runtime.send(session_id, text, attachments=attachments))
 
     # -- attachments (desktop/attachments.py) ------------------------------------------------
@@ -362,6 +365,19 @@ class CairnApp:
     async def edit(self, session_id: str, row_id: str, text: str) -> TurnOutcome:
         """A new version of the user message ``row_id``, answered; the earlier one stays a switch away."""
         return await self._turn(session_id, lambda runtime: runtime.edit(session_id, row_id, text))
+
+    async def auto_title(self, session_id: str) -> str | None:
+        """After the chat's first exchange, a short title from its own route when the settings
+        allow it there (see ``desktop.titles``); the new title, or ``None``."""
+        view = self.chat_route(session_id)
+        account = self.settings.account(view.account_id) if view.account_id else None
+        if not self.titles or view.route is None or account is None:
+            return None
+        route = view.route
+        return await auto_title(
+            self.journal, session_id, setting=self.settings.auto_titles, route=route, redactor=self.services.redactor,
+            client=lambda: self.services.client(route, self.api_key(account), account.first_token_timeout),
+        )  # fmt: skip
 
     def versions(self, session_id: str) -> dict[str, tuple[str, ...]]:
         """Each message on screen that has other versions, and its versions in order."""
@@ -563,6 +579,12 @@ class CairnApp:
                 raise SettingsError(f"The summary model cannot be used: {problem_text(exc)}.") from None
         self._save_settings(reply_reserve=reply_reserve, retained_tail=retained_tail, summary_route=summary)
 
+    def save_auto_titles(self, choice: str) -> None:
+        """Whether chats get titles from their model: "off", "free_routes" or "always"."""
+        if choice not in get_args(AutoTitles):
+            raise SettingsError(f"{choice!r} is not a choice for chat titles; choose off, free_routes or always.")
+        self._save_settings(auto_titles=choice)
+
     def save_appearance(self, theme: str) -> None:
         self._save_settings(theme=theme)
 
@@ -683,8 +705,3 @@ class CairnApp:
         if not self.journal.read_only:
             self.journal.purge_deleted()
         await self.services.stop()
-
-
-def _title_from(text: str) -> str:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return first if len(first) <= 60 else first[:59].rstrip() + "…"

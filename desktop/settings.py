@@ -216,6 +216,11 @@ class Settings(BaseModel):
     summary_route: SummaryRoute | None = Field(
         default=None, description="Where compaction summaries go; None: the chat's own route."
     )
+    auto_titles: Literal["off", "free_routes", "always"] = Field(
+        default="free_routes",
+        description="A short title from the chat's model after its first exchange: never, only on routes that cost "
+        "nothing (local servers, free models), or always.",
+    )
 
     assistants: list[Assistant] = Field(default_factory=list, description="Presets to start a chat from.")
     mcp_servers: list[JsonValue] = Field(

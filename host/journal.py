@@ -61,6 +61,17 @@ class SessionRecord(BaseModel):
     title: str
     created_at: str
     updated_at: str
+    # When the chat was pinned to the top of the list, and archived out of it; ``None``: it
+    # is not. Listings that do not read them (search results) leave them ``None``.
+    pinned_at: str | None = None
+    archived_at: str | None = None
+
+
+_SESSION_COLUMNS = "id, title, created_at, updated_at, pinned_at, archived_at"
+
+
+def _session_of(r: tuple[str, str, str, str, str | None, str | None]) -> SessionRecord:
+    return SessionRecord(id=r[0], title=r[1], created_at=r[2], updated_at=r[3], pinned_at=r[4], archived_at=r[5])
 
 
 class Journal:
@@ -288,21 +299,19 @@ class Journal:
         return SessionRecord(id=session_id, title=title, created_at=now, updated_at=now)
 
     def sessions(self) -> list[SessionRecord]:
-        """Every session not deleted, the most recently active first."""
+        """Every session not deleted, archived ones too, the most recently active first."""
         with self.read() as conn:
             rows = conn.execute(
-                "SELECT id, title, created_at, updated_at FROM sessions WHERE deleted_at IS NULL "
-                "ORDER BY updated_at DESC, id DESC"
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE deleted_at IS NULL ORDER BY updated_at DESC, id DESC"
             ).fetchall()
-        return [SessionRecord(id=r[0], title=r[1], created_at=r[2], updated_at=r[3]) for r in rows]
+        return [_session_of(r) for r in rows]
 
     def session(self, session_id: str) -> SessionRecord | None:
         with self.read() as conn:
             r = conn.execute(
-                "SELECT id, title, created_at, updated_at FROM sessions WHERE id = ? AND deleted_at IS NULL",
-                (session_id,),
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ? AND deleted_at IS NULL", (session_id,)
             ).fetchone()
-        return None if r is None else SessionRecord(id=r[0], title=r[1], created_at=r[2], updated_at=r[3])
+        return None if r is None else _session_of(r)
 
     def rename_session(self, session_id: str, title: str) -> None:
         with self.write("the session's new title") as conn:
@@ -311,6 +320,35 @@ class Journal:
             ).rowcount
         if not changed:
             raise JournalWriteError(f"Session {session_id} is not in the journal; it may have been deleted.", self.path)
+
+    def replace_title(self, session_id: str, expected: str, title: str) -> bool:
+        """Set the title only while it is still ``expected`` (one a person renamed is never
+        overwritten); whether it was set."""
+        with self.write("the session's new title") as conn:
+            changed = conn.execute(
+                "UPDATE sessions SET title = ? WHERE id = ? AND title = ? AND deleted_at IS NULL",
+                (title.strip(), session_id, expected),
+            ).rowcount
+        return bool(changed)
+
+    def pin_session(self, session_id: str, pinned: bool) -> None:
+        """Pin the chat to the top of the list, or unpin it. Its activity time is unchanged."""
+        self._update_session(session_id, "the chat's pin", "pinned_at = ?", utc_now() if pinned else None)
+
+    def archive_session(self, session_id: str, archived: bool) -> None:
+        """Move the chat out of the list into Archived (which unpins it), or bring it back."""
+        if archived:
+            self._update_session(session_id, "the chat's archiving", "archived_at = ?, pinned_at = NULL", utc_now())
+        else:
+            self._update_session(session_id, "the chat's return from the archive", "archived_at = ?", None)
+
+    def _update_session(self, session_id: str, what: str, assignments: str, value: str | None) -> None:
+        with self.write(what) as conn:
+            sql = f"UPDATE sessions SET {assignments} WHERE id = ? AND deleted_at IS NULL"
+            if not conn.execute(sql, (value, session_id)).rowcount:
+                raise JournalWriteError(
+                    f"Session {session_id} is not in the journal; it may have been deleted.", self.path
+                )
 
     def delete_session(self, session_id: str) -> None:
         """Delete a session so that ``restore_session`` can still bring it back; ``purge_deleted``

@@ -231,6 +231,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CHECK (estimated_tokens IS NULL OR estimated_tokens >= 0)",
         ),
     ),
+    Migration(
+        version=8,
+        description="pinned and archived chats",
+        # An older Cairn (4 to 7) still reads and writes every table correctly: it lists sessions
+        # with the columns it names, so a pinned or archived chat shows there as an ordinary one,
+        # and it never rewrites a session row whole. The minimum reader stays 4.
+        min_reader=None,
+        statements=(
+            "ALTER TABLE sessions ADD COLUMN pinned_at TEXT",
+            "ALTER TABLE sessions ADD COLUMN archived_at TEXT",
+        ),
+    ),
 )
 
 

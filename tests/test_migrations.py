@@ -7,6 +7,11 @@ era's writer stored rows. Then the current Cairn opens it with every migration.
     schema 1  sessions and transcript rows
     schema 2  + request usage (every token count a number)
     schema 3  + search index, deletion with undo (a deleted session)
+    schema 4  + minimum reader version; unreported usage is NULL; each request has a kind
+    schema 5  + the size of each request's body
+    schema 6  + indexes for the versions of messages
+    schema 7  + requests stopped or failed mid-reply, with an estimate
+    schema 8  + pinned and archived chats
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from host.errors import JournalWriteError
 from host.ids import new_id
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -129,7 +135,7 @@ def snapshot(path: Path) -> dict[str, list[dict[str, Any]]]:
         conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7])
 def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
     cairn_paths: CairnPaths, version: int
 ) -> None:
@@ -137,7 +143,7 @@ def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
     before = snapshot(cairn_paths.journal)
 
     with Journal.open(cairn_paths.journal) as journal:
-        assert journal.schema_version == latest_version() == 7
+        assert journal.schema_version == latest_version() == 8
         assert not journal.read_only
         with journal.read() as conn:
             after = {name: table(conn, name) for name in ("sessions", "transcript_rows", "request_usage")}
@@ -147,7 +153,7 @@ def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
         # Every row, field by field; columns added since read as their defaults.
         assert len(after["sessions"]) == len(before["sessions"])
         for old, new in zip(before["sessions"], after["sessions"], strict=True):
-            assert new == {"deleted_at": None, **old}
+            assert new == {"deleted_at": None, **old, "pinned_at": None, "archived_at": None}
         assert after["transcript_rows"] == before["transcript_rows"]
         assert len(after["request_usage"]) == len(before.get("request_usage", []))
         for old, new in zip(before.get("request_usage", []), after["request_usage"], strict=True):
@@ -255,3 +261,43 @@ def test_a_new_journal_records_its_minimum_reader_version_and_takes_no_backup(ca
     with Journal.open(cairn_paths.journal) as journal, journal.read() as conn:
         assert conn.execute("SELECT value FROM journal_meta WHERE key = 'min_reader_version'").fetchone() == ("4",)
     assert not (cairn_paths.data_dir / "backups").exists()
+
+
+def test_migration_8_pins_and_archives_and_an_older_cairn_still_writes_the_journal(cairn_paths: CairnPaths) -> None:
+    era = build_era(cairn_paths.journal, 7)
+    with Journal.open(cairn_paths.journal) as journal:
+        journal.pin_session(era.trip, True)
+        journal.archive_session(era.dinner, True)
+        listed = {s.id: s for s in journal.sessions()}
+        assert listed[era.trip].pinned_at is not None
+        assert listed[era.trip].archived_at is None
+        assert listed[era.dinner].archived_at is not None  # archived chats are still listed, marked
+        updated = listed[era.trip].updated_at
+    # A Cairn that knows only schema 7 opens it writable (the minimum reader stayed 4) and
+    # lists both chats; its rename leaves the pin alone.
+    with Journal.open(cairn_paths.journal, migrations=MIGRATIONS[:7]) as older:
+        assert not older.read_only
+        older.rename_session(era.trip, "Trip, renamed by an older Cairn")
+    with Journal.open(cairn_paths.journal) as journal:
+        trip = journal.session(era.trip)
+        assert trip is not None
+        assert trip.title == "Trip, renamed by an older Cairn"
+        assert trip.pinned_at is not None
+        assert trip.updated_at == updated
+        journal.archive_session(era.trip, True)  # archiving unpins
+        journal.archive_session(era.dinner, False)
+        listed = {s.id: s for s in journal.sessions()}
+        assert (listed[era.trip].pinned_at, listed[era.trip].archived_at is not None) == (None, True)
+        assert listed[era.dinner].archived_at is None
+        journal.delete_session(era.dinner)
+        with pytest.raises(JournalWriteError, match="may have been deleted"):
+            journal.pin_session(era.dinner, True)
+
+
+def test_a_title_is_replaced_only_while_it_is_the_one_expected(journal: Journal) -> None:
+    record = journal.create_session("How do I cook lentils?")
+    assert journal.replace_title(record.id, "How do I cook lentils?", "Cooking lentils")
+    assert not journal.replace_title(record.id, "How do I cook lentils?", "Something else")
+    journal.rename_session(record.id, "My lentils")
+    assert not journal.replace_title(record.id, "Cooking lentils", "Lentil soup")
+    assert journal.session(record.id) == record.model_copy(update={"title": "My lentils"})

@@ -41,15 +41,17 @@ def add_loopback_account(
 
 @contextmanager
 def running_cairn(
-    paths: CairnPaths, state: WindowState | None = None, secrets: SecretStore | None = None
+    paths: CairnPaths, state: WindowState | None = None, secrets: SecretStore | None = None, *, titles: bool = False
 ) -> Iterator[Running]:
+    """Cairn's window on ``paths``. Model-made titles only when a test asks (``titles``): they
+    are an extra request, which would take a reply scripted for the chat."""
     qt = QApplication.instance()
     assert isinstance(qt, QApplication)
     keyring = MemoryKeyring()
     services = Services(paths, secrets=secrets or SecretStore(keyring))
     journal = services.open_journal()
     core = CoreThread()
-    app = CairnApp(services, on_event=core.emit_event)
+    app = CairnApp(services, on_event=core.emit_event, titles=titles)
     core.start()
     snapshot = core.submit(app.snapshot).result(timeout=10)
     core.submit(app.start).result(timeout=10)

@@ -7,8 +7,9 @@ window with the xcb platform against the loopback provider, and saves PNGs of th
 window in the light and the dark theme, the first start's page, an empty chat's welcome, the
 versions of an answer, an error row, tool and approval cards, a narrow window, the Settings
 dialog (light and dark) and the context inspector, the MCP servers tab with a ready and a
-failed server and an import preview, attachments in the composer and in the chat, and a chat's own
-settings and the assistants list.
+failed server and an import preview, attachments in the composer and in the chat, a chat's own
+settings and the assistants list, and the chat list grouped by day with pinned and archived
+chats (light and dark).
 """
 
 from __future__ import annotations
@@ -142,6 +143,7 @@ def shoot(out: Path) -> None:
             run.shell.set_theme("light")
             mcp_shots(run, out)
             chat_settings_shots(run, out)
+        chat_list_shots(paths, out)
     qt.processEvents()
     for name in sorted(p.name for p in out.glob("*.png")):
         print(out / name)
@@ -460,6 +462,52 @@ def chat_settings_shots(run: Any, out: Path) -> None:
     settle(600)
     dialog.grab().save(str(out / "settings-assistants.png"))
     dialog.accept()
+
+
+def chat_list_shots(paths: Any, out: Path) -> None:
+    """The chat list in its groups: a pinned chat, chats of today, yesterday, last week and
+    long ago, and the archive opened; light and dark. Seeded while no Cairn holds the journal."""
+    import sqlite3
+    from datetime import UTC, datetime, timedelta
+
+    from host.journal import Journal
+    from tests.ui_fixtures import running_cairn
+
+    now = datetime.now(UTC)
+    chats = [
+        ("Packing list for the Cairngorms", timedelta(minutes=20)),
+        ("Why are cairns built on summits?", timedelta(hours=2)),
+        ("Sourdough starter is too runny", timedelta(days=1, hours=2)),
+        ("Route from Braemar to Linn of Dee, with a detour by the old bridge", timedelta(days=3)),
+        ("Translate a trail sign from Gaelic", timedelta(days=5)),
+        ("Birthday dinner ideas", timedelta(days=40)),
+        ("Tax return questions", timedelta(days=90)),
+        ("Weekly meal plan", timedelta(days=12)),
+        ("Old hiking club notes", timedelta(days=200)),
+    ]
+    with Journal.open(paths.journal) as journal:
+        made = {title: journal.create_session(title).id for title, _ in chats}
+        journal.pin_session(made["Weekly meal plan"], True)
+        journal.archive_session(made["Old hiking club notes"], True)
+        journal.archive_session(made["Tax return questions"], True)
+    conn = sqlite3.connect(paths.journal)
+    with conn:
+        for title, ago in chats:
+            when = (now - ago).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (when, made[title]))
+    conn.close()
+    with running_cairn(paths) as run:
+        window = run.window
+        window.resize(1100, 760)
+        wait_for(lambda: "Pinned" in window.sidebar.list.headers())
+        window.sidebar.list.toggle_archive()
+        window.sidebar.list.setCurrentItem(window.sidebar.list.item_of(made["Sourdough starter is too runny"]))
+        settle(600)
+        window.grab().save(str(out / "chat-list.png"))
+        run.shell.set_theme("dark")
+        settle()
+        window.grab().save(str(out / "chat-list-dark.png"))
+        run.shell.set_theme("light")
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ class Shell(QObject):
         window.start_page.ports = dict(self.local_ports)
         window.chat.message_delegate.dark = self.dark
         window.new_window_requested.connect(self.open_window)
+        window.quit_requested.connect(self.quit)
         window.theme_requested.connect(self.set_theme)
         window.text_size_requested.connect(self.set_text_size)
         window.closed.connect(lambda w=window: self._closed(w))
@@ -101,6 +102,13 @@ class Shell(QObject):
         ).save(self.state_path)
         if window in self.windows:
             self.windows.remove(window)
+
+    def quit(self) -> None:
+        """Cairn > Quit: close every window as its close button would (each stops its replies,
+        keeping what arrived, and remembers its place); Cairn ends with the last one."""
+        for window in list(self.windows):
+            window.close()
+        self.qt.quit()  # also when a stray dialog is left open (it does nothing outside the app's own loop)
 
     def _core_crashed(self, message: str) -> None:
         for window in self.windows:

@@ -6,6 +6,7 @@ streaming state of every session, so switching chats mid-reply loses nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -14,7 +15,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView
 
-from desktop.app import SessionEvent, TurnBusy
+from desktop.app import STOPPED, SessionEvent, TurnBusy
 from desktop.attachments import Attachment, too_many
 from desktop.compaction import ContextFill
 from desktop.events import (
@@ -34,6 +35,7 @@ from desktop.events import (
     Waiting,
 )
 from desktop.message_text import CONTINUE
+from desktop.turn import TurnOutcome
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
@@ -42,12 +44,14 @@ from ui.chat_versions import ChatVersions
 from ui.chat_view import MessageModel
 from ui.composer import message_problem
 from ui.messages import DisplayMessage, Kind
+from ui.notify import ReplyNotifier
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
 
 __all__ = ["ChatController"]
 
+log = logging.getLogger(__name__)
 FLUSH_MS = 50
 
 
@@ -66,6 +70,7 @@ class ChatController(QObject):
         self.versions = ChatVersions(self)
         self.fill: ContextFill | None = None  # the chat on screen's, as last shown
         self.intake = AttachmentIntake(window)  # the composer's files, the chat's thumbnails
+        self.notifier = ReplyNotifier(self)
 
     @property
     def model(self) -> MessageModel:
@@ -155,18 +160,41 @@ class ChatController(QObject):
         if versioned and session_id == self.w.session_id:
             self.versions.set_aside(row_id if kind == "edit" else None)
 
-        def done(_outcome: object) -> None:
+        def done(outcome: TurnOutcome) -> None:
             self.turn_over(session_id)
+            self.turn_ended(session_id, kind, ok=outcome.ok, stopped=outcome.error == STOPPED)
             if versioned:
                 self.versions.reload(session_id)  # the new version, and its switcher
 
         def failed(error: BaseException) -> None:
             self.turn_over(session_id)
+            self.turn_ended(session_id, kind, ok=False)
             self.w.show_error(error)
             if versioned:
                 self.versions.reload(session_id)
 
+        self.notifier.started(session_id)
         self.w.run_on_core(work, done, failed)
+
+    def turn_ended(self, session_id: str, kind: str, *, ok: bool, stopped: bool = False) -> None:
+        """A turn this window started is over: a long one that ended in the background is
+        announced, and a first exchange may give the chat a title from its model."""
+        if self.notifier.finished(session_id, stopped=stopped):
+            record = self.w.app.journal.session
+            self.w.run_on_core(
+                lambda: record(session_id),
+                lambda found: self.notifier.announce(session_id, self.w, found.title if found else "", ok=ok),
+            )
+        if kind == "send" and ok:
+
+            def titled(title: str | None) -> None:
+                if title:
+                    self.w.refresh_sessions()
+
+            def untitled(error: BaseException) -> None:
+                log.warning("session %s: no title: %s", session_id, error)  # the chat keeps its first line
+
+            self.w.run_on_core(lambda: self.w.app.auto_title(session_id), titled, untitled)
 
     def compact(self, session_id: str, focus: str | None) -> None:
         """Summarise the chat's earlier messages now; the composer waits as for a reply."""

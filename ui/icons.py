@@ -41,6 +41,7 @@ NAMES = {
     "file": "ph.file-text",
     "image": "ph.image",
     "remove": "ph.x",
+    "caret-right": "ph.caret-right",
 }
 
 

@@ -45,6 +45,7 @@ from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.core import CoreThread
 from ui.export_name import export_folder, file_name
+from ui.help_dialogs import add_help_actions
 from ui.inspector import Inspector
 from ui.narrow import NarrowLayout
 from ui.route_bar import RouteBar
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
     theme_requested = Signal(str)
     text_size_requested = Signal(int)  # points; 0: Cairn's default
     new_window_requested = Signal()
+    quit_requested = Signal()  # every window closes, and Cairn with them
     closed = Signal()
 
     def __init__(self, core: CoreThread, app: CairnApp, snapshot: AppSnapshot) -> None:
@@ -174,9 +176,13 @@ class MainWindow(QMainWindow):
         self.inspector_action = add("Context inspector", "Ctrl+I", self.toggle_inspector)
         self.window_action = add("New window", "Ctrl+Shift+N", self.new_window_requested)
         self.compact_action = add("Compact chat…", "Ctrl+Shift+K", self.compact_chat)
+        self.quit_action = add("Quit Cairn", "Ctrl+Q", self.quit_requested)
+        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
         menu = self.menuBar().addMenu("&Cairn")
         for action in (self.new_action, self.window_action, self.search_action, self.settings_action):
             menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction(self.quit_action)
         chat = self.menuBar().addMenu("C&hat")
         chat.addAction(self.compact_action)
         self.chat_settings = ChatSettingsActions(self, chat)  # Chat settings…, New chat from assistant
@@ -196,7 +202,10 @@ class MainWindow(QMainWindow):
             self.addAction(zoom)
             view.addAction(zoom)
             self.zoom_actions[step] = zoom
-        self.about_action = self.menuBar().addMenu("&Help").addAction("About Cairn")
+        help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action, self.data_action = add_help_actions(self, help_menu, self.app.paths)
+        help_menu.addSeparator()
+        self.about_action = help_menu.addAction("About Cairn")
         self.about_action.triggered.connect(lambda: show_about(self, self.app.paths))
 
     def _connect(self) -> None:
@@ -213,6 +222,8 @@ class MainWindow(QMainWindow):
         self.sidebar.delete_requested.connect(self.delete_session)
         self.sidebar.undo_requested.connect(self.restore_session)
         self.sidebar.export_requested.connect(self.export_session)
+        self.sidebar.pin_requested.connect(partial(self.mark_session, "pin"))
+        self.sidebar.archive_requested.connect(partial(self.mark_session, "archive"))
         self.composer.send.connect(self.controller.send)
         self.composer.stop.connect(self.controller.stop)
         self.cancel_edit.clicked.connect(self._cancel_edit)
@@ -427,6 +438,11 @@ class MainWindow(QMainWindow):
         self.run_on_core(
             lambda: self.app.journal.restore_session(session_id), lambda _r: self.refresh_sessions(select=session_id)
         )
+
+    def mark_session(self, mark: str, session_id: str, on: bool) -> None:
+        """Pin (``mark`` "pin") or archive the chat, or undo that (``on`` false)."""
+        mark_it = self.app.journal.pin_session if mark == "pin" else self.app.journal.archive_session
+        self.run_on_core(lambda: mark_it(session_id, on), lambda _r: self.refresh_sessions())
 
     def export_session(self, session_id: str, kind: str) -> None:
         suffix = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"

@@ -36,6 +36,12 @@ if TYPE_CHECKING:
 
 __all__ = ["SettingsDialog"]
 
+TITLE_CHOICES = (
+    ("free_routes", "From the model, on free routes (local servers, free models)"),
+    ("always", "From the model, on every route"),
+    ("off", "The first line of the first message"),
+)
+
 
 class SettingsDialog(QDialog):
     def __init__(self, window: MainWindow, *, tab: str = "accounts", preset: str | None = None) -> None:
@@ -117,7 +123,27 @@ class SettingsDialog(QDialog):
         form = QFormLayout(page)
         form.addRow("Theme", self.theme)
         form.addRow("Text size", self.text_size)
+        form.addRow("Chat titles", self._titles_choice())
         return page
+
+    def _titles_choice(self) -> QComboBox:
+        """Where a new chat's title comes from; the model is asked only after the first answer."""
+        titles = self.titles = QComboBox()
+        titles.setAccessibleName("Chat titles")
+        for value, label in TITLE_CHOICES:
+            titles.addItem(label, value)
+        titles.setToolTip("A few words from the chat's own model after its first answer; a title you set is kept.")
+        titles.setEnabled(False)  # until the core says what is set
+
+        def show(choice: str) -> None:
+            titles.setCurrentIndex(max(titles.findData(choice), 0))
+            titles.setEnabled(True)
+
+        self.window_.run_on_core(lambda: self.app.settings.auto_titles, show)
+        titles.activated.connect(
+            lambda _i: self.window_.run_on_core(lambda: self.app.save_auto_titles(titles.currentData()))
+        )
+        return titles
 
     def done(self, result: int) -> None:
         """Close what Settings still has open (a question, a watcher) before it goes, and give

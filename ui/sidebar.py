@@ -1,4 +1,4 @@
-"""The session sidebar: search, new, rename, delete with undo, export."""
+"""The session sidebar: search, new, the grouped chat list, rename, pin, archive, delete with undo, export."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QListWidgetItem,
     QMenu,
     QPushButton,
@@ -17,11 +16,11 @@ from PySide6.QtWidgets import (
 )
 
 from host.journal import SessionRecord
+from ui.chat_list import ARCHIVED_ROLE, HEADER_ROLE, PINNED_ROLE, TITLE_ROLE, ChatList
 
 __all__ = ["TITLE_ROLE", "Sidebar"]
 
 UNDO_SECONDS = 10
-TITLE_ROLE = Qt.ItemDataRole.UserRole + 1  # the chat's whole title, however it is shown
 
 
 class Sidebar(QWidget):
@@ -34,6 +33,8 @@ class Sidebar(QWidget):
     delete_requested = Signal(str)
     undo_requested = Signal(str)
     export_requested = Signal(str, str)  # session id, "md" or "json"
+    pin_requested = Signal(str, bool)  # session id, pinned
+    archive_requested = Signal(str, bool)  # session id, archived
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -49,7 +50,7 @@ class Sidebar(QWidget):
         self.new_button.setAccessibleName("New chat")
         self.new_button.clicked.connect(self.new_requested)
 
-        self.list = QListWidget()
+        self.list = ChatList()
         self.list.setAccessibleName("Chats")
         # A long title ends in "…" within the list's width (its tooltip has it whole).
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -83,36 +84,23 @@ class Sidebar(QWidget):
         self._filling = False
 
     def show_sessions(self, found: list[tuple[SessionRecord, str]], current: str | None) -> None:
+        """The chats, grouped (Pinned, by day, Archived); search results flat, as found."""
         self._filling = True
-        self.list.clear()
-        for record, snippet in found:
-            title = record.title or "Untitled chat"
-            item = QListWidgetItem(title)
-            item.setData(Qt.ItemDataRole.UserRole, record.id)
-            item.setData(TITLE_ROLE, record.title)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-            tip = f"{title}\nLast active {record.updated_at[:16].replace('T', ' ')} UTC"
-            item.setToolTip(f"{tip}\n{snippet}" if snippet else tip)
-            self.list.addItem(item)
-            if record.id == current:
-                self.list.setCurrentItem(item)
+        self.list.fill(found, current, grouped=not self.search.text().strip())
         self._filling = False
 
     def current_id(self) -> str | None:
         item = self.list.currentItem()
         if item is None:
             return None
-        session_id: str = item.data(Qt.ItemDataRole.UserRole)
+        session_id: str | None = item.data(Qt.ItemDataRole.UserRole)
         return session_id
 
     def title_of(self, session_id: str) -> str:
         """The chat's title as the list has it ("" when untitled or not listed)."""
-        for row in range(self.list.count()):
-            item = self.list.item(row)
-            if item.data(Qt.ItemDataRole.UserRole) == session_id:
-                title: str = item.data(TITLE_ROLE) or ""
-                return title
-        return ""
+        item = self.list.item_of(session_id)
+        title: str = (item.data(TITLE_ROLE) or "") if item is not None else ""
+        return title
 
     def show_undo(self, session_id: str, title: str) -> None:
         self._deleted = session_id
@@ -127,22 +115,37 @@ class Sidebar(QWidget):
         self.undo_bar.hide()
 
     def _current_changed(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
-        if current is not None and not self._filling:
-            self.selected.emit(current.data(Qt.ItemDataRole.UserRole))
+        session_id = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
+        if session_id and not self._filling:  # a header opens nothing
+            self.selected.emit(session_id)
 
     def _edited(self, item: QListWidgetItem) -> None:
-        if not self._filling:
-            self.rename_requested.emit(item.data(Qt.ItemDataRole.UserRole), item.text())
-
-    def _menu(self, position: QPoint) -> None:
-        item = self.list.itemAt(position)
-        if item is None:
-            return
         session_id = item.data(Qt.ItemDataRole.UserRole)
+        if session_id and not self._filling:
+            self.rename_requested.emit(session_id, item.text())
+
+    def chat_menu(self, item: QListWidgetItem) -> QMenu | None:
+        """The menu of the chat ``item`` (``None`` for a header)."""
+        session_id = item.data(Qt.ItemDataRole.UserRole)
+        if not session_id or item.data(HEADER_ROLE):
+            return None
+        pinned, archived = bool(item.data(PINNED_ROLE)), bool(item.data(ARCHIVED_ROLE))
         menu = QMenu(self)
         menu.addAction("Rename", lambda: self.list.editItem(item))
+        if not archived:
+            menu.addAction("Unpin" if pinned else "Pin", lambda: self.pin_requested.emit(session_id, not pinned))
+        menu.addAction(
+            "Unarchive" if archived else "Archive", lambda: self.archive_requested.emit(session_id, not archived)
+        )
+        menu.addSeparator()
         menu.addAction("Export as Markdown…", lambda: self.export_requested.emit(session_id, "md"))
         menu.addAction("Export as JSON…", lambda: self.export_requested.emit(session_id, "json"))
         menu.addSeparator()
         menu.addAction("Delete", lambda: self.delete_requested.emit(session_id))
-        menu.exec(self.list.viewport().mapToGlobal(position))
+        return menu
+
+    def _menu(self, position: QPoint) -> None:
+        item = self.list.itemAt(position)
+        menu = self.chat_menu(item) if item is not None else None
+        if menu is not None:
+            menu.exec(self.list.viewport().mapToGlobal(position))

@@ -1,0 +1,236 @@
+"""The chat list: pinned chats on top, the rest grouped by day in local time, archived chats
+folded away at the end; headers are never selected and the keyboard steps over them."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta, timezone
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from pytestqt.qtbot import QtBot
+
+from host.journal import Journal, SessionRecord
+from host.paths import CairnPaths
+from tests.ui_fixtures import running_cairn
+from ui.chat_groups import day_group, group_chats
+from ui.chat_list import HEADER_ROLE
+from ui.main_window import MainWindow
+
+WAIT = 10_000
+# 09:30 on 12 March in a zone five hours ahead of UTC.
+ZONE = timezone(timedelta(hours=5))
+NOW = datetime(2026, 3, 12, 9, 30, tzinfo=ZONE)
+
+
+def utc_text(local: datetime) -> str:
+    return local.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def record(title: str, local: datetime, *, pinned: str | None = None, archived: str | None = None) -> SessionRecord:
+    when = utc_text(local)
+    return SessionRecord(
+        id=title, title=title, created_at=when, updated_at=when, pinned_at=pinned, archived_at=archived
+    )
+
+
+def test_chats_are_grouped_by_the_local_calendar_day() -> None:
+    # 00:10 local on the 12th is still the 11th in UTC: it is today's all the same.
+    assert day_group(utc_text(NOW.replace(hour=0, minute=10)), NOW) == "today"
+    assert day_group(utc_text(NOW.replace(day=11, hour=23, minute=59)), NOW) == "yesterday"
+    assert day_group(utc_text(NOW.replace(day=10, hour=0, minute=1)), NOW) == "week"
+    assert day_group(utc_text(NOW.replace(day=5)), NOW) == "week"  # seven days back
+    assert day_group(utc_text(NOW.replace(day=4)), NOW) == "older"
+    assert day_group(utc_text(NOW + timedelta(days=2)), NOW) == "today"  # a clock set back
+
+    found = [
+        (record("this morning", NOW - timedelta(hours=2)), ""),
+        (record("archived", NOW - timedelta(hours=3), pinned=None, archived="2026-03-12T01:00:00.000000Z"), ""),
+        (record("pinned first", NOW - timedelta(hours=4), pinned="2026-03-01T00:00:00.000000Z"), ""),
+        (record("last night", NOW - timedelta(hours=10)), ""),
+        (record("pinned later", NOW - timedelta(days=40), pinned="2026-03-02T00:00:00.000000Z"), ""),
+        (record("monday", NOW - timedelta(days=3)), ""),
+        (record("last year", NOW - timedelta(days=400)), ""),
+    ]
+    groups = group_chats(found, NOW)
+    assert [(g.title, [r.title for r, _ in g.chats]) for g in groups] == [
+        ("Pinned", ["pinned later", "pinned first"]),  # the latest pinned on top
+        ("Today", ["this morning"]),
+        ("Yesterday", ["last night"]),
+        ("Previous 7 days", ["monday"]),
+        ("Older", ["last year"]),
+        ("Archived", ["archived"]),
+    ]
+
+
+def seed(paths: CairnPaths) -> dict[str, str]:
+    """Chats last active at different times, one pinned and one archived."""
+    ids: dict[str, str] = {}
+    with Journal.open(paths.journal) as journal:
+        for title in ("Old soup", "Monday walk", "Yesterday's bread", "Today's lentils", "Pinned plans", "Archived"):
+            ids[title] = journal.create_session(title).id
+        journal.pin_session(ids["Pinned plans"], True)
+        journal.archive_session(ids["Archived"], True)
+    times = {
+        "Old soup": NOW - timedelta(days=30),
+        "Monday walk": NOW - timedelta(days=3),
+        "Yesterday's bread": NOW - timedelta(days=1),
+        "Today's lentils": NOW - timedelta(hours=1),
+        "Pinned plans": NOW - timedelta(days=60),
+        "Archived": NOW - timedelta(hours=2),
+    }
+    conn = sqlite3.connect(paths.journal)
+    with conn:
+        for title, when in times.items():
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (utc_text(when), ids[title]))
+    conn.close()
+    return ids
+
+
+def shown(window: MainWindow) -> list[str]:
+    """The list as a person sees it: headers in brackets, chats by title, folded ones left out."""
+    chats = window.sidebar.list
+    out = []
+    for row in range(chats.count()):
+        item = chats.item(row)
+        if not item.isHidden():
+            out.append(f"[{item.text()}]" if item.data(HEADER_ROLE) else item.text())
+    return out
+
+
+def show_grouped(window: MainWindow, qtbot: QtBot) -> None:
+    window.sidebar.list.now = lambda: NOW
+    window.refresh_sessions()
+    qtbot.waitUntil(lambda: "[Pinned]" in shown(window), timeout=WAIT)
+
+
+def test_the_list_shows_groups_and_folds_the_archive(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    ids = seed(cairn_paths)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        show_grouped(w, qtbot)
+        assert shown(w) == [
+            "[Pinned]", "Pinned plans",
+            "[Today]", "Today's lentils",
+            "[Yesterday]", "Yesterday's bread",
+            "[Previous 7 days]", "Monday walk",
+            "[Older]", "Old soup",
+            "[Archived (1)]",
+        ]  # fmt: skip
+        chats = w.sidebar.list
+        headers = [chats.item(r) for r in range(chats.count()) if chats.item(r).data(HEADER_ROLE)]
+        assert not any(h.flags() & Qt.ItemFlag.ItemIsSelectable for h in headers)
+
+        # The Archived header opens the archive and folds it again.
+        archived_header = next(h for h in headers if h.data(HEADER_ROLE) == "archived")
+        QTest.mouseClick(
+            chats.viewport(), Qt.MouseButton.LeftButton, pos=chats.visualItemRect(archived_header).center()
+        )
+        assert shown(w)[-2:] == ["[Archived (1)]", "Archived"]
+        assert "open" in archived_header.data(Qt.ItemDataRole.AccessibleTextRole)
+        chats.toggle_archive()
+        assert "Archived" not in shown(w)
+
+        # A search lists what it finds flat, archived chats too.
+        w.sidebar.search.setText("Archived")
+        qtbot.waitUntil(lambda: shown(w) == ["Archived"], timeout=WAIT)
+        w.sidebar.search.clear()
+        qtbot.waitUntil(lambda: "[Pinned]" in shown(w), timeout=WAIT)
+        assert set(chats.chat_ids()) == set(ids.values())
+
+
+def test_the_keyboard_steps_over_headers_and_opens_the_archive(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    ids = seed(cairn_paths)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        show_grouped(w, qtbot)
+        chats = w.sidebar.list
+        chats.setFocus()
+        chats.setCurrentItem(chats.item_of(ids["Pinned plans"]))
+        qtbot.waitUntil(lambda: w.session_id == ids["Pinned plans"], timeout=WAIT)
+        visited = []
+        for _ in range(4):
+            QTest.keyClick(chats, Qt.Key.Key_Down)
+            visited.append(chats.currentItem().text())
+        # Each press lands on the next chat, never on a date header; the Archived switch is a stop.
+        assert visited == ["Today's lentils", "Yesterday's bread", "Monday walk", "Old soup"]
+        qtbot.waitUntil(lambda: w.session_id == ids["Old soup"], timeout=WAIT)
+        QTest.keyClick(chats, Qt.Key.Key_Down)
+        assert chats.currentItem().data(HEADER_ROLE) == "archived"
+        assert w.session_id == ids["Old soup"]  # a header opens nothing
+        QTest.keyClick(chats, Qt.Key.Key_Return)
+        QTest.keyClick(chats, Qt.Key.Key_Down)
+        assert chats.currentItem().text() == "Archived"
+        qtbot.waitUntil(lambda: w.session_id == ids["Archived"], timeout=WAIT)
+        QTest.keyClick(chats, Qt.Key.Key_Home)
+        assert chats.currentItem().text() == "Pinned plans"  # not the Pinned header above it
+        QTest.keyClick(chats, Qt.Key.Key_Up)
+        assert chats.currentItem().text() == "Pinned plans"  # nothing above but a header
+        QTest.keyClick(chats, Qt.Key.Key_Down)
+        QTest.keyClick(chats, Qt.Key.Key_Up)
+        assert chats.currentItem().text() == "Pinned plans"
+
+
+def menu_action(window: MainWindow, session_id: str, text: str) -> None:
+    item = window.sidebar.list.item_of(session_id)
+    assert item is not None
+    menu = window.sidebar.chat_menu(item)
+    assert menu is not None
+    action = next(a for a in menu.actions() if a.text() == text)
+    action.trigger()
+
+
+def test_pin_unpin_archive_and_unarchive_from_the_menu(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    ids = seed(cairn_paths)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        show_grouped(w, qtbot)
+        lentils, soup = ids["Today's lentils"], ids["Old soup"]
+
+        menu_action(w, soup, "Pin")
+        qtbot.waitUntil(lambda: shown(w)[:3] == ["[Pinned]", "Old soup", "Pinned plans"], timeout=WAIT)
+        menu_action(w, soup, "Unpin")
+        qtbot.waitUntil(lambda: shown(w)[-3:] == ["[Older]", "Old soup", "[Archived (1)]"], timeout=WAIT)
+
+        # Archiving takes the chat out of the list (and off the pins); the chat on screen stays
+        # on screen, and the archive opens to show where it went.
+        w.sidebar.list.setCurrentItem(w.sidebar.list.item_of(lentils))
+        qtbot.waitUntil(lambda: w.session_id == lentils, timeout=WAIT)
+        menu_action(w, lentils, "Archive")
+        qtbot.waitUntil(lambda: "[Archived (2)]" in shown(w), timeout=WAIT)
+        assert shown(w)[-3:] == ["[Archived (2)]", "Today's lentils", "Archived"]
+        assert "[Today]" not in shown(w)
+        assert w.sidebar.current_id() == lentils
+        assert run.journal.session(lentils).archived_at is not None  # type: ignore[union-attr]
+
+        item = w.sidebar.list.item_of(lentils)
+        menu = w.sidebar.chat_menu(item)  # type: ignore[arg-type]
+        assert menu is not None
+        assert "Pin" not in [a.text() for a in menu.actions()]  # an archived chat is not pinned
+        menu_action(w, lentils, "Unarchive")
+        qtbot.waitUntil(lambda: shown(w)[2:4] == ["[Today]", "Today's lentils"], timeout=WAIT)
+        assert run.journal.session(lentils).archived_at is None  # type: ignore[union-attr]
+
+
+def test_one_group_of_chats_needs_no_header(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with Journal.open(cairn_paths.journal) as journal:
+        for title in ("first", "second"):
+            journal.create_session(title)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        qtbot.waitUntil(lambda: len(shown(w)) == 2, timeout=WAIT)
+        assert shown(w) == ["second", "first"]
+        assert w.sidebar.list.headers() == []
+
+
+def test_the_rename_and_title_of_a_grouped_chat(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    ids = seed(cairn_paths)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        show_grouped(w, qtbot)
+        assert w.sidebar.title_of(ids["Monday walk"]) == "Monday walk"
+        w.sidebar.list.item_of(ids["Monday walk"]).setText("Tuesday walk")  # type: ignore[union-attr]  # as an in-place edit does
+        qtbot.waitUntil(lambda: "Tuesday walk" in shown(w), timeout=WAIT)
+        # The rename is saved on the core thread: wait for it rather than race it.
+        qtbot.waitUntil(lambda: run.journal.session(ids["Monday walk"]).title == "Tuesday walk", timeout=WAIT)  # type: ignore[union-attr]
+        assert "[Previous 7 days]" in shown(w)  # a rename is not activity: the chat keeps its group
