@@ -129,7 +129,7 @@ def snapshot(path: Path) -> dict[str, list[dict[str, Any]]]:
         conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7])
 def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
     cairn_paths: CairnPaths, version: int
 ) -> None:
@@ -137,7 +137,7 @@ def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
     before = snapshot(cairn_paths.journal)
 
     with Journal.open(cairn_paths.journal) as journal:
-        assert journal.schema_version == latest_version() == 7
+        assert journal.schema_version == latest_version() == 9
         assert not journal.read_only
         with journal.read() as conn:
             after = {name: table(conn, name) for name in ("sessions", "transcript_rows", "request_usage")}
@@ -190,6 +190,10 @@ def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
         assert [s.id for s, _ in journal.search_sessions("coast warmer")] == [era.trip]
         assert journal.search_sessions("zebra") == []
         assert journal.search_sessions("quinoa") == []  # only in the deleted session
+        assert [s.id for s, _ in journal.search_sessions("t")] == [era.trip, era.dinner]  # migration 9's prefix index
+        with journal.read() as conn:
+            index = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'transcript_search'").fetchone()[0]
+        assert "prefix='1 2'" in index
 
         # The migrated journal is written as usual.
         reply = writer.append_assistant(era.trip, text("The Mediterranean one."))
