@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import unicodedata
 from dataclasses import dataclass
 
 __all__ = ["ROW_CAP", "Hit", "fts_query", "needed_words", "search", "snippet"]
@@ -24,6 +25,7 @@ __all__ = ["ROW_CAP", "Hit", "fts_query", "needed_words", "search", "snippet"]
 ROW_CAP = 20_000  # matching messages read at most, whatever the query
 SNIPPET_WORDS = 12
 _SESSION_COLUMNS = "id, title, created_at, updated_at"
+_TOKEN = re.compile(r"[^\W_]+")  # a word as the index's tokenizer cuts it
 
 
 @dataclass(frozen=True)
@@ -103,21 +105,26 @@ def _bodies(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:
     return {r[0]: r[1] for r in found}
 
 
+def _fold(text: str) -> str:
+    """Text as FTS5's default tokenizer compares it: case and diacritics folded away."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
+
+
 def snippet(text: str, words: list[str], size: int = SNIPPET_WORDS) -> str:
     """About ``size`` words of ``text`` around the first word that starts with one of ``words``,
-    each such word in [brackets], with "…" where text was left out (as FTS5's ``snippet``)."""
-    prefixes = tuple(w.casefold() for w in words)
-    tokens = re.findall(r"\w+|\W+", text)
-    spans = [i for i, t in enumerate(tokens) if t[0].isalnum() or t[0] == "_"]
-    first = next((n for n, i in enumerate(spans) if tokens[i].casefold().startswith(prefixes)), 0)
+    each such word in [brackets], with "…" where text was left out (as FTS5's ``snippet``).
+    Words split and fold as the index's tokenizer does: "don't" is "don" and "t", "cafe"
+    finds "café"."""
+    prefixes = tuple(_fold(part) for word in words for part in _TOKEN.findall(word))
+    tokens = re.findall(r"[^\W_]+|[\W_]+", text)
+    marked = {i for i, t in enumerate(tokens) if prefixes and _fold(t).startswith(prefixes)}
+    spans = [i for i, t in enumerate(tokens) if _TOKEN.fullmatch(t)]
+    first = next((n for n, i in enumerate(spans) if i in marked), 0)
     start = max(0, min(first - size // 4, len(spans) - size))
     shown = spans[start : start + size]
     if not shown:
         return ""
-    out: list[str] = []
-    for i in range(shown[0], shown[-1] + 1):
-        token = tokens[i]
-        out.append(f"[{token}]" if i in shown and token.casefold().startswith(prefixes) else token)
+    out = [f"[{tokens[i]}]" if i in marked else tokens[i] for i in range(shown[0], shown[-1] + 1)]
     lead = "…" if start > 0 else ""
     tail = "…" if start + size < len(spans) else ""
     return lead + "".join(out) + tail

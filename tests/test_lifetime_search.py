@@ -81,3 +81,4 @@ def test_a_snippet_marks_the_words_around_the_first_match() -> None:
     assert snippet("Lentils only", ["lent"]) == "[Lentils] only"
     assert snippet("nothing here", ["zebra"]) == "nothing here"
     assert snippet("", ["zebra"]) == ""
+    assert snippet("Don't order a café crème", ["don't", "CAFE"]) == "[Don]'[t] order a [café] crème"
