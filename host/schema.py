@@ -234,9 +234,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # Migration 9 follows migration 8 (written on another branch at the same time).
     Migration(
         version=9,
-        description="the search index keeps one- and two-letter prefixes, so a short query stays fast",
-        # The same table, columns and triggers with a prefix index added: an older Cairn (4 to 8)
-        # reads and writes it as before. The minimum reader stays 4.
+        description="the search index keeps one- and two-letter prefixes, so a short query stays fast; "
+        "the newest hidden metadata is found without reading every row",
+        # The same table, columns and triggers with a prefix index added, and an index: an older
+        # Cairn (4 to 8) reads and writes every table as before. The minimum reader stays 4.
         min_reader=None,
         statements=(
             # FTS5 cannot add a prefix index in place: build the new table from the old one's
@@ -263,6 +264,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                 DELETE FROM transcript_search WHERE row_id = OLD.id;
             END
             """,
+            # Journal.latest_meta at launch walks this newest first instead of scanning every row.
+            "CREATE INDEX transcript_rows_meta ON transcript_rows(created_at, id) "
+            "WHERE role = 'system' AND model_system IS NOT NULL",
         ),
     ),
 )
