@@ -39,6 +39,7 @@ from host.opening import (
     refuse_foreign_file,
 )
 from host.schema import MIGRATIONS, Migration, latest_version
+from host.search import search
 
 __all__ = ["Journal", "SessionRecord", "utc_now"]
 
@@ -387,29 +388,29 @@ class Journal:
         return None if row is None else str(row[0])
 
     def search_sessions(self, query: str, limit: int = 50) -> list[tuple[SessionRecord, str]]:
-        """Sessions whose title or message text holds every word of ``query`` (as a prefix),
-        the most recently active first, each with a snippet of where the text matched."""
-        words = query.split()
-        if not words:
+        """Up to ``limit`` sessions whose title or a message holds every word of ``query`` (as a
+        prefix), the most recently active first, each with a snippet of where the text matched;
+        every session when the query is blank. The work is bounded however many rows match
+        (see ``host.search``)."""
+        if not query.split():
             return [(s, "") for s in self.sessions()]
-        match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
-        title_test = " AND ".join("s.title LIKE ? ESCAPE '!'" for _ in words)
-        likes = ["%" + w.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%" for w in words]
         with self.read() as conn:
-            found = conn.execute(
-                f"""
-                SELECT s.id, s.title, s.created_at, s.updated_at,
-                       (SELECT snippet(transcript_search, 0, '[', ']', '…', 12) FROM transcript_search
-                        WHERE transcript_search MATCH ? AND session_id = s.id LIMIT 1)
-                FROM sessions AS s
-                WHERE s.deleted_at IS NULL AND (
-                    ({title_test}) OR
-                    s.id IN (SELECT session_id FROM transcript_search WHERE transcript_search MATCH ?))
-                ORDER BY s.updated_at DESC, s.id DESC LIMIT ?
-                """,
-                (match, *likes, match, limit),
-            ).fetchall()
-        return [(SessionRecord(id=r[0], title=r[1], created_at=r[2], updated_at=r[3]), r[4] or "") for r in found]
+            hits = search(conn, query, limit)
+            marks = ",".join("?" * len(hits))
+            records = {  # with their pin and archive, so a result's menu offers the right actions
+                r[0]: _session_of(r)
+                for r in conn.execute(
+                    f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", [h.id for h in hits]
+                )
+            }
+        return [
+            (
+                records.get(h.id)
+                or SessionRecord(id=h.id, title=h.title, created_at=h.created_at, updated_at=h.updated_at),
+                h.snippet,
+            )
+            for h in hits
+        ]
 
 
 def _own_side_files(path: Path) -> None:

@@ -243,6 +243,44 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE sessions ADD COLUMN archived_at TEXT",
         ),
     ),
+    # Migration 9 follows migration 8 (written on another branch at the same time).
+    Migration(
+        version=9,
+        description="the search index keeps one- and two-letter prefixes, so a short query stays fast; "
+        "the newest hidden metadata is found without reading every row",
+        # The same table, columns and triggers with a prefix index added, and an index: an older
+        # Cairn (4 to 8) reads and writes every table as before. The minimum reader stays 4.
+        min_reader=None,
+        statements=(
+            # FTS5 cannot add a prefix index in place: build the new table from the old one's
+            # text (rowids kept, so newer messages still sort last), then take its name.
+            "DROP TRIGGER transcript_search_insert",
+            "DROP TRIGGER transcript_search_delete",
+            "CREATE VIRTUAL TABLE transcript_search_next "
+            "USING fts5(body, session_id UNINDEXED, row_id UNINDEXED, prefix='1 2')",
+            "INSERT INTO transcript_search_next (rowid, body, session_id, row_id) "
+            "SELECT rowid, body, session_id, row_id FROM transcript_search",
+            "DROP TABLE transcript_search",
+            "ALTER TABLE transcript_search_next RENAME TO transcript_search",
+            f"""
+            CREATE TRIGGER transcript_search_insert AFTER INSERT ON transcript_rows
+            WHEN NEW.hidden = 0 AND NEW.role IN ('user', 'assistant')
+            BEGIN
+                INSERT INTO transcript_search (body, session_id, row_id)
+                SELECT {_TEXT_OF_NEW}, NEW.session_id, NEW.id;
+            END
+            """,
+            """
+            CREATE TRIGGER transcript_search_delete AFTER DELETE ON transcript_rows
+            BEGIN
+                DELETE FROM transcript_search WHERE row_id = OLD.id;
+            END
+            """,
+            # Journal.latest_meta at launch walks this newest first instead of scanning every row.
+            "CREATE INDEX transcript_rows_meta ON transcript_rows(created_at, id) "
+            "WHERE role = 'system' AND model_system IS NOT NULL",
+        ),
+    ),
 )
 
 

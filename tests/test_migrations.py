@@ -32,6 +32,12 @@ from host.schema import MIGRATIONS, latest_version
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 
+# Journal.latest_meta's query, which migration 9's index serves.
+LATEST_META = (
+    "SELECT r.model_system FROM transcript_rows AS r JOIN sessions AS s ON s.id = r.session_id "
+    "WHERE s.deleted_at IS NULL AND r.role = 'system' AND r.model_system IS NOT NULL "
+    "AND json_extract(r.model_system, '$.kind') = ? ORDER BY r.created_at DESC, r.id DESC LIMIT 1"
+)
 TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "uncached_tokens", "output_tokens", "reasoning_tokens")
 
 
@@ -135,7 +141,7 @@ def snapshot(path: Path) -> dict[str, list[dict[str, Any]]]:
         conn.close()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7, 8])
 def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
     cairn_paths: CairnPaths, version: int
 ) -> None:
@@ -143,7 +149,7 @@ def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
     before = snapshot(cairn_paths.journal)
 
     with Journal.open(cairn_paths.journal) as journal:
-        assert journal.schema_version == latest_version() == 8
+        assert journal.schema_version == latest_version() == 9
         assert not journal.read_only
         with journal.read() as conn:
             after = {name: table(conn, name) for name in ("sessions", "transcript_rows", "request_usage")}
@@ -196,6 +202,14 @@ def test_a_journal_of_every_earlier_schema_is_migrated_without_losing_a_row(
         assert [s.id for s, _ in journal.search_sessions("coast warmer")] == [era.trip]
         assert journal.search_sessions("zebra") == []
         assert journal.search_sessions("quinoa") == []  # only in the deleted session
+        assert [s.id for s, _ in journal.search_sessions("t")] == [era.trip, era.dinner]  # migration 9's prefix index
+        with journal.read() as conn:
+            index = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'transcript_search'").fetchone()[0]
+        assert "prefix='1 2'" in index
+        with journal.read() as conn:
+            plan = str(conn.execute("EXPLAIN QUERY PLAN " + LATEST_META, ("chat_route",)).fetchall())
+        assert "USING INDEX transcript_rows_meta" in plan
+        assert "TEMP B-TREE" not in plan
 
         # The migrated journal is written as usual.
         reply = writer.append_assistant(era.trip, text("The Mediterranean one."))

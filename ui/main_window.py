@@ -96,6 +96,8 @@ class MainWindow(QMainWindow):
         self.routes = ChatRoutes(self)
         self.approvals = ApprovalCards(self)
         self._loading_older = False
+        self._listing = 0  # the newest chat list asked of the core; older answers are dropped
+        self._select: str | None = None  # a chat to open once the newest list has it
         self.narrow = NarrowLayout(self, self.splitter, self.sidebar, self.route_bar.chats_button)
         self._actions()
         self._connect()
@@ -310,15 +312,29 @@ class MainWindow(QMainWindow):
     # -- sessions ------------------------------------------------------------------------
 
     def refresh_sessions(self, query: str | None = None, select: str | None = None) -> None:
+        """Ask the core for the chat list, or a search's results. Only the newest request's
+        answer is shown: one still queued when a newer request comes is not run, one that
+        arrives after it (a query typed over) is dropped, and a chat it was to select is
+        selected by the newer one. A search is short (``host.search`` bounds its work), so it
+        is left to finish rather than interrupted."""
         text = self.sidebar.search.text() if query is None else query
+        self._listing += 1
+        asked = self._listing
+        self._select = select or self._select
 
-        def shown(found: list[tuple[SessionRecord, str]]) -> None:
-            target = select or self.session_id
-            self.sidebar.show_sessions(found, target)
-            if select and any(record.id == select for record, _ in found) and select != self.session_id:
-                self.open_session(select)
+        def listed() -> list[tuple[SessionRecord, str]] | None:
+            # Still queued on the core when a newer request came: skip the work altogether.
+            return None if asked != self._listing else self.app.sessions(text)
 
-        self.run_on_core(lambda: self.app.sessions(text), shown)
+        def shown(found: list[tuple[SessionRecord, str]] | None) -> None:
+            if found is None or asked != self._listing:
+                return
+            chosen, self._select = self._select, None
+            self.sidebar.show_sessions(found, chosen or self.session_id)
+            if chosen and any(record.id == chosen for record, _ in found) and chosen != self.session_id:
+                self.open_session(chosen)
+
+        self.run_on_core(listed, shown)
 
     def new_session(self) -> None:
         def created(record: SessionRecord) -> None:
