@@ -233,18 +233,26 @@ def is_dark(theme: str) -> bool:
 
 def apply_theme(app: QApplication, theme: str) -> bool:
     """Apply ``system``, ``light`` or ``dark``; return whether the result is dark."""
-    app.setStyle("Fusion")
+    if app.style().name().lower() != "fusion":
+        app.setStyle("Fusion")
     dark = is_dark(theme)
     tokens = Tokens.of(dark=dark)
-    app.setPalette(_palette(tokens))
-    app.setStyleSheet(style_sheet(tokens))
+    # Setting either re-polishes every widget alive: only when it changes, so opening another
+    # window costs the same however many came before it.
+    palette = _palette(tokens)
+    if app.palette() != palette:
+        app.setPalette(palette)
+    sheet = style_sheet(tokens)
+    if app.styleSheet() != sheet:
+        app.setStyleSheet(sheet)
     return dark
 
 
 def apply_text_size(app: QApplication, points: int | None) -> int:
     """Set the application's text size in points (``None``: Cairn's default); return it."""
     size = DEFAULT_TEXT_SIZE if points is None else min(max(points, TEXT_SIZES[0]), TEXT_SIZES[-1])
-    font = QFont(app.font())
-    font.setPointSize(size)
-    app.setFont(font)
+    if app.font().pointSize() != size:  # like the style sheet, a new font re-polishes every widget
+        font = QFont(app.font())
+        font.setPointSize(size)
+        app.setFont(font)
     return size
