@@ -47,6 +47,7 @@ from ui.core import CoreThread
 from ui.export_name import export_folder, file_name
 from ui.help_dialogs import add_help_actions
 from ui.inspector import Inspector
+from ui.messages import DisplayMessage
 from ui.narrow import NarrowLayout
 from ui.route_bar import RouteBar
 from ui.search_marks import search_changed, show_search_match
@@ -416,17 +417,22 @@ class MainWindow(QMainWindow):
         self._loading_older = True
         session_id = self.session_id
 
-        def loaded(rows: list[TranscriptRow]) -> None:
+        def older() -> list[DisplayMessage]:  # on the core thread: reading rows is not the GUI's work
+            rows = self.app.page(session_id, before_seq=first, limit=PAGE)
+            return [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
+
+        def loaded(messages: list[DisplayMessage]) -> None:
             self._loading_older = False
-            if self.session_id != session_id or not rows:
+            if self.session_id != session_id or not messages:
                 return
             bar = self.chat.verticalScrollBar()
             from_bottom = bar.maximum() - bar.value()
-            model.prepend(self.controller.messages_of(rows))
+            self.controller.versions.mark(messages)
+            model.prepend(messages)
             self.chat.doItemsLayout()
             bar.setValue(bar.maximum() - from_bottom)
 
-        self.run_on_core(lambda: self.app.page(session_id, before_seq=first, limit=PAGE), loaded)
+        self.run_on_core(older, loaded)
 
     def rename_session(self, session_id: str, title: str) -> None:
         def renamed(_result: object) -> None:

@@ -70,6 +70,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._docs: OrderedDict[str, tuple[tuple[Any, ...], QTextDocument, list[str]]] = OrderedDict()
         self._heights: dict[str, tuple[tuple[Any, ...], int]] = {}
         self._estimated: set[str] = set()  # rows laid out at an estimate, not yet measured
+        self._guesses: dict[str, tuple[tuple[Any, ...], int]] = {}  # the estimates, as laid out
         self._live: dict[str, LiveDocument] = {}
         self.highlight: tuple[str, ...] = ()  # words marked in every message: a search's
         self.thumbnails = Thumbnails(self)  # replaced by the window's shared cache (use_thumbnails)
@@ -86,16 +87,24 @@ class MessageDelegate(QStyledItemDelegate):
     def clear(self) -> None:
         self._docs.clear()
         self._heights.clear()
+        self._guesses.clear()
         self._estimated.clear()
         self._live.clear()
 
     # -- documents -----------------------------------------------------------------------
 
     def flags(self, message: DisplayMessage) -> tuple[bool, bool]:
-        model = self.view.model_rows()
-        last_user = model.last_of("user") is message
-        answers = [m for m in model.messages if m.kind in ("assistant", "error")]
-        return last_user, bool(answers) and answers[-1] is message
+        """Whether ``message`` is the chat's last message of yours, and its last answer. Read
+        from the end, so it costs a few steps however long the chat (it runs on every paint)."""
+        last_user = last_answer = None
+        for shown in reversed(self.view.model_rows().messages):
+            if last_user is None and shown.kind == "user":
+                last_user = shown
+            if last_answer is None and shown.kind in ("assistant", "error"):
+                last_answer = shown
+            if last_user is not None and last_answer is not None:
+                break
+        return last_user is message, last_answer is message
 
     def _column(self) -> tuple[float, float]:
         """The conversation column's left edge and width."""
@@ -200,7 +209,12 @@ class MessageDelegate(QStyledItemDelegate):
         elif self._near_viewport(index.row()):
             height = self._height(message, self.document(message)[0])
         else:
-            height = self._estimate(message, width)
+            stamp = (message.version, width, self.view.font().pointSize())
+            guessed = self._guesses.get(message.key)
+            if guessed is None or guessed[0] != stamp:  # a layout asks again for every row: keep it
+                guessed = (stamp, self._estimate(message, width))
+                self._guesses[message.key] = guessed
+            height = guessed[1]
             self._estimated.add(message.key)
         return QSize(self.view.viewport().width(), height)
 
