@@ -71,6 +71,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._heights: dict[str, tuple[tuple[Any, ...], int]] = {}
         self._estimated: set[str] = set()  # rows laid out at an estimate, not yet measured
         self._guesses: dict[str, tuple[tuple[Any, ...], int]] = {}  # the estimates, as laid out
+        self._sizes: dict[str, tuple[tuple[int, int], QSize]] = {}  # the sizes last given, by row key
         self._live: dict[str, LiveDocument] = {}
         self.highlight: tuple[str, ...] = ()  # words marked in every message: a search's
         self.thumbnails = Thumbnails(self)  # replaced by the window's shared cache (use_thumbnails)
@@ -88,6 +89,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._docs.clear()
         self._heights.clear()
         self._guesses.clear()
+        self._sizes.clear()
         self._estimated.clear()
         self._live.clear()
 
@@ -191,6 +193,7 @@ class MessageDelegate(QStyledItemDelegate):
         # Laid out at an estimate, or at an older height: the view must take the measured one.
         if (old is None and message.key in self._estimated) or (old is not None and old[1] != height):
             self._estimated.discard(message.key)
+            self._sizes.pop(message.key, None)
             row = self.view.model_rows().row_of(message.key)
             if row is not None:
                 self.sizeHintChanged.emit(self.view.model().index(row, 0))
@@ -201,12 +204,25 @@ class MessageDelegate(QStyledItemDelegate):
     # -- sizing --------------------------------------------------------------------------
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        message: DisplayMessage = index.data(MESSAGE_ROLE)
+        # A layout asks every row, and a long chat lays out often (a page prepended, a row
+        # measured): answer from the last size while the row and the view's width are the same.
+        messages = self.view.model_rows().messages
+        row = index.row()
+        message: DisplayMessage = messages[row] if 0 <= row < len(messages) else index.data(MESSAGE_ROLE)
+        view_width = self.view.viewport().width()
+        last = self._sizes.get(message.key)
+        if last is not None and last[0] == (message.version, view_width):
+            return last[1]
+        size = self._size(message, row, view_width)
+        self._sizes[message.key] = ((message.version, view_width), size)
+        return size
+
+    def _size(self, message: DisplayMessage, row: int, view_width: int) -> QSize:
         width = self._text_width(message)
         known = self._heights.get(message.key)
         if known is not None and known[0][:2] == (message.version, width):
             height = known[1]
-        elif self._near_viewport(index.row()):
+        elif self._near_viewport(row):
             height = self._height(message, self.document(message)[0])
         else:
             stamp = (message.version, width, self.view.font().pointSize())
@@ -216,7 +232,7 @@ class MessageDelegate(QStyledItemDelegate):
                 self._guesses[message.key] = guessed
             height = guessed[1]
             self._estimated.add(message.key)
-        return QSize(self.view.viewport().width(), height)
+        return QSize(view_width, height)
 
     def _near_viewport(self, row: int) -> bool:
         model = self.view.model_rows()
