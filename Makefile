@@ -32,6 +32,8 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.tool_latency
 	$(BIN)/python -m benchmarks.mcp_latency
 	$(BIN)/python -m benchmarks.compaction_cost
+	$(BIN)/python -m benchmarks.versions_speed
+	$(BIN)/python -m benchmarks.math_render
 
 $(VENV)/.created:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Cairn needs Python 3.11 or newer; set PYTHON=python3.11")'
