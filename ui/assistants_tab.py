@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from desktop.settings import Assistant
 from ui.parameter_fields import ParameterFields, note_label
-from ui.theme import Tokens
+from ui.theme import tokens_of
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -195,7 +195,7 @@ class AssistantsTab(QWidget):
         self.w.run_on_core(remove, deleted, self._refused)
 
     def _say(self, text: str, *, problem: bool = False) -> None:
-        tokens = Tokens.of(dark=self.palette().base().color().lightness() < 128)
+        tokens = tokens_of(self)
         self.status.setStyleSheet(f"color: {tokens.danger};" if problem else "")
         self.status.setText(text)
 

@@ -18,7 +18,7 @@ from desktop.attachments import LIMITS, Attachment, shown_size
 from host.content import ImagePart
 from ui.icons import icon
 from ui.messages import ATTACHMENT_URL, FILE_ICON_URL, THUMB, thumbnail_size
-from ui.theme import RADIUS, SPACE, Tokens
+from ui.theme import RADIUS, SPACE, Tokens, tokens_of
 
 __all__ = ["THUMB", "AttachmentChips", "Thumbnails", "scaled_thumbnail"]
 
@@ -134,7 +134,7 @@ class _Chip(QFrame):
         self.restyle()
 
     def restyle(self) -> None:
-        t = Tokens.of(dark=self.palette().base().color().lightness() < 128)
+        t = tokens_of(self)
         self.setStyleSheet(
             f"QFrame#AttachmentChip {{ background: {t.surface_alt}; border: 1px solid {t.border}; "
             f"border-radius: {RADIUS['s']}px; }} QLabel {{ border: none; background: transparent; }}"
@@ -145,7 +145,7 @@ class _Chip(QFrame):
         self.show_picture(t)
 
     def show_picture(self, t: Tokens | None = None) -> None:
-        t = t or Tokens.of(dark=self.palette().base().color().lightness() < 128)
+        t = t or tokens_of(self)
         sha256 = self.part.sha256
         image = None
         if isinstance(self.part, ImagePart) and sha256:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from ui.chat_groups import ChatGroup, Found, GroupKey, group_chats
 from ui.icons import icon
-from ui.theme import SPACE, Tokens
+from ui.theme import SPACE, tokens_of
 
 __all__ = ["HEADER_ROLE", "TITLE_ROLE", "ChatList"]
 
@@ -184,7 +184,7 @@ class HeaderDelegate(QStyledItemDelegate):
         if key is None:
             super().paint(painter, option, index)
             return
-        tokens = Tokens.of(dark=self.chats.palette().base().color().lightness() < 128)
+        tokens = tokens_of(self.chats)
         rect: QRect = option.rect
         painter.save()
         painter.setFont(_header_font(option.font))

@@ -31,7 +31,7 @@ from desktop.chat_settings import ChatSettingsView, inherited_words
 from host.journal import SessionRecord
 from ui.parameter_fields import OWN, ParameterFields, note_label
 from ui.settings_dialog import SettingsDialog
-from ui.theme import Tokens
+from ui.theme import tokens_of
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -134,7 +134,7 @@ class ChatSettingsDialog(QDialog):
 
         def refused(error: BaseException) -> None:
             self.save_button.setEnabled(True)
-            tokens = Tokens.of(dark=self.palette().base().color().lightness() < 128)
+            tokens = tokens_of(self)
             self.status.setStyleSheet(f"color: {tokens.danger};")
             self.status.setText(str(error))
 

@@ -24,7 +24,7 @@ from desktop.attachments import LIMITS, Attachment
 from desktop.message_text import MAX_MESSAGE_CHARS, message_problem
 from ui.attachment_chips import AttachmentChips, Thumbnails
 from ui.icons import icon
-from ui.theme import Tokens
+from ui.theme import tokens_of
 
 __all__ = ["MAX_MESSAGE_CHARS", "Composer", "dropped_files", "message_problem", "pasted_image"]
 
@@ -150,7 +150,7 @@ class Composer(QWidget):
         self.button.setText("Stop" if busy else "Send")
         self.button.setAccessibleName("Stop" if busy else "Send")
         self.button.setToolTip("Stop the reply (Esc)" if busy else "Send (Enter)")
-        tokens = Tokens.of(dark=self.palette().base().color().lightness() < 128)
+        tokens = tokens_of(self)
         self.button.setIcon(icon("stop" if busy else "send", tokens.accent_text))
         self.attach.setIcon(icon("attach", tokens.muted))
 

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidg
 
 from desktop.snapshot import AppSnapshot
 from ui.icons import icon
-from ui.theme import Tokens
+from ui.theme import tokens_of
 
 __all__ = ["MODE_LABELS", "RouteBar"]
 
@@ -98,7 +98,7 @@ class RouteBar(QWidget):
         return True
 
     def _tint(self) -> None:
-        tokens = Tokens.of(dark=self.palette().base().color().lightness() < 128)
+        tokens = tokens_of(self)
         self.settings_button.setIcon(icon("chat-settings", tokens.text))
 
     def changeEvent(self, event: QEvent) -> None:

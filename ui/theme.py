@@ -12,7 +12,7 @@ from functools import cache
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.settings import TEXT_SIZE_MAX, TEXT_SIZE_MIN
 
@@ -25,6 +25,7 @@ __all__ = [
     "apply_theme",
     "is_dark",
     "style_sheet",
+    "tokens_of",
 ]
 
 SPACE = {"xs": 4, "s": 8, "m": 12, "l": 16, "xl": 24, "xxl": 32}
@@ -118,6 +119,12 @@ class Tokens:
             highlight="#ffe58a",
             pygments_style="friendly",
         )
+
+
+def tokens_of(widget: QWidget) -> Tokens:
+    """The tokens of the theme ``widget`` is drawn in now (read from its palette), for widgets
+    that tint icons themselves."""
+    return Tokens.of(dark=widget.palette().base().color().lightness() < 128)
 
 
 def _palette(t: Tokens) -> QPalette:

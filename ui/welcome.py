@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.icons import icon
-from ui.theme import Tokens
+from ui.theme import tokens_of
 
 __all__ = ["EXAMPLES", "Welcome", "show_welcome_when_empty"]
 
@@ -75,7 +75,7 @@ class Welcome(QWidget):
         self.model.setText(f"You are chatting with {model}." if model else "")
 
     def retint(self) -> None:
-        tokens = Tokens.of(dark=self.palette().base().color().lightness() < 128)
+        tokens = tokens_of(self)
         self.mark.setPixmap(icon("sparkle", tokens.accent).pixmap(QSize(40, 40)))
 
 
