@@ -144,6 +144,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=source.parent) as folder, LoopbackProvider() as provider:
         home = Path(folder) / "home"
         shutil.copytree(source, home)
+        os.sync()  # the copy's gigabyte written out first, not while the launches are timed
         os.environ["CAIRN_HOME"] = str(home)
         paths = CairnPaths.from_env()
         add_loopback_account(paths, provider)

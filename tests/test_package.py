@@ -176,6 +176,7 @@ def run_window(root: Path, log: Path, env: dict[str, str]) -> None:
     assert "main window shown (start page)" in text
     assert "main window closed" in text
     assert "Traceback" not in stderr + text
+    assert "without icons" not in text  # the frozen window found the icon font in the bundle
     assert "Could not load the Qt platform plugin" not in stderr
 
 

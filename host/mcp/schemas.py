@@ -12,9 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import SchemaError
-from jsonschema.validators import validator_for
-
 __all__ = ["canonical_schema", "schema_problem"]
 
 _DATA_KEYWORDS = frozenset({"const", "default", "examples", "enum"})
@@ -40,6 +37,10 @@ def schema_problem(schema: object) -> str | None:
         return "its input schema is not a JSON object"
     if schema.get("type") != "object":
         return 'its input schema does not describe an object ("type": "object")'
+    # Imported at the first server's tools, not with Cairn: jsonschema takes a twentieth of a second to load.
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
     try:
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:

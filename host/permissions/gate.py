@@ -22,9 +22,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from host.content import ToolCallPart, ToolResultPart
 from host.permissions.model import Decision, Permissions, identity_of, mode_allows, spec_pin
 from host.tools import Tool, ToolCatalog
@@ -96,6 +93,10 @@ class ToolGate:
 
 
 def _arguments(tool: Tool, request: ToolRequest) -> Decision | None:
+    # Imported at the first call, not with Cairn: jsonschema takes a twentieth of a second to load.
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         validator = Draft202012Validator(tool.spec.parameters)
         error = next(iter(validator.iter_errors(request.call.arguments)), None)
