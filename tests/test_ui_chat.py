@@ -59,9 +59,7 @@ def test_send_streams_the_reply_and_shows_it(qtbot: QtBot, cairn_paths: CairnPat
         qtbot.waitUntil(lambda: "Chat:" in w.usage_label.text(), timeout=WAIT)
         assert "loopback-chat" in w.route_label.text()
         # The sidebar is refreshed from the core after the turn.
-        qtbot.waitUntil(
-            lambda: w.sidebar.list.count() == 1 and w.sidebar.list.item(0).text() == "What is a cairn?", timeout=WAIT
-        )
+        qtbot.waitUntil(lambda: w.sidebar.list.texts() == ["What is a cairn?"], timeout=WAIT)
         # The code block's Copy link copies exactly the code; Ctrl+Shift+C copies the answer.
         w.controller.on_message_action(answer.key, "copy-code/0")
         assert QGuiApplication.clipboard().text() == "print('stone')"

@@ -6,15 +6,17 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime, timedelta, timezone
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from host.journal import Journal, SessionRecord
 from host.paths import CairnPaths
-from tests.ui_fixtures import running_cairn
+from tests.ui_fixtures import rename_in_place, running_cairn
 from ui.chat_groups import day_group, group_chats
-from ui.chat_list import HEADER_ROLE
+from ui.chat_list import ARCHIVED_ROLE, HEADER_ROLE, ID_ROLE, PINNED_ROLE, ChatList
 from ui.main_window import MainWindow
 
 WAIT = 10_000
@@ -89,13 +91,7 @@ def seed(paths: CairnPaths) -> dict[str, str]:
 
 def shown(window: MainWindow) -> list[str]:
     """The list as a person sees it: headers in brackets, chats by title, folded ones left out."""
-    chats = window.sidebar.list
-    out = []
-    for row in range(chats.count()):
-        item = chats.item(row)
-        if not item.isHidden():
-            out.append(f"[{item.text()}]" if item.data(HEADER_ROLE) else item.text())
-    return out
+    return window.sidebar.list.texts()
 
 
 def show_grouped(window: MainWindow, qtbot: QtBot) -> None:
@@ -118,16 +114,15 @@ def test_the_list_shows_groups_and_folds_the_archive(qtbot: QtBot, cairn_paths: 
             "[Archived (1)]",
         ]  # fmt: skip
         chats = w.sidebar.list
-        headers = [chats.item(r) for r in range(chats.count()) if chats.item(r).data(HEADER_ROLE)]
+        headers = [chats.model().index(r, 0) for r in range(chats.count())]
+        headers = [h for h in headers if h.data(HEADER_ROLE)]
         assert not any(h.flags() & Qt.ItemFlag.ItemIsSelectable for h in headers)
 
         # The Archived header opens the archive and folds it again.
         archived_header = next(h for h in headers if h.data(HEADER_ROLE) == "archived")
-        QTest.mouseClick(
-            chats.viewport(), Qt.MouseButton.LeftButton, pos=chats.visualItemRect(archived_header).center()
-        )
+        QTest.mouseClick(chats.viewport(), Qt.MouseButton.LeftButton, pos=chats.visualRect(archived_header).center())
         assert shown(w)[-2:] == ["[Archived (1)]", "Archived"]
-        assert "open" in archived_header.data(Qt.ItemDataRole.AccessibleTextRole)
+        assert "open" in chats.model().index(archived_header.row(), 0).data(Qt.ItemDataRole.AccessibleTextRole)
         chats.toggle_archive()
         assert "Archived" not in shown(w)
 
@@ -146,35 +141,35 @@ def test_the_keyboard_steps_over_headers_and_opens_the_archive(qtbot: QtBot, cai
         show_grouped(w, qtbot)
         chats = w.sidebar.list
         chats.setFocus()
-        chats.setCurrentItem(chats.item_of(ids["Pinned plans"]))
+        chats.setCurrentIndex(chats.index_of(ids["Pinned plans"]))
         qtbot.waitUntil(lambda: w.session_id == ids["Pinned plans"], timeout=WAIT)
         visited = []
         for _ in range(4):
             QTest.keyClick(chats, Qt.Key.Key_Down)
-            visited.append(chats.currentItem().text())
+            visited.append(chats.currentIndex().data())
         # Each press lands on the next chat, never on a date header; the Archived switch is a stop.
         assert visited == ["Today's lentils", "Yesterday's bread", "Monday walk", "Old soup"]
         qtbot.waitUntil(lambda: w.session_id == ids["Old soup"], timeout=WAIT)
         QTest.keyClick(chats, Qt.Key.Key_Down)
-        assert chats.currentItem().data(HEADER_ROLE) == "archived"
+        assert chats.currentIndex().data(HEADER_ROLE) == "archived"
         assert w.session_id == ids["Old soup"]  # a header opens nothing
         QTest.keyClick(chats, Qt.Key.Key_Return)
         QTest.keyClick(chats, Qt.Key.Key_Down)
-        assert chats.currentItem().text() == "Archived"
+        assert chats.currentIndex().data() == "Archived"
         qtbot.waitUntil(lambda: w.session_id == ids["Archived"], timeout=WAIT)
         QTest.keyClick(chats, Qt.Key.Key_Home)
-        assert chats.currentItem().text() == "Pinned plans"  # not the Pinned header above it
+        assert chats.currentIndex().data() == "Pinned plans"  # not the Pinned header above it
         QTest.keyClick(chats, Qt.Key.Key_Up)
-        assert chats.currentItem().text() == "Pinned plans"  # nothing above but a header
+        assert chats.currentIndex().data() == "Pinned plans"  # nothing above but a header
         QTest.keyClick(chats, Qt.Key.Key_Down)
         QTest.keyClick(chats, Qt.Key.Key_Up)
-        assert chats.currentItem().text() == "Pinned plans"
+        assert chats.currentIndex().data() == "Pinned plans"
 
 
 def menu_action(window: MainWindow, session_id: str, text: str) -> None:
-    item = window.sidebar.list.item_of(session_id)
-    assert item is not None
-    menu = window.sidebar.chat_menu(item)
+    index = window.sidebar.list.index_of(session_id)
+    assert index.isValid()
+    menu = window.sidebar.chat_menu(index)
     assert menu is not None
     action = next(a for a in menu.actions() if a.text() == text)
     action.trigger()
@@ -194,7 +189,7 @@ def test_pin_unpin_archive_and_unarchive_from_the_menu(qtbot: QtBot, cairn_paths
 
         # Archiving takes the chat out of the list (and off the pins); the chat on screen stays
         # on screen, and the archive opens to show where it went.
-        w.sidebar.list.setCurrentItem(w.sidebar.list.item_of(lentils))
+        w.sidebar.list.setCurrentIndex(w.sidebar.list.index_of(lentils))
         qtbot.waitUntil(lambda: w.session_id == lentils, timeout=WAIT)
         menu_action(w, lentils, "Archive")
         qtbot.waitUntil(lambda: "[Archived (2)]" in shown(w), timeout=WAIT)
@@ -203,8 +198,7 @@ def test_pin_unpin_archive_and_unarchive_from_the_menu(qtbot: QtBot, cairn_paths
         assert w.sidebar.current_id() == lentils
         assert run.journal.session(lentils).archived_at is not None  # type: ignore[union-attr]
 
-        item = w.sidebar.list.item_of(lentils)
-        menu = w.sidebar.chat_menu(item)  # type: ignore[arg-type]
+        menu = w.sidebar.chat_menu(w.sidebar.list.index_of(lentils))
         assert menu is not None
         assert "Pin" not in [a.text() for a in menu.actions()]  # an archived chat is not pinned
         menu_action(w, lentils, "Unarchive")
@@ -229,8 +223,73 @@ def test_the_rename_and_title_of_a_grouped_chat(qtbot: QtBot, cairn_paths: Cairn
         w = run.window
         show_grouped(w, qtbot)
         assert w.sidebar.title_of(ids["Monday walk"]) == "Monday walk"
-        w.sidebar.list.item_of(ids["Monday walk"]).setText("Tuesday walk")  # type: ignore[union-attr]  # as an in-place edit does
+        rename_in_place(w.sidebar.list, ids["Monday walk"], "Tuesday walk")
         qtbot.waitUntil(lambda: "Tuesday walk" in shown(w), timeout=WAIT)
         # The rename is saved on the core thread: wait for it rather than race it.
         qtbot.waitUntil(lambda: run.journal.session(ids["Monday walk"]).title == "Tuesday walk", timeout=WAIT)  # type: ignore[union-attr]
         assert "[Previous 7 days]" in shown(w)  # a rename is not activity: the chat keeps its group
+
+
+RECORDS = st.lists(
+    st.builds(
+        lambda n, days, pinned, archived: SessionRecord(
+            id=f"s{n}",
+            title=f"chat {n}" if n % 5 else "",
+            created_at=utc_text(NOW - timedelta(days=days)),
+            updated_at=utc_text(NOW - timedelta(days=days)),
+            pinned_at=utc_text(NOW - timedelta(days=days)) if pinned else None,
+            archived_at=utc_text(NOW) if archived else None,
+        ),
+        st.integers(0, 10_000),
+        st.integers(0, 30),
+        st.booleans(),
+        st.booleans(),
+    ),
+    max_size=40,
+    unique_by=lambda record: record.id,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=RECORDS, open_archive=st.booleans())
+def test_the_list_model_keeps_every_chat_and_folds_only_the_archive(
+    qtbot: QtBot, records: list[SessionRecord], open_archive: bool
+) -> None:
+    chats = ChatList()
+    qtbot.addWidget(chats)
+    chats.now = lambda: NOW
+    chats.fill([(r, "") for r in records], None, grouped=True)
+    if open_archive:
+        chats.toggle_archive()
+    assert sorted(chats.chat_ids()) == sorted(r.id for r in records)  # every chat, folded or not
+    listed = [chats.model().index(n, 0) for n in range(chats.count())]
+    shown_ids = [index.data(ID_ROLE) for index in listed if index.data(ID_ROLE)]
+    archived = {r.id for r in records if r.archived_at is not None}
+    assert set(shown_ids) == {r.id for r in records} - (set() if open_archive else archived)
+    for index in listed:
+        header = index.data(HEADER_ROLE)
+        selectable = bool(index.flags() & Qt.ItemFlag.ItemIsSelectable)
+        assert selectable == (header is None)
+        if header is None:
+            record = next(r for r in records if r.id == index.data(ID_ROLE))
+            assert index.data() == (record.title or "Untitled chat")
+            assert index.data(ARCHIVED_ROLE) == (record.archived_at is not None)
+            assert index.data(PINNED_ROLE) == (record.pinned_at is not None and record.archived_at is None)
+    # Folding again leaves the live chats as they were.
+    if open_archive:
+        chats.toggle_archive()
+        assert all(not chats.model().index(n, 0).data(ARCHIVED_ROLE) for n in range(chats.count()))
+
+
+def test_a_rename_typed_in_place_is_asked_for_not_shown_before_it_is_saved(qtbot: QtBot) -> None:
+    chats = ChatList()
+    qtbot.addWidget(chats)
+    chats.show()
+    record = SessionRecord(id="s1", title="Lentils", created_at=utc_text(NOW), updated_at=utc_text(NOW))
+    chats.fill([(record, "")], None, grouped=True)
+    asked: list[tuple[str, str]] = []
+    chats.chats.renamed.connect(lambda session_id, title: asked.append((session_id, title)))
+    rename_in_place(chats, "s1", "Lentil soup")
+    assert asked == [("s1", "Lentil soup")]
+    assert chats.texts() == ["Lentils"]  # the journal's answer fills the list again
+    assert not chats.model().setData(chats.model().index(5, 0), "nowhere")

@@ -13,7 +13,7 @@ WAIT = 10_000
 
 
 def titles(window: MainWindow) -> list[str]:
-    return [window.sidebar.list.item(i).text() for i in range(window.sidebar.list.count())]
+    return window.sidebar.list.texts()
 
 
 def test_a_query_typed_over_never_reaches_the_sidebar(qtbot: QtBot, cairn_paths: CairnPaths) -> None:

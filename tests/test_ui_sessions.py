@@ -11,7 +11,8 @@ from pytestqt.qtbot import QtBot
 from desktop.loopback import LoopbackProvider
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.ui_fixtures import add_loopback_account, running_cairn
+from tests.ui_fixtures import add_loopback_account, rename_in_place, running_cairn
+from ui.chat_list import ID_ROLE
 from ui.composer import MAX_MESSAGE_CHARS
 from ui.main_window import MainWindow
 from ui.window_state import WindowState
@@ -26,7 +27,7 @@ def provider():
 
 
 def titles(window: MainWindow) -> list[str]:
-    return [window.sidebar.list.item(i).text() for i in range(window.sidebar.list.count())]
+    return window.sidebar.list.texts()
 
 
 def chat(qtbot: QtBot, window: MainWindow, text: str) -> None:
@@ -56,17 +57,16 @@ def test_new_search_rename_and_delete_with_undo(
         assert w.sidebar.search.hasFocus()
         QTest.keyClicks(w.sidebar.search, "cumi")
         qtbot.waitUntil(lambda: titles(w) == ["Lentils with cumin"], timeout=WAIT)
-        assert "[cumin]" in w.sidebar.list.item(0).toolTip()
+        assert "[cumin]" in w.sidebar.list.model().index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
         w.sidebar.search.clear()
         qtbot.waitUntil(lambda: len(titles(w)) == 2, timeout=WAIT)
 
-        item = w.sidebar.list.item(1)
-        item.setText("Dinner plans")  # as an in-place edit does
+        rename_in_place(w.sidebar.list, w.sidebar.list.model().index(1, 0).data(ID_ROLE), "Dinner plans")
         qtbot.waitUntil(lambda: "Dinner plans" in titles(w), timeout=WAIT)
         expected = {"Dinner plans", "Walking to the coast"}
         qtbot.waitUntil(lambda: {s.title for s in run.journal.sessions()} == expected, timeout=WAIT)
 
-        doomed = w.sidebar.list.item(0).data(Qt.ItemDataRole.UserRole)
+        doomed = w.sidebar.list.model().index(0, 0).data(ID_ROLE)
         w.delete_session(doomed)
         qtbot.waitUntil(lambda: w.sidebar.undo_bar.isVisible() and len(titles(w)) == 1, timeout=WAIT)
         assert "Walking to the coast" in w.sidebar.undo_label.text()

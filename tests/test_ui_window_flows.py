@@ -17,7 +17,8 @@ from host.content import MessageContent, TextPart
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.ui_fixtures import add_loopback_account, running_cairn
+from tests.ui_fixtures import add_loopback_account, rename_in_place, running_cairn
+from ui.chat_list import ID_ROLE
 from ui.export_name import export_folder, file_name
 from ui.main_window import MainWindow
 from ui.messages import DisplayMessage
@@ -170,10 +171,9 @@ def test_focus_returns_to_the_composer_after_dialogs(
         assert Path(suggested[0]).name == "a chat to work with.md"
         assert Path(suggested[0]).parent == export_folder()
 
-        item = w.sidebar.list.item(0)
-        w.sidebar.search.setFocus()
-        item.setText("Renamed")
-        qtbot.waitUntil(lambda: w.sidebar.list.item(0).text() == "Renamed", timeout=WAIT)
+        chats = w.sidebar.list
+        rename_in_place(chats, chats.model().index(0, 0).data(ID_ROLE), "Renamed")
+        qtbot.waitUntil(lambda: chats.texts() == ["Renamed"], timeout=WAIT)
         qtbot.waitUntil(lambda: focused(w), timeout=WAIT)
 
 
@@ -200,7 +200,7 @@ def test_a_search_opens_the_chat_at_its_match_and_marks_the_words(
         w.resize(1000, 600)
         QTest.keyClicks(w.sidebar.search, "lentil")
         qtbot.waitUntil(lambda: w.sidebar.list.count() == 1, timeout=WAIT)
-        w.sidebar.list.setCurrentRow(0)
+        w.sidebar.list.setCurrentIndex(w.sidebar.list.model().index(0, 0))
         qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 40, timeout=WAIT)
         qtbot.waitUntil(lambda: w.chat.message_delegate.highlight == ("lentil",), timeout=WAIT)
         match = w.chat.model().index(3, 0)
@@ -252,8 +252,8 @@ def test_a_narrow_window_folds_the_sidebar_and_fits_the_status_bar(
         assert w.sidebar.isVisible()
         assert not w.route_bar.chats_button.isVisible()
         qtbot.waitUntil(lambda: "flags" in w.route_label.text() and "Last:" in w.usage_label.text(), timeout=WAIT)
-        item = w.sidebar.list.item(0)
-        assert item.toolTip().startswith(item.text())
+        item = w.sidebar.list.model().index(0, 0)
+        assert item.data(Qt.ItemDataRole.ToolTipRole).startswith(item.data())
         assert w.sidebar.list.textElideMode() == Qt.TextElideMode.ElideRight
         assert w.sidebar.list.horizontalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
 
@@ -284,8 +284,7 @@ def test_a_narrow_window_folds_the_sidebar_and_fits_the_status_bar(
         w.route_bar.chats_button.click()
         assert w.sidebar.isVisible()
         qtbot.waitUntil(lambda: w.sidebar.list.count() == 2, timeout=WAIT)
-        row = next(i for i in range(2) if w.sidebar.list.item(i).data(Qt.ItemDataRole.UserRole) == first)
-        w.sidebar.list.setCurrentRow(row)
+        w.sidebar.list.setCurrentIndex(w.sidebar.list.index_of(first))
         qtbot.waitUntil(lambda: w.session_id == first, timeout=WAIT)
         assert not w.sidebar.isVisible()  # choosing a chat gives the chat the room
 
@@ -358,7 +357,7 @@ def test_sending_from_a_search_match_brings_the_new_message_into_view(
         w = run.window
         QTest.keyClicks(w.sidebar.search, "lentils")
         qtbot.waitUntil(lambda: w.sidebar.list.count() == 1, timeout=WAIT)
-        w.sidebar.list.setCurrentRow(0)
+        w.sidebar.list.setCurrentIndex(w.sidebar.list.model().index(0, 0))
         qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 30, timeout=WAIT)
         qtbot.waitUntil(lambda: not w.chat.at_bottom(), timeout=WAIT)
         answered(qtbot, w, "and now?")

@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLineEdit
 
 from desktop.app import CairnApp
 from desktop.loopback import LoopbackProvider
@@ -17,6 +19,7 @@ from host.journal import Journal
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
 from ui.app import Shell
+from ui.chat_list import ChatList
 from ui.core import CoreThread
 from ui.main_window import MainWindow
 from ui.window_state import WindowState
@@ -65,3 +68,16 @@ def running_cairn(
             open_window.close()
         shell.shut_down()
         services.close()
+
+
+def rename_in_place(chats: ChatList, session_id: str, title: str) -> None:
+    """Rename a chat as a person does in the list: its editor opened, the title typed, Enter."""
+    index = chats.index_of(session_id)
+    assert index.isValid(), f"{session_id} is not listed"
+    chats.edit(index)
+    editors = [e for e in chats.viewport().findChildren(QLineEdit) if e.isVisible()]
+    assert len(editors) == 1, "the list opened no editor"
+    editors[0].selectAll()
+    QTest.keyClicks(editors[0], title)
+    QTest.keyClick(editors[0], Qt.Key.Key_Return)
+    QApplication.processEvents()  # the delegate commits what was typed on the next turn of the loop

@@ -501,7 +501,7 @@ def chat_list_shots(paths: Any, out: Path) -> None:
         window.resize(1100, 760)
         wait_for(lambda: "Pinned" in window.sidebar.list.headers())
         window.sidebar.list.toggle_archive()
-        window.sidebar.list.setCurrentItem(window.sidebar.list.item_of(made["Sourdough starter is too runny"]))
+        window.sidebar.list.setCurrentIndex(window.sidebar.list.index_of(made["Sourdough starter is too runny"]))
         settle(600)
         window.grab().save(str(out / "chat-list.png"))
         run.shell.set_theme("dark")

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QListWidgetItem,
-    QMenu,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from host.journal import SessionRecord
-from ui.chat_list import ARCHIVED_ROLE, HEADER_ROLE, PINNED_ROLE, TITLE_ROLE, ChatList
+from ui.chat_list import ARCHIVED_ROLE, HEADER_ROLE, ID_ROLE, PINNED_ROLE, TITLE_ROLE, ChatList
 
 __all__ = ["TITLE_ROLE", "Sidebar"]
 
@@ -57,8 +47,8 @@ class Sidebar(QWidget):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._menu)
-        self.list.currentItemChanged.connect(self._current_changed)
-        self.list.itemChanged.connect(self._edited)
+        self.list.selectionModel().currentChanged.connect(self._current_changed)
+        self.list.chats.renamed.connect(self._renamed)
 
         self.undo_bar = QFrame()
         self.undo_bar.setFrameShape(QFrame.Shape.StyledPanel)
@@ -90,17 +80,11 @@ class Sidebar(QWidget):
         self._filling = False
 
     def current_id(self) -> str | None:
-        item = self.list.currentItem()
-        if item is None:
-            return None
-        session_id: str | None = item.data(Qt.ItemDataRole.UserRole)
-        return session_id
+        return self.list.current_id()
 
     def title_of(self, session_id: str) -> str:
         """The chat's title as the list has it ("" when untitled or not listed)."""
-        item = self.list.item_of(session_id)
-        title: str = (item.data(TITLE_ROLE) or "") if item is not None else ""
-        return title
+        return self.list.title_of(session_id)
 
     def show_undo(self, session_id: str, title: str) -> None:
         self._deleted = session_id
@@ -114,24 +98,23 @@ class Sidebar(QWidget):
         self._deleted = None
         self.undo_bar.hide()
 
-    def _current_changed(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
-        session_id = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        session_id = current.data(ID_ROLE)
         if session_id and not self._filling:  # a header opens nothing
             self.selected.emit(session_id)
 
-    def _edited(self, item: QListWidgetItem) -> None:
-        session_id = item.data(Qt.ItemDataRole.UserRole)
-        if session_id and not self._filling:
-            self.rename_requested.emit(session_id, item.text())
+    def _renamed(self, session_id: str, title: str) -> None:
+        if not self._filling:
+            self.rename_requested.emit(session_id, title)
 
-    def chat_menu(self, item: QListWidgetItem) -> QMenu | None:
-        """The menu of the chat ``item`` (``None`` for a header)."""
-        session_id = item.data(Qt.ItemDataRole.UserRole)
-        if not session_id or item.data(HEADER_ROLE):
+    def chat_menu(self, index: QModelIndex) -> QMenu | None:
+        """The menu of the chat at ``index`` (``None`` for a header)."""
+        session_id = index.data(ID_ROLE)
+        if not session_id or index.data(HEADER_ROLE):
             return None
-        pinned, archived = bool(item.data(PINNED_ROLE)), bool(item.data(ARCHIVED_ROLE))
+        pinned, archived = bool(index.data(PINNED_ROLE)), bool(index.data(ARCHIVED_ROLE))
         menu = QMenu(self)
-        menu.addAction("Rename", lambda: self.list.editItem(item))
+        menu.addAction("Rename", lambda: self._rename(session_id))
         if not archived:
             menu.addAction("Unpin" if pinned else "Pin", lambda: self.pin_requested.emit(session_id, not pinned))
         menu.addAction(
@@ -144,8 +127,13 @@ class Sidebar(QWidget):
         menu.addAction("Delete", lambda: self.delete_requested.emit(session_id))
         return menu
 
+    def _rename(self, session_id: str) -> None:
+        index = self.list.index_of(session_id)  # found again: the list may have been filled since the menu opened
+        if index.isValid():
+            self.list.edit(index)
+
     def _menu(self, position: QPoint) -> None:
-        item = self.list.itemAt(position)
-        menu = self.chat_menu(item) if item is not None else None
+        index = self.list.indexAt(position)
+        menu = self.chat_menu(index) if index.isValid() else None
         if menu is not None:
             menu.exec(self.list.viewport().mapToGlobal(position))

@@ -199,13 +199,14 @@ QComboBox QAbstractItemView {{ background: {t.surface}; border: 1px solid {t.bor
     selection-background-color: {t.accent_soft}; selection-color: {t.text}; }}
 QFrame#Composer {{ background: {t.surface}; border: 1px solid {t.border_strong}; border-radius: {r["l"]}px; }}
 QFrame#Composer QPlainTextEdit {{ border: none; background: transparent; padding: 6px 4px; }}
-QWidget#Sidebar, QWidget#Sidebar QListWidget {{ background: {t.surface_alt}; }}
+QWidget#Sidebar, QWidget#Sidebar QListView#Chats {{ background: {t.surface_alt}; }}
 QListWidget, QListView, QTreeView, QTableView {{ background: {t.surface}; border: 1px solid {t.border};
     border-radius: {r["s"]}px; outline: none; }}
-QWidget#Sidebar QListWidget {{ border: none; }}
-QListWidget::item, QTreeView::item {{ padding: 6px 8px; border-radius: {r["s"]}px; }}
-QListWidget::item:hover, QTreeView::item:hover {{ background: {t.accent_soft}; }}
-QListWidget::item:selected, QTreeView::item:selected {{ background: {t.accent_soft}; color: {t.text}; }}
+QWidget#Sidebar QListView#Chats {{ border: none; }}
+QListWidget::item, QListView#Chats::item, QTreeView::item {{ padding: 6px 8px; border-radius: {r["s"]}px; }}
+QListWidget::item:hover, QListView#Chats::item:hover, QTreeView::item:hover {{ background: {t.accent_soft}; }}
+QListWidget::item:selected, QListView#Chats::item:selected, QTreeView::item:selected {{
+    background: {t.accent_soft}; color: {t.text}; }}
 QListView#Conversation {{ background: {t.window}; border: none; }}
 QTableView {{ gridline-color: {t.border}; }}
 QHeaderView::section {{ background: {t.surface_alt}; color: {t.text}; border: none;
