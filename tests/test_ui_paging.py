@@ -51,3 +51,37 @@ def test_older_pages_load_at_the_top_once_each_in_order(qtbot: QtBot, cairn_path
             qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 450, timeout=WAIT)
             shown = [int(m.text.split(":")[0].split()[1]) for m in w.chat.model_rows().messages]
             assert shown == list(range(450))
+
+
+def test_rows_measured_while_scrolling_are_laid_out_at_their_measured_height(
+    qtbot: QtBot, cairn_paths: CairnPaths
+) -> None:
+    """Rows far from view are laid out at an estimate; once painted they are measured, and the
+    view takes the measured height (told after the paint, once, not row by row)."""
+    session = seed(cairn_paths, 200)
+    with LoopbackProvider() as provider:
+        add_loopback_account(cairn_paths, provider)
+        with running_cairn(cairn_paths) as run:
+            w = run.window
+            w.resize(1000, 700)
+            w.open_session(session)
+            qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 200, timeout=WAIT)
+            bar = w.chat.verticalScrollBar()
+            delegate = w.chat.message_delegate
+            for _ in range(6):  # page up into rows laid out at an estimate
+                bar.setValue(bar.value() - bar.pageStep())
+                w.chat.viewport().repaint()
+                qtbot.wait(5)
+
+            def laid_out_as_measured() -> bool:
+                viewport = w.chat.viewport().rect()
+                rows = {w.chat.indexAt(viewport.topLeft()).row(), w.chat.indexAt(viewport.center()).row()}
+                for row in rows - {-1}:
+                    message = w.chat.model_rows().messages[row]
+                    measured = delegate._heights.get(message.key)
+                    if measured is None or w.chat.visualRect(w.chat.model().index(row, 0)).height() != measured[1]:
+                        return False
+                return True
+
+            qtbot.waitUntil(laid_out_as_measured, timeout=WAIT)
+            assert not delegate._resize_due

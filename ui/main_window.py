@@ -63,6 +63,7 @@ __all__ = ["MainWindow"]
 
 log = logging.getLogger(__name__)
 PAGE = 200
+SHOWN_AT_TOP = 12  # rows of an older page measured as it comes in: what a window's height shows of it
 COMPACT_PROMPT = (
     "Cairn will summarise the earlier messages of this chat to free its context; they stay\n"
     "on screen above the summary. What should the summary keep especially? (optional)"
@@ -429,7 +430,10 @@ class MainWindow(QMainWindow):
             from_bottom = bar.maximum() - bar.value()
             self.controller.versions.mark(messages)
             model.prepend(messages)
+            delegate = self.chat.message_delegate
+            delegate.measure(messages[-SHOWN_AT_TOP:])  # the rows that come into view above
             self.chat.doItemsLayout()
+            delegate.laid_out()
             bar.setValue(bar.maximum() - from_bottom)
 
         self.run_on_core(older, loaded)

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPen, QTextDocument
 from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
@@ -73,6 +73,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._guesses: dict[str, tuple[tuple[Any, ...], int]] = {}  # the estimates, as laid out
         self._sizes: dict[str, tuple[tuple[int, int], QSize]] = {}  # the sizes last given, by row key
         self._live: dict[str, LiveDocument] = {}
+        self._resize_due = False  # rows measured at another height than laid out: a layout is due
         self.highlight: tuple[str, ...] = ()  # words marked in every message: a search's
         self.thumbnails = Thumbnails(self)  # replaced by the window's shared cache (use_thumbnails)
 
@@ -194,9 +195,29 @@ class MessageDelegate(QStyledItemDelegate):
         if (old is None and message.key in self._estimated) or (old is not None and old[1] != height):
             self._estimated.discard(message.key)
             self._sizes.pop(message.key, None)
-            row = self.view.model_rows().row_of(message.key)
-            if row is not None:
-                self.sizeHintChanged.emit(self.view.model().index(row, 0))
+            # Told once the paint under way ends: a layout now, in the middle of a paint, would
+            # be followed by another for the next row measured, each over the whole chat.
+            if not self._resize_due:
+                self._resize_due = True
+                QTimer.singleShot(0, self._resized)
+
+    def measure(self, messages: list[DisplayMessage]) -> None:
+        """Measure ``messages`` now, before a layout takes them, so that when they come into
+        view their size is already right and nothing is laid out again."""
+        for message in messages:
+            self.document(message)
+
+    def laid_out(self) -> None:
+        """The view has just laid out every row: the sizes measured so far are all taken."""
+        self._resize_due = False
+
+    def _resized(self) -> None:
+        if not self._resize_due:
+            return
+        self._resize_due = False
+        messages = self.view.model_rows().messages
+        if messages:
+            self.sizeHintChanged.emit(self.view.model().index(0, 0))
 
     def code_blocks(self, message: DisplayMessage) -> list[str]:
         return self.document(message)[1]
