@@ -3,13 +3,17 @@ every message once, in order, with the message that was at the top still in view
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.ui_fixtures import add_loopback_account, running_cairn
+from tests.ui_fixtures import Running, add_loopback_account, running_cairn
 
 WAIT = 10_000
 
@@ -27,61 +31,124 @@ def seed(paths: CairnPaths, messages: int) -> str:
         return session.id
 
 
-def test_older_pages_load_at_the_top_once_each_in_order(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
-    session = seed(cairn_paths, 450)
+@contextmanager
+def long_chat_open(qtbot: QtBot, paths: CairnPaths, messages: int) -> Iterator[Running]:
+    """Cairn with a chat of ``messages`` open on its newest page, that page measured."""
+    session = seed(paths, messages)
     with LoopbackProvider() as provider:
-        add_loopback_account(cairn_paths, provider)
-        with running_cairn(cairn_paths) as run:
+        add_loopback_account(paths, provider)
+        with running_cairn(paths) as run:
             w = run.window
             w.resize(1000, 700)
             w.open_session(session)
-            qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 200, timeout=WAIT)
-            texts = [m.text for m in w.chat.model_rows().messages]
-            assert texts[0].startswith("message 250:")
-            assert texts[-1].startswith("message 449:")
+            qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == min(messages, 200), timeout=WAIT)
+            qtbot.waitUntil(lambda: not w.chat.message_delegate.later.busy(), timeout=WAIT)
+            yield run
 
-            bar = w.chat.verticalScrollBar()
-            bar.setValue(0)  # the top: the next page loads
-            qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 400, timeout=WAIT)
-            assert bar.value() > 0  # the view stays where it was instead of jumping to the new top
-            top = w.chat.indexAt(w.chat.viewport().rect().topLeft()).row()
-            assert w.chat.model_rows().messages[top].text.startswith(("message 24", "message 25"))
 
-            bar.setValue(0)
-            qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 450, timeout=WAIT)
-            shown = [int(m.text.split(":")[0].split()[1]) for m in w.chat.model_rows().messages]
-            assert shown == list(range(450))
+def test_older_pages_load_at_the_top_once_each_in_order(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with long_chat_open(qtbot, cairn_paths, 450) as run:
+        w = run.window
+        texts = [m.text for m in w.chat.model_rows().messages]
+        assert texts[0].startswith("message 250:")
+        assert texts[-1].startswith("message 449:")
+
+        bar = w.chat.verticalScrollBar()
+        bar.setValue(0)  # the top: the next page loads
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 400, timeout=WAIT)
+        assert bar.value() > 0  # the view stays where it was instead of jumping to the new top
+        top = w.chat.indexAt(w.chat.viewport().rect().topLeft()).row()
+        assert w.chat.model_rows().messages[top].text.startswith(("message 24", "message 25"))
+
+        bar.setValue(0)
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 450, timeout=WAIT)
+        shown = [int(m.text.split(":")[0].split()[1]) for m in w.chat.model_rows().messages]
+        assert shown == list(range(450))
 
 
 def test_rows_measured_while_scrolling_are_laid_out_at_their_measured_height(
     qtbot: QtBot, cairn_paths: CairnPaths
 ) -> None:
-    """Rows far from view are laid out at an estimate; once painted they are measured, and the
-    view takes the measured height (told after the paint, once, not row by row)."""
-    session = seed(cairn_paths, 200)
-    with LoopbackProvider() as provider:
-        add_loopback_account(cairn_paths, provider)
-        with running_cairn(cairn_paths) as run:
-            w = run.window
-            w.resize(1000, 700)
-            w.open_session(session)
-            qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 200, timeout=WAIT)
-            bar = w.chat.verticalScrollBar()
-            delegate = w.chat.message_delegate
-            for _ in range(6):  # page up into rows laid out at an estimate
-                bar.setValue(bar.value() - bar.pageStep())
-                w.chat.viewport().repaint()
-                qtbot.wait(5)
+    """Rows far from view are laid out at an estimate; once measured (between frames, or when
+    painted) the view takes the measured height, keeping what is in view in place."""
+    with long_chat_open(qtbot, cairn_paths, 200) as run:
+        w = run.window
+        bar = w.chat.verticalScrollBar()
+        delegate = w.chat.message_delegate
+        for _ in range(6):  # page up into rows laid out at an estimate
+            bar.setValue(bar.value() - bar.pageStep())
+            w.chat.viewport().repaint()
+            qtbot.wait(5)
 
-            def laid_out_as_measured() -> bool:
-                viewport = w.chat.viewport().rect()
-                rows = {w.chat.indexAt(viewport.topLeft()).row(), w.chat.indexAt(viewport.center()).row()}
-                for row in rows - {-1}:
-                    message = w.chat.model_rows().messages[row]
-                    measured = delegate._heights.get(message.key)
-                    if measured is None or w.chat.visualRect(w.chat.model().index(row, 0)).height() != measured[1]:
-                        return False
-                return True
+        def laid_out_as_measured() -> bool:
+            viewport = w.chat.viewport().rect()
+            rows = {w.chat.indexAt(viewport.topLeft()).row(), w.chat.indexAt(viewport.center()).row()}
+            for row in rows - {-1}:
+                message = w.chat.model_rows().messages[row]
+                measured = delegate._heights.get(message.key)
+                if measured is None or w.chat.visualRect(w.chat.model().index(row, 0)).height() != measured[1]:
+                    return False
+            return True
 
-            qtbot.waitUntil(laid_out_as_measured, timeout=WAIT)
-            assert not delegate._resize_due
+        qtbot.waitUntil(laid_out_as_measured, timeout=WAIT)
+        assert not delegate._resize_due
+
+
+def test_an_older_page_comes_in_measured_so_scrolling_into_it_lays_nothing_out(
+    qtbot: QtBot, cairn_paths: CairnPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with long_chat_open(qtbot, cairn_paths, 450) as run:
+        w = run.window
+        delegate = w.chat.message_delegate
+        qtbot.waitUntil(lambda: not delegate.later.busy(), timeout=WAIT)  # the first page, measured ahead
+        assert not any(delegate.estimated(m) for m in w.chat.model_rows().messages)
+
+        bar = w.chat.verticalScrollBar()
+        bar.setValue(0)
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 400, timeout=WAIT)
+        older = w.chat.model_rows().messages[:200]
+        assert not any(delegate.estimated(m) for m in older)
+        assert all(m.key in delegate._heights for m in older)  # measured before they were laid out
+
+        layouts: list[None] = []
+        monkeypatch.setattr(w.chat, "relayout", lambda: layouts.append(None))
+        for _ in range(8):  # page up into the older page
+            bar.setValue(bar.value() - bar.pageStep())
+            w.chat.viewport().repaint()
+            qtbot.wait(2)
+        assert layouts == []
+        assert not delegate._resize_due
+
+        # Once the first message is shown, reaching the top asks the core for nothing more.
+        bar.setValue(0)
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 450, timeout=WAIT)
+        asked: list[object] = []
+        page = run.app.page
+        monkeypatch.setattr(run.app, "page", lambda *a, **k: (asked.append(a), page(*a, **k))[1])
+        for value in (5, 0, 5, 0):
+            bar.setValue(value)
+        w.core.submit(lambda: None).result(timeout=5)
+        qtbot.wait(50)
+        assert asked == []
+
+
+def test_a_page_still_being_measured_when_the_chat_is_shown_afresh_is_dropped(
+    qtbot: QtBot, cairn_paths: CairnPaths
+) -> None:
+    """A version switched (the chat shown afresh from its newest page) while an older page was
+    measured: that page is not put in front of the new one; scrolling up fetches it again."""
+    with long_chat_open(qtbot, cairn_paths, 450) as run:
+        w = run.window
+        delegate = w.chat.message_delegate
+        qtbot.waitUntil(lambda: not delegate.later.busy(), timeout=WAIT)
+        bar = w.chat.verticalScrollBar()
+        bar.setValue(0)
+        qtbot.waitUntil(delegate.later.busy, timeout=WAIT)  # the older page is being measured
+        delegate.clear()  # as showing the chat afresh does
+        qtbot.wait(100)
+        assert len(w.chat.model_rows().messages) == 200
+        bar.setValue(10)
+        bar.setValue(0)
+        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 400, timeout=WAIT)
+        shown = [int(m.text.split(":")[0].split()[1]) for m in w.chat.model_rows().messages]
+        assert shown == list(range(50, 450))

@@ -19,6 +19,7 @@ from desktop.snapshot import AppSnapshot
 from host.errors import JournalError
 from host.paths import CairnPaths
 from ui.core import CoreThread
+from ui.heap import HeapKeeper
 from ui.main_window import MainWindow
 from ui.theme import apply_text_size, apply_theme
 from ui.window_state import WindowState, fit_to_screen
@@ -50,6 +51,7 @@ class Shell(QObject):
         self.text_size = apply_text_size(qt, snapshot.text_size)
         core.crashed.connect(self._core_crashed)
         core.reported.connect(self._reported)
+        self.heap = HeapKeeper(self)
 
     def _reported(self, item: object) -> None:
         if isinstance(item, AppSnapshot):
@@ -74,6 +76,7 @@ class Shell(QObject):
         window.show()
         if state is not None and state.geometry:
             fit_to_screen(window)  # again, now that the window has its frame
+        QTimer.singleShot(0, self.heap.settle)  # once the window has painted
         return window
 
     def set_theme(self, theme: str) -> None:

@@ -306,6 +306,7 @@ class ChatController(QObject):
         else:  # a switched version: it stays where the person was looking
             self.w.chat.scrollTo(self.model.index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter)
         self.w.composer.set_busy(session_id in self.busy)
+        self.w.chat.measure_ahead()
 
     def show_usage(self, usage: tuple[UsageTotals, RequestUsage | None]) -> None:
         self.w.status_line.set_usage(*usage)

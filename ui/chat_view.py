@@ -18,6 +18,8 @@ from ui.messages import DisplayMessage, message_actions
 __all__ = ["MESSAGE_ROLE", "ChatView", "MessageDelegate", "MessageModel"]
 
 Index = QModelIndex | QPersistentModelIndex
+NEAR_TOP = 40  # rows above the view's top under which older messages are fetched
+MEASURED_TOGETHER = 12  # rows measured ahead between two layouts
 SPEAKERS = {  # how a screen reader introduces each kind of message
     "user": "You",
     "assistant": "Assistant",
@@ -127,9 +129,38 @@ class ChatView(QListView):
 
     def _scrolled(self, value: int) -> None:
         self._follow = self.at_bottom()
-        if value == 0 and self.model_rows().messages:
-            self.wants_older.emit()
+        if self.model_rows().messages and (value == 0 or self.top_row() < NEAR_TOP):
+            self.wants_older.emit()  # early: the page is read and measured before it is needed
         self._hover(self.viewport().mapFromGlobal(self.cursor().pos()))
+
+    def top_row(self) -> int:
+        """The row at the top of the view (-1 for none)."""
+        return self.indexAt(QPoint(self.viewport().width() // 2, 0)).row()
+
+    def relayout(self) -> None:
+        """Lay out every row again, keeping what the person looks at in place: the newest
+        message while following the chat, else the message at the top of the view."""
+        if self._follow:
+            self.doItemsLayout()
+            self.scrollToBottom()
+            return
+        top = self.indexAt(QPoint(self.viewport().width() // 2, 0))
+        before = self.visualRect(top).top() if top.isValid() else 0
+        self.doItemsLayout()
+        if top.isValid():
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.value() + self.visualRect(top).top() - before)
+
+    def measure_ahead(self) -> None:
+        """Measure, between frames, the rows laid out at an estimate (the newest first), a few at
+        a time, each few laid out once measured, before the person scrolls to them."""
+        delegate = self.message_delegate
+        waiting = [m for m in reversed(self.model_rows().messages) if delegate.estimated(m)]
+        for start in range(0, len(waiting), MEASURED_TOGETHER):
+            delegate.later.measure(
+                waiting[start : start + MEASURED_TOGETHER],
+                lambda completed, changed: self.relayout() if completed and changed else None,
+            )
 
     def follow(self) -> None:
         """Keep the newest message in view, unless the person scrolled away."""

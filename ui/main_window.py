@@ -63,7 +63,6 @@ __all__ = ["MainWindow"]
 
 log = logging.getLogger(__name__)
 PAGE = 200
-SHOWN_AT_TOP = 12  # rows of an older page measured as it comes in: what a window's height shows of it
 COMPACT_PROMPT = (
     "Cairn will summarise the earlier messages of this chat to free its context; they stay\n"
     "on screen above the summary. What should the summary keep especially? (optional)"
@@ -97,7 +96,8 @@ class MainWindow(QMainWindow):
         self.controller = ChatController(self)
         self.routes = ChatRoutes(self)
         self.approvals = ApprovalCards(self)
-        self._loading_older = False
+        self._older: object | None = None  # the fetch of older messages under way
+        self._oldest_shown: tuple[str, int] | None = None  # a chat and its first message, before which is nothing
         self._listing = 0  # the newest chat list asked of the core; older answers are dropped
         self._select: str | None = None  # a chat to open once the newest list has it
         self.narrow = NarrowLayout(self, self.splitter, self.sidebar, self.route_bar.chats_button)
@@ -376,6 +376,7 @@ class MainWindow(QMainWindow):
             return
         self.controller.end_edit(keep_text=True)  # the edit ends with the chat; what was typed stays
         self.session_id = session_id
+        self._older = None
         self.clear_notice()
         self.controller.end_retrying()
         self.routes.view = None  # the chat's own route arrives with its rows; the last one is not its
@@ -411,32 +412,54 @@ class MainWindow(QMainWindow):
         )
 
     def load_older(self) -> None:
+        """Put the page of messages before the first shown in front of it: read on the core
+        thread, measured between frames, then laid out once with their real sizes, so that
+        scrolling into them lays nothing out again."""
         model = self.chat.model_rows()
         first = next((m.seq for m in model.messages if m.seq is not None), None)
-        if self._loading_older or first is None or self.session_id is None:
+        if self._older is not None or first is None or self.session_id is None:
             return
-        self._loading_older = True
+        if self._oldest_shown == (self.session_id, first):
+            return
         session_id = self.session_id
+        self._older = token = object()  # this fetch; opening another chat forgets it
 
-        def older() -> list[DisplayMessage]:  # on the core thread: reading rows is not the GUI's work
+        def older() -> tuple[list[DisplayMessage], bool]:  # on the core thread: reading rows is not the GUI's work
             rows = self.app.page(session_id, before_seq=first, limit=PAGE)
-            return [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
+            messages = [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
+            return messages, len(rows) < PAGE  # a short page is the chat's first
 
-        def loaded(messages: list[DisplayMessage]) -> None:
-            self._loading_older = False
-            if self.session_id != session_id or not messages:
+        def fetched(result: tuple[list[DisplayMessage], bool]) -> None:
+            messages, oldest = result
+            if self._older is not token:
                 return
+            if oldest:
+                first_now = messages[0].seq if messages and messages[0].seq is not None else first
+                self._oldest_shown = (session_id, first_now)
+            if not messages:
+                self._older = None
+                return
+            self.controller.versions.mark(messages)
+            # The messages that come into view first are measured first.
+            self.chat.message_delegate.later.measure(
+                messages[::-1], lambda completed, _changed: measured(messages, completed)
+            )
+
+        def measured(messages: list[DisplayMessage], completed: bool) -> None:
+            if self._older is not token:
+                return
+            self._older = None
+            still = next((m.seq for m in model.messages if m.seq is not None), None)
+            if not completed or self.session_id != session_id or still != first:
+                return  # the chat was shown afresh meanwhile (a version switched): fetched again when needed
             bar = self.chat.verticalScrollBar()
             from_bottom = bar.maximum() - bar.value()
-            self.controller.versions.mark(messages)
             model.prepend(messages)
-            delegate = self.chat.message_delegate
-            delegate.measure(messages[-SHOWN_AT_TOP:])  # the rows that come into view above
             self.chat.doItemsLayout()
-            delegate.laid_out()
+            self.chat.message_delegate.laid_out()
             bar.setValue(bar.maximum() - from_bottom)
 
-        self.run_on_core(older, loaded)
+        self.run_on_core(older, fetched)
 
     def rename_session(self, session_id: str, title: str) -> None:
         def renamed(_result: object) -> None:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOpti
 
 from ui.attachment_chips import Thumbnails
 from ui.icons import icon
+from ui.idle_measure import IdleMeasurer
 from ui.live_document import LiveDocument
 from ui.messages import Action, DisplayMessage, message_actions, message_html, shown_time
 from ui.search_marks import mark_words
@@ -74,6 +75,10 @@ class MessageDelegate(QStyledItemDelegate):
         self._sizes: dict[str, tuple[tuple[int, int], QSize]] = {}  # the sizes last given, by row key
         self._live: dict[str, LiveDocument] = {}
         self._resize_due = False  # rows measured at another height than laid out: a layout is due
+        self._measuring = False  # measuring ahead of a layout: the view needs no telling
+        self.later = IdleMeasurer(self.measure, self)  # messages measured between frames
+        self.rows = view.model_rows()  # the view's one model, filled afresh for each chat
+        self._width = 0  # the view's width as the layout under way reads it
         self.highlight: tuple[str, ...] = ()  # words marked in every message: a search's
         self.thumbnails = Thumbnails(self)  # replaced by the window's shared cache (use_thumbnails)
 
@@ -87,6 +92,7 @@ class MessageDelegate(QStyledItemDelegate):
         return Tokens.of(dark=self.dark)
 
     def clear(self) -> None:
+        self.later.cancel()
         self._docs.clear()
         self._heights.clear()
         self._guesses.clear()
@@ -195,17 +201,30 @@ class MessageDelegate(QStyledItemDelegate):
         if (old is None and message.key in self._estimated) or (old is not None and old[1] != height):
             self._estimated.discard(message.key)
             self._sizes.pop(message.key, None)
+            if self._measuring:
+                return
             # Told once the paint under way ends: a layout now, in the middle of a paint, would
             # be followed by another for the next row measured, each over the whole chat.
             if not self._resize_due:
                 self._resize_due = True
                 QTimer.singleShot(0, self._resized)
 
-    def measure(self, messages: list[DisplayMessage]) -> None:
-        """Measure ``messages`` now, before a layout takes them, so that when they come into
-        view their size is already right and nothing is laid out again."""
-        for message in messages:
+    def measure(self, message: DisplayMessage) -> bool:
+        """Measure ``message`` before it comes into view, so that its size is right when it
+        does; whether that changed a height the view has laid out (it then needs a layout)."""
+        if message.status == "streaming":
+            return False
+        laid_out = message.key in self._sizes
+        self._measuring = True
+        try:
             self.document(message)
+        finally:
+            self._measuring = False
+        return laid_out and message.key not in self._sizes
+
+    def estimated(self, message: DisplayMessage) -> bool:
+        """Whether ``message`` was laid out at an estimate and is not measured yet."""
+        return message.key in self._estimated
 
     def laid_out(self) -> None:
         """The view has just laid out every row: the sizes measured so far are all taken."""
@@ -215,9 +234,8 @@ class MessageDelegate(QStyledItemDelegate):
         if not self._resize_due:
             return
         self._resize_due = False
-        messages = self.view.model_rows().messages
-        if messages:
-            self.sizeHintChanged.emit(self.view.model().index(0, 0))
+        if self.view.model_rows().messages:
+            self.view.relayout()
 
     def code_blocks(self, message: DisplayMessage) -> list[str]:
         return self.document(message)[1]
@@ -227,10 +245,12 @@ class MessageDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         # A layout asks every row, and a long chat lays out often (a page prepended, a row
         # measured): answer from the last size while the row and the view's width are the same.
-        messages = self.view.model_rows().messages
+        messages = self.rows.messages
         row = index.row()
         message: DisplayMessage = messages[row] if 0 <= row < len(messages) else index.data(MESSAGE_ROLE)
-        view_width = self.view.viewport().width()
+        if row == 0:  # a layout starts from the first row: the view's width is read once for it
+            self._width = self.view.viewport().width()
+        view_width = self._width
         last = self._sizes.get(message.key)
         if last is not None and last[0] == (message.version, view_width):
             return last[1]
