@@ -3,11 +3,15 @@ once; cancelled batches are said not completed, so whoever waits on them is neve
 
 from __future__ import annotations
 
+import sys
 import time
 
 from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
+from host.paths import CairnPaths
+from tests.ui_fixtures import running_cairn
+from ui.app import INTERPRETER_SWITCH_SECONDS
 from ui.idle_measure import SLICE_SECONDS, IdleMeasurer
 from ui.messages import DisplayMessage
 
@@ -89,3 +93,10 @@ def test_the_heap_keeper_freezes_start_up_and_runs_full_collections_itself(qtbot
         assert gone() is None
     finally:
         gc.set_threshold(*threshold)
+
+
+def test_a_running_cairn_hands_the_interpreter_between_threads_every_millisecond(
+    qtbot: QtBot, cairn_paths: CairnPaths
+) -> None:
+    with running_cairn(cairn_paths):
+        assert sys.getswitchinterval() == INTERPRETER_SWITCH_SECONDS
