@@ -285,23 +285,23 @@ class HeaderDelegate(QStyledItemDelegate):
     """Paints a header as a small muted label at the foot of its row (the Archived one with its
     caret); chats as the style sheet says."""
 
-    def __init__(self, chats: ChatList) -> None:
-        super().__init__(chats)
-        self.chats = chats
+    def __init__(self, view: ChatList) -> None:
+        super().__init__(view)
+        self.view = view
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         key: GroupKey | None = index.data(HEADER_ROLE)
         if key is None:
             super().paint(painter, option, index)
             return
-        tokens = tokens_of(self.chats)
+        tokens = tokens_of(self.view)
         rect: QRect = option.rect
         painter.save()
         painter.setFont(_header_font(option.font))
         painter.setPen(QColor(tokens.muted))
         left = rect.left() + SPACE["s"]
         if key == "archived":
-            caret = "caret-down" if self.chats.archive_open else "caret-right"
+            caret = "caret-down" if self.view.archive_open else "caret-right"
             side = QFontMetrics(painter.font()).height()
             icon(caret, tokens.muted).paint(painter, QRect(left, rect.bottom() - side - 2, side, side))
             left += side + SPACE["xs"]

@@ -135,7 +135,10 @@ class ChatView(QListView):
 
     def top_row(self) -> int:
         """The row at the top of the view (-1 for none)."""
-        return self.indexAt(QPoint(self.viewport().width() // 2, 0)).row()
+        return self._top_index().row()
+
+    def _top_index(self) -> QModelIndex:
+        return self.indexAt(QPoint(self.viewport().width() // 2, 0))
 
     def relayout(self) -> None:
         """Lay out every row again, keeping what the person looks at in place: the newest
@@ -144,7 +147,7 @@ class ChatView(QListView):
             self.doItemsLayout()
             self.scrollToBottom()
             return
-        top = self.indexAt(QPoint(self.viewport().width() // 2, 0))
+        top = self._top_index()
         before = self.visualRect(top).top() if top.isValid() else 0
         self.doItemsLayout()
         if top.isValid():
