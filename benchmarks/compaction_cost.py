@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from desktop.estimate import ContextBudget, estimate_tokens
+from desktop.context.estimate import ContextBudget, estimate_tokens
 from desktop.loopback import LoopbackProvider
 from desktop.loopback.server import RecordedRequest
 from host.canonical import canonical_json_bytes

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
-from desktop.context import context_from_rows
-from desktop.projection import project
-from desktop.routes import resolve_route
-from desktop.settings import Account
+from desktop.context.messages import context_from_rows
+from desktop.context.projection import project
+from desktop.settings.routes import resolve_route
+from desktop.settings.store import Account
 from host.journal import Journal
 from host.transcript import TranscriptWriter
 

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from desktop.approvals import DenyQuestions
-from desktop.redaction import Redactor
-from desktop.tool_calls import ToolCalls
+from desktop.settings.redaction import Redactor
+from desktop.turn.approvals import DenyQuestions
+from desktop.turn.tool_calls import ToolCalls
 from host.content import ToolCallPart, ToolResultPart
 from host.journal import Journal
 from host.permissions import Permissions, ToolGate

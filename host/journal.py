@@ -28,6 +28,7 @@ from host.errors import (
 )
 from host.files import PRIVATE_FILE, private_dir, private_file
 from host.ids import is_uuid7, new_id
+from host.journal_search import search
 from host.lock import LockHeldError, ProcessLock
 from host.opening import (
     configure,
@@ -39,7 +40,6 @@ from host.opening import (
     refuse_foreign_file,
 )
 from host.schema import MIGRATIONS, Migration, latest_version
-from host.search import search
 
 __all__ = ["Journal", "SessionRecord", "utc_now"]
 
@@ -391,7 +391,7 @@ class Journal:
         """Up to ``limit`` sessions whose title or a message holds every word of ``query`` (as a
         prefix), the most recently active first, each with a snippet of where the text matched;
         every session when the query is blank. The work is bounded however many rows match
-        (see ``host.search``)."""
+        (see ``host.journal_search``)."""
         if not query.split():
             return [(s, "") for s in self.sessions()]
         with self.read() as conn:

@@ -13,17 +13,15 @@ from __future__ import annotations
 import logging
 import shutil
 import sqlite3
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from host.errors import JournalOpenError, NotAJournalError
 from host.files import private_dir, private_file
 from host.schema import APPLICATION_ID, META_MIN_READER, Migration
-
-if TYPE_CHECKING:
-    from host.journal import Journal
 
 __all__ = [
     "SchemaState",
@@ -35,6 +33,17 @@ __all__ = [
     "newer_schema_detail",
     "refuse_foreign_file",
 ]
+
+
+class Migrating(Protocol):
+    """The journal being migrated (``host.journal.Journal``), as migrating uses it."""
+
+    path: Path
+
+    def read(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def write(self, what: str) -> AbstractContextManager[sqlite3.Connection]: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +77,7 @@ def newer_schema_detail(state: SchemaState, supported: int) -> str | None:
 # -- migrations ----------------------------------------------------------------------
 
 
-def migrate(journal: Journal, current: int, migrations: tuple[Migration, ...]) -> None:
+def migrate(journal: Migrating, current: int, migrations: tuple[Migration, ...]) -> None:
     """Apply the pending migrations, each in one transaction, after a dated backup."""
     pending = [m for m in migrations if m.version > current]
     if not pending:
@@ -90,7 +99,7 @@ def migrate(journal: Journal, current: int, migrations: tuple[Migration, ...]) -
         log.info("journal %s migrated to version %d (%s)", journal.path, migration.version, migration.description)
 
 
-def _backup(journal: Journal, version: int) -> Path:
+def _backup(journal: Migrating, version: int) -> Path:
     folder = private_dir(journal.path.parent / "backups")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     target = folder / f"{journal.path.stem}-v{version}-{stamp}.sqlite3"

@@ -27,15 +27,15 @@ from pydantic import JsonValue
 
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
-from desktop.context import Context, Message, SystemUpdatePart, message_from_row
-from desktop.context_engine import ContextEngine
-from desktop.projection import project
+from desktop.context.context_engine import ContextEngine
+from desktop.context.messages import Context, Message, SystemUpdatePart, message_from_row
+from desktop.context.projection import project
+from desktop.context.sections import SKILL_PREFIX, section_order
+from desktop.context.system_state import LOAD_SKILL, SystemState
 from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.routes import ResolvedRoute, resolve_route
-from desktop.runtime import ChatRuntime
-from desktop.sections import SKILL_PREFIX, section_order
-from desktop.settings import Account
-from desktop.system_state import LOAD_SKILL, SystemState
+from desktop.settings.routes import ResolvedRoute, resolve_route
+from desktop.settings.store import Account
+from desktop.turn.runtime import ChatRuntime
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.skills import SkillStore

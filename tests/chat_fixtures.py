@@ -10,12 +10,12 @@ import httpx
 
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
-from desktop.events import RuntimeEvent
 from desktop.loopback import LoopbackProvider
 from desktop.provider.openai_compat import OpenAICompatClient, RetryPolicy
-from desktop.routes import ResolvedRoute, resolve_route
-from desktop.runtime import ChatRuntime
-from desktop.settings import Account
+from desktop.settings.routes import ResolvedRoute, resolve_route
+from desktop.settings.store import Account
+from desktop.turn.events import RuntimeEvent
+from desktop.turn.runtime import ChatRuntime
 from host.journal import Journal
 from host.paths import CairnPaths
 

@@ -17,13 +17,13 @@ import httpx
 
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
-from desktop.context_engine import ContextEngine
-from desktop.events import RuntimeEvent
+from desktop.context.context_engine import ContextEngine
+from desktop.context.system_state import SystemState
 from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.routes import ResolvedRoute, resolve_route
-from desktop.runtime import ChatRuntime
-from desktop.settings import Account
-from desktop.system_state import SystemState
+from desktop.settings.routes import ResolvedRoute, resolve_route
+from desktop.settings.store import Account
+from desktop.turn.events import RuntimeEvent
+from desktop.turn.runtime import ChatRuntime
 from host.journal import Journal
 from host.paths import CairnPaths
 

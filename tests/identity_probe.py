@@ -19,10 +19,10 @@ from pydantic import BaseModel
 
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
-from desktop.context import Context, Message, SystemUpdatePart, TextPart
-from desktop.projection import project
-from desktop.routes import resolve_route
-from desktop.settings import Account
+from desktop.context.messages import Context, Message, SystemUpdatePart, TextPart
+from desktop.context.projection import project
+from desktop.settings.routes import resolve_route
+from desktop.settings.store import Account
 from host.canonical import canonical_json_bytes
 from host.identity import prefix_sha256, tool_schema_sha256
 from host.journal import Journal

@@ -17,17 +17,17 @@ from typing import Any
 import httpx
 from pydantic import JsonValue
 
-from desktop.approvals import Approver
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
-from desktop.context_engine import ContextEngine, skill_tools
-from desktop.events import RuntimeEvent
+from desktop.context.context_engine import ContextEngine, skill_tools
+from desktop.context.system_state import SystemState
 from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.routes import ResolvedRoute, resolve_route
-from desktop.runtime import ChatRuntime
-from desktop.settings import Account
-from desktop.system_state import SystemState
-from desktop.tool_registry import ToolRegistry, TurnInputs
+from desktop.settings.routes import ResolvedRoute, resolve_route
+from desktop.settings.store import Account
+from desktop.tools.registry import ToolRegistry, TurnInputs
+from desktop.turn.approvals import Approver
+from desktop.turn.events import RuntimeEvent
+from desktop.turn.runtime import ChatRuntime
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.permissions import Decision, PermissionPolicy, ToolGate, ToolRequest

@@ -23,14 +23,14 @@ from pathlib import Path
 
 import httpx
 
-from desktop.approvals import Approval
-from desktop.context import context_from_rows
-from desktop.context_engine import ContextEngine, skill_tools
-from desktop.epochs import frozen_prefix, latest_plan, new_plan
-from desktop.preparation import RequestPreparer
-from desktop.projection import project
-from desktop.system_state import SystemState
-from desktop.tool_registry import ToolRegistry, TurnInputs
+from desktop.context.context_engine import ContextEngine, skill_tools
+from desktop.context.messages import context_from_rows
+from desktop.context.projection import project
+from desktop.context.system_state import SystemState
+from desktop.tools.epochs import frozen_prefix, latest_plan, new_plan
+from desktop.tools.registry import ToolRegistry, TurnInputs
+from desktop.turn.approvals import Approval
+from desktop.turn.preparation import RequestPreparer
 from host.canonical import canonical_json_bytes
 from host.content import ChatGrant, PlanRecord
 from host.journal import Journal

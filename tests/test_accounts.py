@@ -13,8 +13,8 @@ import pytest
 
 from desktop.logs import configure_logging
 from desktop.loopback import LoopbackProvider
-from desktop.secrets import KeychainUnavailable, SecretStore
-from desktop.settings import Account, Settings, SettingsError, SettingsStore
+from desktop.settings.secrets import KeychainUnavailable, SecretStore
+from desktop.settings.store import Account, Settings, SettingsError, SettingsStore
 from host.journal import Journal
 from host.paths import CairnPaths
 from tests.chat_fixtures import chat_runtime, route_for

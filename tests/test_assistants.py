@@ -9,12 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from desktop.app import CairnApp
-from desktop.chat_settings import chat_settings_of
+from desktop.app.cairn import CairnApp
 from desktop.loopback import LoopbackProvider
-from desktop.secrets import SecretStore
-from desktop.services import Services
-from desktop.settings import Account, SettingsError, SettingsStore
+from desktop.root import Services
+from desktop.session.chat_settings import chat_settings_of
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import Account, SettingsError, SettingsStore
 from host.content import ChatRoute, ChatSettings
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring

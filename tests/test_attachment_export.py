@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import base64
 
-from desktop.attachments import attach_bytes
-from desktop.export import to_json, to_markdown
+from desktop.app.attachments import attach_bytes
+from desktop.app.export import to_json, to_markdown
 from host.attachments import AttachmentStore
 from host.content import MessageContent, TextPart
 from host.journal import Journal

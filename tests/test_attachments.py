@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.attachments import (
+from desktop.app.attachments import (
     MAX_ATTACHMENTS,
     MAX_IMAGE_SIDE,
     MAX_TEXT_BYTES,
@@ -22,11 +22,11 @@ from desktop.attachments import (
     left_out_notice,
     too_many,
 )
-from desktop.context import Context, Message, TextPart
-from desktop.events import RequestStarted
+from desktop.context.messages import Context, Message, TextPart
+from desktop.context.projection import project, render_file
 from desktop.loopback import LoopbackProvider
-from desktop.projection import project, render_file
-from desktop.settings import Account
+from desktop.settings.store import Account
+from desktop.turn.events import RequestStarted
 from host.attachments import AttachmentStore, AttachmentUnavailable, sha256_of
 from host.content import FilePart, ImagePart, MessageContent, dump, parse_content
 from host.journal import Journal

@@ -8,13 +8,13 @@ import asyncio
 import logging
 from pathlib import Path
 
-from desktop.app import CairnApp
-from desktop.events import TurnFailed
+from desktop.app.cairn import CairnApp
 from desktop.logs import configure_logging
 from desktop.loopback import Fault, LoopbackProvider, Reply
-from desktop.secrets import SecretStore
-from desktop.services import Services
-from desktop.settings import Account
+from desktop.root import Services
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import Account
+from desktop.turn.events import TurnFailed
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.schema import MIGRATIONS

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from desktop.catalog.modelsdev import BUNDLED_PATH, CACHE_NAME, load_models_dev, refresh_models_dev
 from desktop.catalog.transport import CatalogError, TransportFlags, load_transport_catalog, normalize_base_url
-from desktop.routes import resolve_route
-from desktop.settings import Account
+from desktop.settings.routes import resolve_route
+from desktop.settings.store import Account
 from host.paths import CairnPaths
 
 TRANSPORT = load_transport_catalog()

@@ -9,23 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import CairnApp
+from desktop.app.cairn import CairnApp
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
-from desktop.chat_settings import (
+from desktop.context.messages import Context, Message, TextPart
+from desktop.context.projection import project
+from desktop.loopback import LoopbackProvider
+from desktop.root import Services
+from desktop.session.chat_settings import (
     ChatSettingsError,
     chat_settings_of,
     inherited_words,
     make_chat_settings,
     request_parameters,
 )
-from desktop.context import Context, Message, TextPart
-from desktop.loopback import LoopbackProvider
-from desktop.projection import project
-from desktop.routes import ResolvedRoute, resolve_route
-from desktop.secrets import SecretStore
-from desktop.services import Services
-from desktop.settings import Account, SettingsStore
+from desktop.settings.routes import ResolvedRoute, resolve_route
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import Account, SettingsStore
 from host.canonical import canonical_json_bytes
 from host.content import ChatSettings, Unknown, dump, parse_model_system
 from host.paths import CairnPaths

@@ -128,7 +128,7 @@ def test_chat_uses_the_context_engine_and_reports_invalid_skills(cairn_paths: Ca
 
 
 def test_account_options_from_the_command_line_reach_the_request(cairn_paths: CairnPaths) -> None:
-    from desktop.projection import OPENING_TAG
+    from desktop.context.projection import OPENING_TAG
 
     with LoopbackProvider(api_key=KEY) as provider:
         added = cairn(

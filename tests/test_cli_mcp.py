@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from desktop.cli import add_commands, run_command
-from desktop.mcp_settings import secret_id
-from desktop.secrets import SecretStore
+from desktop.settings.mcp_servers import secret_id
+from desktop.settings.secrets import SecretStore
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
 from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from desktop.events import CompactionCommitted, RequestStarted, RuntimeEvent
 from desktop.loopback import LoopbackProvider, RecordedRequest
+from desktop.turn.events import CompactionCommitted, RequestStarted, RuntimeEvent
 from host.content import Checkpoint, MessageContent
 from host.journal import Journal
 from host.paths import CairnPaths

@@ -11,13 +11,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from desktop.compactor import NothingToCompact
-from desktop.context_engine import ContextEngine, skill_tools
-from desktop.events import RuntimeEvent, TurnFailed
+from desktop.compaction.compactor import NothingToCompact
+from desktop.context.context_engine import ContextEngine, skill_tools
 from desktop.loopback import LoopbackProvider
 from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.runtime import ChatRuntime
-from desktop.tool_registry import ToolRegistry
+from desktop.tools.registry import ToolRegistry
+from desktop.turn.events import RuntimeEvent, TurnFailed
+from desktop.turn.runtime import ChatRuntime
 from host.content import Checkpoint, MessageContent, ToolResultPart
 from host.journal import Journal
 from host.paths import CairnPaths

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from desktop.compaction import NothingToCompact, stated_limit
-from desktop.compactor import CompactionFailed
-from desktop.events import CompactionStarted, RequestStarted, RuntimeEvent, TurnFailed
+from desktop.compaction.compactor import CompactionFailed
+from desktop.compaction.policy import NothingToCompact, stated_limit
 from desktop.loopback import LoopbackProvider, Reply
 from desktop.provider.errors import ContextOverflow
-from desktop.secrets import SecretStore
-from desktop.services import Services
-from desktop.settings import Account, SummaryRoute
+from desktop.root import Services
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import Account, SummaryRoute
+from desktop.turn.events import CompactionStarted, RequestStarted, RuntimeEvent, TurnFailed
 from host.content import Checkpoint
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -193,10 +193,10 @@ def test_a_context_the_server_stated_is_kept_to_for_the_rest_of_the_run(cairn_pa
 def test_on_a_route_that_folds_the_opening_the_opening_block_leads_the_summary(tmp_path: Path) -> None:
     from desktop.catalog.modelsdev import load_models_dev
     from desktop.catalog.transport import load_transport_catalog
-    from desktop.context_engine import ContextEngine
+    from desktop.context.context_engine import ContextEngine
     from desktop.provider.openai_compat import OpenAICompatClient
-    from desktop.routes import resolve_route
-    from desktop.runtime import ChatRuntime
+    from desktop.settings.routes import resolve_route
+    from desktop.turn.runtime import ChatRuntime
     from host.journal import Journal
     from tests.compaction_chat import state
 

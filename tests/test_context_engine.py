@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 from pydantic import JsonValue
 
-from desktop.context_engine import ContextEngine
-from desktop.events import SectionsAppended
+from desktop.context.context_engine import ContextEngine
+from desktop.context.sections import SectionNameError
+from desktop.context.system_state import BUILTIN_INSTRUCTIONS, SKILLS_HEADER, SystemState
 from desktop.loopback import LoopbackProvider
-from desktop.sections import SectionNameError
-from desktop.system_state import BUILTIN_INSTRUCTIONS, SKILLS_HEADER, SystemState
+from desktop.turn.events import SectionsAppended
 from host.identity import tool_schema_sha256
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -322,7 +322,7 @@ def test_declarations_follow_the_route_not_the_skill_count(
 def test_a_route_without_tools_lists_skills_for_reference_only(
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, state: SystemState
 ) -> None:
-    from desktop.system_state import SKILLS_HEADER_NO_TOOLS
+    from desktop.context.system_state import SKILLS_HEADER_NO_TOOLS
 
     session = journal.create_session()
     route = route_for(loopback_account(provider), cairn_paths).model_copy(update={"accepts_tools": False})

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from desktop.events import RequestStarted, RuntimeEvent
 from desktop.loopback import LoopbackProvider, RecordedRequest
+from desktop.turn.events import RequestStarted, RuntimeEvent
 from host.content import MessageContent, PlanRecord, ToolResultPart
 from host.journal import Journal
 from host.paths import CairnPaths

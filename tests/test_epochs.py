@@ -15,11 +15,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from desktop.approvals import Approval
-from desktop.epochs import frozen_prefix
-from desktop.events import RequestStarted, RuntimeEvent
 from desktop.loopback import LoopbackProvider
-from desktop.runtime import ChatRuntime
+from desktop.tools.epochs import frozen_prefix
+from desktop.turn.approvals import Approval
+from desktop.turn.events import RequestStarted, RuntimeEvent
+from desktop.turn.runtime import ChatRuntime
 from host.canonical import sha256_hex
 from host.content import (
     MessageContent,
@@ -193,7 +193,7 @@ def test_a_catalog_past_the_function_limit_is_declared_on_demand_and_keeps_every
 ) -> None:  # fmt: skip
     chat = Lab_(journal, cairn_paths, provider, tmp_path, fixed=True)
     chat.lab.specs = {f"lab__t{i:03}": lab_spec(f"lab__t{i:03}", f"Test tool number {i}.", "x") for i in range(130)}
-    with caplog.at_level(logging.INFO, logger="desktop.declarations"):
+    with caplog.at_level(logging.INFO, logger="desktop.tools.declarations"):
         chat.run("hello", '[[call tool_search {"query": "select:lab__t129"}]]', '[[call lab__t129 {"x": "y"}]]')
     (plan,) = chat.plans()
     assert plan.policy == "on_demand"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.estimate import DEFAULT_CONTEXT, ContextBudget, Measured, estimate_tokens
+from desktop.context.estimate import DEFAULT_CONTEXT, ContextBudget, Measured, estimate_tokens
 
 
 def test_with_nothing_measured_the_estimate_is_conservative() -> None:

@@ -4,10 +4,10 @@ import asyncio
 import json
 from pathlib import Path
 
-from desktop.app import CairnApp
+from desktop.app.cairn import CairnApp
 from desktop.loopback import LoopbackProvider, Reply
-from desktop.secrets import SecretStore
-from desktop.services import Services
+from desktop.root import Services
+from desktop.settings.secrets import SecretStore
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
 from tests.ui_fixtures import add_loopback_account

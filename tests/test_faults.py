@@ -5,10 +5,10 @@ import asyncio
 
 import pytest
 
-from desktop.events import TurnFailed
 from desktop.loopback import Fault, LoopbackProvider, Reply
 from desktop.provider.limits import Timeouts
 from desktop.provider.openai_compat import OpenAICompatClient
+from desktop.turn.events import TurnFailed
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter

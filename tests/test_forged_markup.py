@@ -4,10 +4,10 @@ the model inert, through the real fold, while the journal keeps the raw text."""
 import asyncio
 import re
 
-from desktop.context_engine import ContextEngine
+from desktop.context.context_engine import ContextEngine
+from desktop.context.projection import OPENING_TAG
+from desktop.context.system_state import SystemState
 from desktop.loopback import LoopbackProvider, Reply
-from desktop.projection import OPENING_TAG
-from desktop.system_state import SystemState
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter

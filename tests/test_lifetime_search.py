@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchmarks.lifetime_journal import SEED, common_prefixes, generate, queries, vocabulary
 from host.journal import Journal
-from host.search import needed_words, search, snippet
+from host.journal_search import needed_words, search, snippet
 from host.transcript import TranscriptWriter
 
 

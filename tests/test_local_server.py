@@ -7,8 +7,8 @@ import asyncio
 import httpx
 import pytest
 
-from desktop.local_server import probe_server, template_has_system_role
 from desktop.loopback import LoopbackProvider
+from desktop.provider.local_probe import probe_server, template_has_system_role
 
 GEMMA_JINJA = (
     "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
@@ -94,14 +94,14 @@ def test_a_local_server_reports_the_context_it_will_hold(
     ],
 )
 def test_a_strange_context_report_is_ignored(props: dict) -> None:
-    from desktop.local_server import _llama_context
+    from desktop.provider.local_probe import _llama_context
 
     assert _llama_context(props) is None
 
 
 def test_a_chat_on_a_local_server_learns_its_context_once(cairn_paths) -> None:
-    from desktop.services import Services
-    from desktop.settings import Account
+    from desktop.root import Services
+    from desktop.settings.store import Account
 
     async def learn(base_url: str):
         services = Services(cairn_paths)

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from desktop.events import RequestStarted, RuntimeEvent
 from desktop.loopback import LoopbackProvider
-from desktop.mcp_settings import McpServerSetting, McpSettingsError, secret_id, server_setting
-from desktop.secrets import SecretStore
-from desktop.services import Services
+from desktop.root import Services
+from desktop.settings.mcp_servers import McpServerSetting, McpSettingsError, secret_id, server_setting
+from desktop.settings.secrets import SecretStore
+from desktop.turn.events import RequestStarted, RuntimeEvent
 from host.content import MessageContent, PlanRecord, ToolResultPart
 from host.paths import CairnPaths
 from host.permissions import PermissionPolicy

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from desktop.mcp_import import ConfigImportError, apply_import, claude_config_path, read_import
-from desktop.mcp_settings import McpSettingsError, secret_id
-from desktop.secrets import SecretStore
+from desktop.settings.mcp_import import ConfigImportError, apply_import, claude_config_path, read_import
+from desktop.settings.mcp_servers import McpSettingsError, secret_id
+from desktop.settings.secrets import SecretStore
 from host.mcp.config import SERVER_NAME_PATTERN
 from tests.fake_keyring import MemoryKeyring
 

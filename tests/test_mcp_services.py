@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from desktop.mcp_import import read_import
-from desktop.mcp_settings import McpSettingsError, secret_id
-from desktop.secrets import SecretStore
-from desktop.services import Services
+from desktop.root import Services
+from desktop.settings.mcp_import import read_import
+from desktop.settings.mcp_servers import McpSettingsError, secret_id
+from desktop.settings.secrets import SecretStore
 from host.mcp import ServerState
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring

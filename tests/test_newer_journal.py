@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from desktop.loopback import LoopbackProvider
-from desktop.settings import Account, SettingsStore
+from desktop.settings.store import Account, SettingsStore
 from host.errors import JournalReadOnlyError
 from host.journal import Journal
 from host.paths import CairnPaths

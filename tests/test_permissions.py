@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from pydantic import JsonValue
 
-from desktop.approvals import Approval, Choice
-from desktop.context_engine import ContextEngine, skill_tools
-from desktop.events import ApprovalRequested
+from desktop.context.context_engine import ContextEngine, skill_tools
+from desktop.context.system_state import SystemState
 from desktop.loopback import LoopbackProvider, Reply
-from desktop.system_state import SystemState
-from desktop.tool_registry import ToolRegistry, TurnInputs
+from desktop.tools.registry import ToolRegistry, TurnInputs
+from desktop.turn.approvals import Approval, Choice
+from desktop.turn.events import ApprovalRequested
 from host.content import ChatGrant, MessageContent, PermissionMode, ToolApproval, ToolIdentity, ToolResultPart
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -309,7 +309,7 @@ def test_hooks_run_in_order_and_a_denying_hook_stops_the_call(
 def test_a_huge_result_is_capped_before_the_model_or_the_journal(
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
 ) -> None:
-    from desktop.tool_calls import MAX_RESULT_CHARS
+    from desktop.turn.tool_calls import MAX_RESULT_CHARS
 
     huge = ToolSpec(name="dump", description="Dump.", read_only=True)
 
@@ -358,7 +358,7 @@ def test_a_parked_call_survives_a_restart_and_resumes_once(
     asyncio.run(park_then_close())
     assert notes.writes == []
     writer = TranscriptWriter(journal)
-    from desktop.tool_calls import parked_calls
+    from desktop.turn.tool_calls import parked_calls
 
     (parked,) = parked_calls(writer.model_order(session.id))
     assert parked.approval.target.pin == identity_of(Tool(WRITE, None)).pin  # type: ignore[arg-type]

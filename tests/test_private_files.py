@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from desktop.logs import configure_logging
-from desktop.settings import Account, SettingsStore
+from desktop.settings.store import Account, SettingsStore
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.schema import MIGRATIONS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import TransportFlags, load_transport_catalog
-from desktop.context import (
+from desktop.context.messages import (
     Context,
     ImagePart,
     Message,
@@ -19,9 +19,9 @@ from desktop.context import (
     ToolResultPart,
     context_from_rows,
 )
-from desktop.projection import MISSING_RESULT, project
-from desktop.routes import ResolvedRoute, resolve_route
-from desktop.settings import Account
+from desktop.context.projection import MISSING_RESULT, project
+from desktop.settings.routes import ResolvedRoute, resolve_route
+from desktop.settings.store import Account
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.tools import ToolSpec
@@ -169,11 +169,11 @@ def test_the_fold_is_never_written_to_the_journal(journal: Journal) -> None:
 PROBE = """
 import sys
 from tests.test_projection import CHAT, make_route
-from desktop.context import Context
+from desktop.context.messages import Context
 from host.tools import ToolSpec
 tools = [ToolSpec(name=n, description=n, parameters={"type": "object", "properties": {k: {} for k in "zyxw"}},
                   required_scopes={"s.b", "s.a", "s.c"}) for n in ("t2", "t1")]
-sys.stdout.buffer.write(project_bytes := __import__("desktop.projection").projection.project(
+sys.stdout.buffer.write(project_bytes := __import__("desktop.context.projection").context.projection.project(
     Context(messages=CHAT, tools=tools), make_route()).body_bytes)
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from desktop.redaction import REDACTED, RedactingFilter, Redactor
+from desktop.settings.redaction import REDACTED, RedactingFilter, Redactor
 
 KEY = "sk-canary-5e1d0c9a7b"
 

@@ -7,12 +7,12 @@ from dataclasses import replace
 from itertools import pairwise
 
 from desktop.catalog.transport import TransportFlags
-from desktop.context_engine import ContextEngine
-from desktop.events import RequestStarted, RouteFallbackRecorded
+from desktop.context.context_engine import ContextEngine
+from desktop.context.projection import OPENING_TAG
+from desktop.context.system_state import BUILTIN_INSTRUCTIONS, SystemState
 from desktop.loopback import LoopbackProvider
-from desktop.projection import OPENING_TAG
-from desktop.route_fallback import FOLD_NOTE
-from desktop.system_state import BUILTIN_INSTRUCTIONS, SystemState
+from desktop.turn.events import RequestStarted, RouteFallbackRecorded
+from desktop.turn.fallbacks import FOLD_NOTE
 from host.content import RouteFallback
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -135,8 +135,8 @@ def test_the_opening_content_can_lead_the_first_user_message(journal: Journal, c
 def test_a_route_that_refuses_tools_is_switched_to_no_tools_for_the_session(
     journal: Journal, cairn_paths: CairnPaths
 ) -> None:
-    from desktop.route_fallback import NO_TOOLS_NOTE
-    from desktop.system_state import SKILLS_HEADER, SKILLS_HEADER_NO_TOOLS
+    from desktop.context.system_state import SKILLS_HEADER, SKILLS_HEADER_NO_TOOLS
+    from desktop.turn.fallbacks import NO_TOOLS_NOTE
 
     write_skill(cairn_paths.skills_dir, "notes", "Keep notes.")
     state = SystemState(skill_roots=(("user", cairn_paths.skills_dir),))

@@ -5,9 +5,9 @@ from itertools import pairwise
 
 import pytest
 
-from desktop.events import AssistantCommitted, Retrying, TextDelta, ToolResultCommitted, TurnCancelled, TurnFailed
 from desktop.loopback import LoopbackProvider, Reply
-from desktop.runtime import NothingToRetry
+from desktop.turn.events import AssistantCommitted, Retrying, TextDelta, ToolResultCommitted, TurnCancelled, TurnFailed
+from desktop.turn.runtime import NothingToRetry
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from desktop.settings import SETTINGS_VERSION, Account, SettingsError, SettingsStore
+from desktop.context.estimate import budget_for
+from desktop.settings.store import SETTINGS_VERSION, Account, SettingsError, SettingsStore
 from host.paths import CairnPaths
 
 # What a future Cairn (settings version 99) might write: fields this Cairn has never heard
@@ -154,12 +155,12 @@ def test_a_bad_context_budget_setting_is_reported(settings_path: Path, field: st
 
 
 def test_the_context_budget_settings_apply_to_every_route() -> None:
-    from desktop.routes import ResolvedRoute
-    from desktop.settings import Settings
+    from desktop.settings.routes import ResolvedRoute
+    from desktop.settings.store import Settings
 
     route = ResolvedRoute.model_construct(context_limit=100_000, context_source="models.dev")
-    assert Settings().budget(route).threshold == 100_000 - 16_000
-    custom = Settings(reply_reserve=4_000, retained_tail=9_000).budget(route)
+    assert budget_for(route, Settings()).threshold == 100_000 - 16_000
+    custom = budget_for(route, Settings(reply_reserve=4_000, retained_tail=9_000))
     assert (custom.threshold, custom.tail, custom.source) == (96_000, 9_000, "models.dev")
-    unknown = Settings().budget(ResolvedRoute.model_construct(context_limit=None, context_source="unknown"))
+    unknown = budget_for(ResolvedRoute.model_construct(context_limit=None, context_source="unknown"), Settings())
     assert (unknown.limit, unknown.source) == (8_192, "default")

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 
-from desktop.events import RequestStarted, RuntimeEvent
 from desktop.loopback import LoopbackProvider
-from desktop.secrets import SecretStore
-from desktop.services import Services
-from desktop.settings import Account, SummaryRoute
+from desktop.root import Services
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import Account, SummaryRoute
+from desktop.turn.events import RequestStarted, RuntimeEvent
 from host.content import Checkpoint
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter

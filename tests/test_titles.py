@@ -9,13 +9,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from desktop.app import CairnApp
+from desktop.app.cairn import CairnApp
+from desktop.app.titles import TITLE_MAX_TOKENS, TITLE_PROMPT, clean_title, first_message_title, is_free, titles_allowed
 from desktop.catalog.modelsdev import Cost, ModelInfo
 from desktop.loopback import Fault, LoopbackProvider, Reply
-from desktop.secrets import SecretStore
-from desktop.services import Services
-from desktop.settings import SettingsError, SettingsStore
-from desktop.titles import TITLE_MAX_TOKENS, TITLE_PROMPT, clean_title, first_message_title, is_free, titles_allowed
+from desktop.root import Services
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import SettingsError, SettingsStore
 from host.paths import CairnPaths
 from host.usage import UsageLedger
 from tests.fake_keyring import MemoryKeyring
@@ -116,7 +116,7 @@ def test_a_failed_title_request_leaves_the_chat_as_it_was(
 
     async def run() -> None:
         assert (await app.send(session.id, QUESTION)).ok
-        with caplog.at_level(logging.WARNING, logger="desktop.titles"):
+        with caplog.at_level(logging.WARNING, logger="desktop.app.titles"):
             assert await app.auto_title(session.id) is None
         assert (await app.send(session.id, "And the cumin?")).ok  # the chat goes on as if nothing happened
 

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QPushButton
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider
-from desktop.secrets import SecretStore
-from desktop.settings import Account, SettingsStore
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import Account, SettingsStore
 from host.paths import CairnPaths
 from tests.fake_keyring import BrokenKeyring
 from tests.test_ui_settings import SECRET, WAIT, fill, open_settings

@@ -13,7 +13,7 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider
-from desktop.tool_registry import TurnInputs
+from desktop.tools.registry import TurnInputs
 from host.content import PermissionMode, ToolResultPart
 from host.paths import CairnPaths
 from host.tools import Tool, ToolOutput, ToolSpec

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider
-from desktop.settings import Account, SettingsStore
+from desktop.settings.store import Account, SettingsStore
 from host.attachments import AttachmentStore
 from host.content import ImagePart, MessageContent
 from host.paths import CairnPaths

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from desktop.settings import Account, SettingsStore
+from desktop.settings.store import Account, SettingsStore
 from host.paths import CairnPaths
 from tests.test_ui_settings import WAIT, open_settings
 from tests.test_validation_text import RAW

@@ -306,7 +306,7 @@ def test_an_edit_belongs_to_its_chat(qtbot: QtBot, cairn_paths: CairnPaths, prov
 def test_a_reply_cut_off_at_the_length_limit_says_so_and_continues(
     qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
 ) -> None:
-    from desktop.message_text import CONTINUE
+    from desktop.app.message_checks import CONTINUE
     from ui.messages import message_actions, message_html
 
     add_loopback_account(cairn_paths, provider)

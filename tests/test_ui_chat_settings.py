@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from desktop.chat_settings import chat_settings_of
 from desktop.loopback import LoopbackProvider
+from desktop.session.chat_settings import chat_settings_of
 from host.content import ChatSettings
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter

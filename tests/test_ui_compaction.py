@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QInputDialog
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import Fault, LoopbackProvider, Reply
-from desktop.settings import Account, SettingsStore
+from desktop.settings.store import Account, SettingsStore
 from host.content import Checkpoint
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter

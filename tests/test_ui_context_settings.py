@@ -8,8 +8,9 @@ import json
 
 from pytestqt.qtbot import QtBot
 
+from desktop.context.estimate import budget_for
 from desktop.loopback import LoopbackProvider
-from desktop.settings import Account, SettingsStore
+from desktop.settings.store import Account, SettingsStore
 from host.paths import CairnPaths
 from tests.test_ui_settings import WAIT, open_settings
 from tests.ui_fixtures import running_cairn
@@ -66,7 +67,7 @@ def test_context_settings_are_saved_and_bad_ones_are_refused(qtbot: QtBot, cairn
             assert on_disk["summary_route"] == {"account_id": cheap.id, "model": "small-model"}
             assert "Chat" in [a["name"] for a in on_disk["accounts"]]  # the change made meanwhile is kept
             # The budget the next request is estimated with takes the reserve.
-            budget = run.app.settings.budget(run.app.route())
+            budget = budget_for(run.app.route(), run.app.settings)
             assert (budget.limit, budget.threshold, budget.tail) == (32_000, 28_000, 6_000)
             dialog.accept()
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QToolTip
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider, Reply
-from desktop.settings import SettingsError, SettingsStore
+from desktop.settings.store import SettingsError, SettingsStore
 from host.paths import CairnPaths
 from tests.test_ui_chat import WAIT, idle, type_and_send
 from tests.ui_fixtures import add_loopback_account, running_cairn

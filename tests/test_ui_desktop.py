@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider, Reply
-from desktop.settings import SettingsStore
+from desktop.settings.store import SettingsStore
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, running_cairn

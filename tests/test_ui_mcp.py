@@ -17,9 +17,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractButton, QLabel, QLineEdit, QPlainTextEdit, QWidget
 from pytestqt.qtbot import QtBot
 
-from desktop.mcp_settings import McpServerSetting, secret_id
-from desktop.secrets import SecretStore
-from desktop.settings import Settings, SettingsStore
+from desktop.settings.mcp_servers import McpServerSetting, secret_id
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import Settings, SettingsStore
 from host.paths import CairnPaths
 from tests.fake_keyring import BrokenKeyring
 from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
@@ -429,7 +429,7 @@ def test_an_entry_that_cannot_be_read_is_listed_with_the_reason_and_left_alone(
 
 
 def test_each_state_reads_in_plain_words(qtbot: QtBot) -> None:
-    from desktop.mcp_hub import ServerView
+    from desktop.tools.mcp_hub import ServerView
     from host.mcp import ServerState, ServerStatus, SkippedTool
     from ui.mcp_status import status_phrase
 

@@ -221,7 +221,7 @@ def test_test_connection_offers_instructions_in_the_first_message(qtbot: QtBot, 
 
 
 def test_an_account_added_by_the_command_line_meanwhile_survives(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
-    from desktop.settings import Account, SettingsStore
+    from desktop.settings.store import Account, SettingsStore
 
     with running_cairn(cairn_paths) as run:
         w = run.window

@@ -136,7 +136,7 @@ def test_a_request_usage_knows_whether_it_was_reported() -> None:
 
 
 def test_an_interrupted_request_counts_with_its_estimate_marked_as_one(journal: Journal, ledger: UsageLedger) -> None:
-    from desktop.usage_text import request_text, totals_text
+    from desktop.app.usage_words import request_text, totals_text
 
     session = journal.create_session()
     ledger.record(**values(session.id, (1000, 800, 50), 0.002))

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from desktop.mcp_settings import McpServerSetting
-from desktop.settings import Account, Settings, SummaryRoute
-from desktop.validation_text import problem_text
+from desktop.settings.mcp_servers import McpServerSetting
+from desktop.settings.problems import problem_text
+from desktop.settings.store import Account, Settings, SummaryRoute
 
 # pydantic's own wording, and what a traceback looks like: none of it may reach a person.
 RAW = (

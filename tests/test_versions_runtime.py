@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from desktop.context_engine import ContextEngine
+from desktop.context.context_engine import ContextEngine
+from desktop.context.system_state import SystemState
 from desktop.loopback import LoopbackProvider, Reply
-from desktop.runtime import NotAVersion
-from desktop.system_state import SystemState
+from desktop.turn.runtime import NotAVersion
 from host.content import MessageContent
 from host.errors import JournalWriteError
 from host.journal import Journal

@@ -10,11 +10,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 
-from desktop.app import CairnApp
+from desktop.app.cairn import CairnApp
 from desktop.loopback import LoopbackProvider
-from desktop.secrets import SecretStore
-from desktop.services import Services
-from desktop.settings import Account, SettingsStore
+from desktop.root import Services
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import Account, SettingsStore
 from host.journal import Journal
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring

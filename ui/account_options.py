@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QWidget
 
-from desktop.settings import Account
+from desktop.settings.store import Account
 
 __all__ = ["AccountOptions"]
 

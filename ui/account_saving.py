@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from desktop.secrets import KeychainUnavailable
-from desktop.settings import Account
-from desktop.validation_text import problem_text
+from desktop.settings.problems import problem_text
+from desktop.settings.secrets import KeychainUnavailable
+from desktop.settings.store import Account
 from host.text import printable
 from ui.account_questions import KeychainQuestion, RemoveQuestion
 

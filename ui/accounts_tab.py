@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.local_server import ServerReport
-from desktop.routes import RouteError, resolve_route
-from desktop.settings import Account
-from desktop.snapshot import AppSnapshot
-from desktop.validation_text import problem_text
+from desktop.app.snapshot import AppSnapshot
+from desktop.provider.local_probe import ServerReport
+from desktop.settings.problems import problem_text
+from desktop.settings.routes import RouteError, resolve_route
+from desktop.settings.store import Account
 from host.text import printable
 from ui.account_options import AccountOptions
 from ui.account_questions import choose_model

@@ -11,11 +11,11 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from assets import ASSETS_DIR
-from desktop.app import LOCAL_PORTS, CairnApp
+from desktop.app.cairn import LOCAL_PORTS, CairnApp
+from desktop.app.snapshot import AppSnapshot
 from desktop.catalog.transport import CatalogError
-from desktop.services import Services
-from desktop.settings import SettingsError
-from desktop.snapshot import AppSnapshot
+from desktop.root import Services
+from desktop.settings.store import SettingsError
 from host.errors import JournalError
 from host.paths import CairnPaths
 from ui.core import CoreThread

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
-from desktop.app import SessionEvent
-from desktop.approvals import Choice
-from desktop.events import ApprovalAnswered, ApprovalRequested
-from desktop.tool_calls import ParkedCall
+from desktop.app.cairn import SessionEvent
+from desktop.turn.approvals import Choice
+from desktop.turn.events import ApprovalAnswered, ApprovalRequested
+from desktop.turn.tool_calls import ParkedCall
 from ui.messages import DisplayMessage
 from ui.tool_cards import ApprovalView
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.settings import Assistant
+from desktop.settings.store import Assistant
 from ui.parameter_fields import ParameterFields, note_label
 from ui.theme import tokens_of
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 
-from desktop.attachments import Attachment, too_many
+from desktop.app.attachments import Attachment, too_many
 from ui.attachment_chips import scaled_thumbnail
 from ui.composer import dropped_files
 

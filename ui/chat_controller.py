@@ -15,10 +15,11 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView
 
-from desktop.app import STOPPED, SessionEvent, TurnBusy
-from desktop.attachments import Attachment, too_many
-from desktop.compaction import ContextFill
-from desktop.events import (
+from desktop.app.attachments import Attachment, too_many
+from desktop.app.cairn import STOPPED, SessionEvent, TurnBusy
+from desktop.app.message_checks import CONTINUE
+from desktop.compaction.policy import ContextFill
+from desktop.turn.events import (
     AssistantCommitted,
     CompactionAbandoned,
     CompactionCommitted,
@@ -34,8 +35,7 @@ from desktop.events import (
     UserCommitted,
     Waiting,
 )
-from desktop.message_text import CONTINUE
-from desktop.turn import TurnOutcome
+from desktop.turn.outcome import TurnOutcome
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals

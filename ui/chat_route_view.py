@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
-from desktop.chat_routes import ChatRouteView
-from desktop.compaction import ContextFill
+from desktop.compaction.policy import ContextFill
+from desktop.session.chat_route import ChatRouteView
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.chat_settings import ChatSettingsView, inherited_words
+from desktop.session.chat_settings import ChatSettingsView, inherited_words
 from host.journal import SessionRecord
 from ui.parameter_fields import OWN, ParameterFields, note_label
 from ui.settings_dialog import SettingsDialog

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from desktop.tool_calls import ParkedCall
+from desktop.turn.tool_calls import ParkedCall
 from host.transcript import TranscriptRow
 from ui.messages import DisplayMessage
 

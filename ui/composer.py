@@ -2,7 +2,7 @@
 
 Files come with a message three ways: the paperclip button, dropping files on the composer (or
 anywhere on the window), and pasting an image or copied files. They wait as chips above the
-editor until the message is sent (``desktop.attachments`` says what is taken).
+editor until the message is sent (``desktop.app.attachments`` says what is taken).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.attachments import LIMITS, Attachment
-from desktop.message_text import MAX_MESSAGE_CHARS, message_problem
+from desktop.app.attachments import LIMITS, Attachment
+from desktop.app.message_checks import MAX_MESSAGE_CHARS, message_problem
 from ui.attachment_chips import AttachmentChips, Thumbnails
 from ui.icons import icon
 from ui.theme import tokens_of

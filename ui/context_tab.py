@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.snapshot import AppSnapshot
+from desktop.app.snapshot import AppSnapshot
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import SessionEvent
-from desktop.events import (
+from desktop.app.cairn import SessionEvent
+from desktop.turn.events import (
     AssistantCommitted,
     CompactionAbandoned,
     CompactionCommitted,

@@ -25,12 +25,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import CairnApp
-from desktop.chat_routes import ChatRouteView
-from desktop.compaction import ContextFill
-from desktop.settings import Account
-from desktop.snapshot import AppSnapshot
-from desktop.tool_calls import ParkedCall
+from desktop.app.cairn import CairnApp
+from desktop.app.snapshot import AppSnapshot
+from desktop.compaction.policy import ContextFill
+from desktop.session.chat_route import ChatRouteView
+from desktop.settings.store import Account
+from desktop.turn.tool_calls import ParkedCall
 from host.content import Mode
 from host.journal import SessionRecord
 from host.transcript import TranscriptRow
@@ -317,7 +317,7 @@ class MainWindow(QMainWindow):
         """Ask the core for the chat list, or a search's results. Only the newest request's
         answer is shown: one still queued when a newer request comes is not run, one that
         arrives after it (a query typed over) is dropped, and a chat it was to select is
-        selected by the newer one. A search is short (``host.search`` bounds its work), so it
+        selected by the newer one. A search is short (``host.journal_search`` bounds its work), so it
         is left to finish rather than interrupted."""
         text = self.sidebar.search.text() if query is None else query
         self._listing += 1

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.mcp_settings import McpServerSetting
+from desktop.settings.mcp_servers import McpServerSetting
 from ui.mcp_values import ValueRows
 
 __all__ = ["McpServerForm"]

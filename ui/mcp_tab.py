@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.mcp_hub import ServerView
-from desktop.mcp_import import ImportPlan, claude_config_path
-from desktop.mcp_settings import McpServerSetting
-from desktop.validation_text import problem_text
+from desktop.settings.mcp_import import ImportPlan, claude_config_path
+from desktop.settings.mcp_servers import McpServerSetting
+from desktop.settings.problems import problem_text
+from desktop.tools.mcp_hub import ServerView
 from host.mcp import ServerState, ServerStatus
 from host.text import printable
 from ui.mcp_form import McpServerForm

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from desktop.attachments import shown_size
+from desktop.app.attachments import shown_size
 from host.content import (
     Checkpoint,
     ErrorContent,

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.snapshot import AppSnapshot
+from desktop.app.snapshot import AppSnapshot
 from host.content import ToolIdentity
 from ui.route_bar import MODE_LABELS
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
-from desktop.app import LOCAL_PORTS, LocalServer
+from desktop.app.cairn import LOCAL_PORTS, LocalServer
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QLabel, QStatusBar
 
-from desktop.compaction import ContextFill
-from desktop.usage_text import request_text, totals_text
+from desktop.app.usage_words import request_text, totals_text
+from desktop.compaction.policy import ContextFill
 from host.usage import RequestUsage, UsageTotals
 
 __all__ = ["DROPS", "StatusLine", "StatusParts", "context_text", "status_texts", "usage_text"]

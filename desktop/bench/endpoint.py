@@ -21,13 +21,13 @@ from desktop.bench.conversations import Conversation, conversation
 from desktop.bench.runner import Run, apply_step, bench_state, run
 from desktop.catalog.modelsdev import Cost
 from desktop.cli.common import CommandError, account_for, api_key_for
-from desktop.context_engine import ContextEngine, skill_tools
-from desktop.estimate import BYTES_PER_TOKEN
+from desktop.context.context_engine import ContextEngine, skill_tools
+from desktop.context.estimate import BYTES_PER_TOKEN
 from desktop.provider.usage import Usage
-from desktop.routes import ResolvedRoute
-from desktop.runtime import ChatRuntime
-from desktop.services import Services
-from desktop.tool_registry import ToolRegistry
+from desktop.root import Services
+from desktop.settings.routes import ResolvedRoute
+from desktop.tools.registry import ToolRegistry
+from desktop.turn.runtime import ChatRuntime
 from host.journal import Journal
 from host.paths import CairnPaths
 

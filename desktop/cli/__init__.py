@@ -22,11 +22,11 @@ from desktop.cli.chat import run_chat
 from desktop.cli.common import CommandError, printable
 from desktop.cli.compact import add_compact_command, run_compact
 from desktop.cli.mcp import add_mcp_commands, run_mcp
-from desktop.routes import RouteError
-from desktop.secrets import SecretStore
-from desktop.services import Services
-from desktop.settings import SettingsError
-from desktop.validation_text import problem_text
+from desktop.root import Services
+from desktop.settings.problems import problem_text
+from desktop.settings.routes import RouteError
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import SettingsError
 from host.errors import JournalError
 from host.paths import CairnPaths
 

@@ -7,11 +7,11 @@ import getpass
 import math
 import sys
 
+from desktop.app.message_checks import decode_input
 from desktop.cli.common import CommandError, printable
-from desktop.message_text import decode_input
-from desktop.secrets import KEY_ENV, KeychainUnavailable, SecretStore
-from desktop.services import Services
-from desktop.settings import Account
+from desktop.root import Services
+from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretStore
+from desktop.settings.store import Account
 
 __all__ = ["run_accounts"]
 

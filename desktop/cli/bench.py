@@ -22,7 +22,7 @@ from desktop.bench.report import Figures, figures, table, to_csv, to_json
 from desktop.bench.runner import STRATEGIES, run, strategies_for
 from desktop.catalog.modelsdev import Cost
 from desktop.cli.common import CommandError
-from desktop.services import Services
+from desktop.root import Services
 from host.files import atomic_write_text
 
 __all__ = ["add_bench_command", "run_bench"]

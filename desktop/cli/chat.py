@@ -7,16 +7,16 @@ import asyncio
 import sys
 from typing import TextIO
 
+from desktop.app.message_checks import CONTINUE, decode_input, message_problem
+from desktop.app.usage_words import cost_text, turn_usage_text
 from desktop.cli.approve import TerminalApprover
 from desktop.cli.common import CommandError, account_for, api_key_for, printable, session_account, sigterm_stops
-from desktop.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnCancelled, TurnFailed, Waiting
-from desktop.message_text import CONTINUE, decode_input, message_problem
-from desktop.routes import ResolvedRoute
-from desktop.runtime import NothingToRetry, TurnOutcome
-from desktop.services import Services
-from desktop.settings import Account, Settings
-from desktop.system_state import SystemState
-from desktop.usage_text import cost_text, turn_usage_text
+from desktop.context.system_state import SystemState
+from desktop.root import Services
+from desktop.settings.routes import ResolvedRoute
+from desktop.settings.store import Account, Settings
+from desktop.turn.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnCancelled, TurnFailed, Waiting
+from desktop.turn.runtime import NothingToRetry, TurnOutcome
 from host.content import MessageContent, Mode, PermissionMode
 from host.journal import Journal
 from host.permissions import Permissions

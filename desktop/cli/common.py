@@ -9,11 +9,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from desktop.message_text import printable
-from desktop.routes import ResolvedRoute
-from desktop.secrets import KEY_ENV
-from desktop.services import Services
-from desktop.settings import Account, Settings
+from desktop.app.message_checks import printable
+from desktop.root import Services
+from desktop.settings.routes import ResolvedRoute
+from desktop.settings.secrets import KEY_ENV
+from desktop.settings.store import Account, Settings
 from host.usage import UsageLedger
 
 __all__ = ["CommandError", "account_for", "api_key_for", "printable", "session_account", "sigterm_stops"]

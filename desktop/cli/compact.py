@@ -8,10 +8,10 @@ import asyncio
 import sys
 
 from desktop.cli.common import CommandError, account_for, api_key_for, printable, session_account, sigterm_stops
-from desktop.compaction import NothingToCompact, focus_problem
-from desktop.compactor import CompactionFailed
-from desktop.events import Retrying, RuntimeEvent, Waiting
-from desktop.services import Services
+from desktop.compaction.compactor import CompactionFailed
+from desktop.compaction.policy import NothingToCompact, focus_problem
+from desktop.root import Services
+from desktop.turn.events import Retrying, RuntimeEvent, Waiting
 from host.content import Checkpoint
 
 __all__ = ["add_compact_command", "run_compact"]

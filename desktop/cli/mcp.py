@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 from desktop.cli.common import CommandError, printable
-from desktop.mcp_import import ConfigImportError, apply_import, read_import
-from desktop.mcp_settings import McpSettingsError
-from desktop.services import Services
+from desktop.root import Services
+from desktop.settings.mcp_import import ConfigImportError, apply_import, read_import
+from desktop.settings.mcp_servers import McpSettingsError
 
 __all__ = ["add_mcp_commands", "run_mcp"]
 

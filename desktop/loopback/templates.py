@@ -6,15 +6,22 @@ answers ``POST /api/show`` with ``template``, its ``num_ctx`` parameter and the 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from desktop.loopback.server import LoopbackProvider
-
-__all__ = ["template_answer"]
+__all__ = ["ServerFacts", "template_answer"]
 
 
-def template_answer(owner: LoopbackProvider, method: str, path: str, raw: bytes) -> tuple[int, bytes] | None:
+class ServerFacts(Protocol):
+    """What the server says of itself (``LoopbackProvider`` has these attributes)."""
+
+    models: tuple[str, ...]
+    chat_template: str | None
+    template_api: str
+    server_context: int | None
+    model_context: int | None
+
+
+def template_answer(owner: ServerFacts, method: str, path: str, raw: bytes) -> tuple[int, bytes] | None:
     """The (status, JSON body) for a template request this server answers, else ``None``."""
     if owner.chat_template is None and owner.server_context is None and owner.model_context is None:
         return None

@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from desktop.context import Part, ReasoningPart, TextPart, ToolCallPart
 from desktop.provider.errors import MalformedResponse
 from desktop.provider.usage import Usage
+from host.content import Part, ReasoningPart, TextPart, ToolCallPart
 
 __all__ = [
     "FINISH_REASONS",

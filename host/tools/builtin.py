@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from pydantic import JsonValue
 
-from host.tools import fetch, search, workspace
+from host.tools import fetch, text_search, workspace
 from host.tools.catalog import Tool, ToolError, ToolOutput
 from host.tools.jail import WORKSPACE_SETTING, Jail
 from host.tools.limits import DEFAULT_LIMITS, ToolLimits
@@ -220,7 +220,7 @@ def builtin_tools(
         cancel = threading.Event()
         try:
             return await asyncio.to_thread(
-                search.search_text,
+                text_search.search_text,
                 jail,
                 args.text("pattern"),
                 regex=args.flag("regex"),

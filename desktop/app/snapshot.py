@@ -1,0 +1,54 @@
+"""What the window may know of the core's state: one immutable snapshot, published as an event.
+
+The GUI thread never reads the core's mutable objects (settings, the current route) and
+never calls the keychain. The core publishes an ``AppSnapshot`` whenever any of it changes;
+the window renders only that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.catalog.modelsdev import ModelsDevCatalog
+from desktop.catalog.transport import TransportCatalog
+from desktop.settings.routes import ResolvedRoute
+from desktop.settings.store import Account, Assistant, SummaryRoute, ToolGrant
+from host.content import Mode
+
+__all__ = ["AccountView", "AppSnapshot"]
+
+
+@dataclass(frozen=True)
+class AccountView:
+    account: Account
+    has_key: bool  # a key is kept (keychain or memory) or set in the environment
+
+
+@dataclass(frozen=True)
+class AppSnapshot:
+    accounts: tuple[AccountView, ...]
+    account_id: str | None  # where the next message goes
+    model: str | None
+    route: ResolvedRoute | None
+    route_problem: str | None  # why there is no route, when there is none
+    custom_instructions: str
+    theme: str
+    workspace: str | None
+    skills_dir: Path
+    keychain_problem: str | None
+    read_only: str | None  # why the journal is read-only, when it is
+    transport: TransportCatalog
+    models_dev: ModelsDevCatalog
+    catalog_models: Mapping[str, tuple[str, ...]]  # provider preset id to the models the catalogs know
+    default_mode: Mode = "ask"
+    tool_grants: tuple[ToolGrant, ...] = ()  # Always and Never answers
+    reply_reserve: int | None = None  # None: automatic
+    retained_tail: int | None = None
+    summary_route: SummaryRoute | None = None  # None: the chat's own route
+    text_size: int | None = None  # points; None: Cairn's default
+    assistants: tuple[Assistant, ...] = ()  # presets to start a chat from
+
+    def account(self, account_id: str | None) -> AccountView | None:
+        return next((view for view in self.accounts if view.account.id == account_id), None)

@@ -1,0 +1,148 @@
+"""The context engine: keeps a session's system rows in step with what Cairn's system content
+should be, by appending only what changed, where it changed.
+
+Before each request it computes the desired sections (instructions, guidance, the skills
+header and one entry per skill), diffs them against the journal's effective state, and
+commits one hidden system row per changed section: a replacement, or a tombstone. The top
+of the conversation is never rewritten, so the provider's prompt cache stays warm. Sections
+it does not manage (tool activation, say, or a newer Cairn's) are left exactly as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import JsonValue
+
+from desktop.context.sections import (
+    GUIDANCE_PREFIX,
+    INSTRUCTIONS,
+    SKILL_PREFIX,
+    SKILLS,
+    TOOL_ACTIVATION,
+    check_caller_section,
+    diff_sections,
+    section_order,
+)
+from desktop.context.system_state import LOAD_SKILL, SystemState
+from desktop.tools.registry import ToolRegistry, TurnInputs
+from host.skills import SkillCatalog, SkillError, SkillStore, Source
+from host.tools import Tool, ToolCatalog, ToolOutput
+from host.transcript import TranscriptRow, TranscriptWriter
+
+__all__ = ["ContextEngine", "Prepared"]
+
+
+def _managed(section: str) -> bool:
+    return section in (INSTRUCTIONS, SKILLS) or section.startswith((GUIDANCE_PREFIX, SKILL_PREFIX))
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What ``prepare`` appended, and the skill catalog and tools the request goes out with."""
+
+    rows: tuple[TranscriptRow, ...]
+    skills: SkillCatalog
+    tools: ToolCatalog
+    sections: tuple[str, ...] = ()
+
+
+class ContextEngine:
+    """Prepares each request's system rows and tools from a ``SystemState``.
+
+    It keeps no copy of the state; it keeps only the skill stores' parse caches, one per set
+    of skill folders, so a scan before every request costs a few ``stat`` calls.
+    """
+
+    def __init__(self, registry: ToolRegistry | None = None) -> None:
+        self._stores: dict[tuple[tuple[Source, Path], ...], SkillStore] = {}
+        self.registry = registry or ToolRegistry([skill_tools])
+
+    def store(self, state: SystemState) -> SkillStore:
+        store = self._stores.get(state.skill_roots)
+        if store is None:
+            store = self._stores[state.skill_roots] = SkillStore(list(state.skill_roots))
+        return store
+
+    def skills(self, state: SystemState) -> SkillCatalog:
+        return self.store(state).scan()
+
+    def desired(
+        self,
+        state: SystemState,
+        catalog: SkillCatalog,
+        overrides: Mapping[str, JsonValue] | None = None,
+        *,
+        tools_allowed: bool = True,
+    ) -> dict[str, JsonValue]:
+        desired = state.sections(catalog, tools_allowed=tools_allowed)
+        for name, content in (overrides or {}).items():
+            check_caller_section(name)
+            if content is None:
+                desired.pop(name, None)
+            else:
+                desired[name] = content
+        return desired
+
+    def tools(self, state: SystemState, catalog: SkillCatalog) -> ToolCatalog:
+        """The turn's tools, fresh from the registry's sources."""
+        return self.registry.catalog(TurnInputs(state, catalog, self.store(state)))
+
+    def prepare(
+        self,
+        writer: TranscriptWriter,
+        session_id: str,
+        state: SystemState,
+        *,
+        anchor: str | None,
+        overrides: Mapping[str, JsonValue] | None = None,
+        tools_allowed: bool = True,
+        activation: JsonValue | None = None,
+        tools: ToolCatalog | None = None,
+    ) -> Prepared:
+        """Append (and commit) one system row per changed section; see the module docstring.
+
+        ``anchor`` is the user row this turn answers, when it was just committed; updates
+        between tool calls have none. Raises ``JournalWriteError`` if a row cannot be saved,
+        and then nothing may be sent. ``tools_allowed`` is false for a route that takes no
+        tools: then nothing is declared, and the skills are listed for reference only.
+        ``activation``: the ``tool_activation`` section's content, for a chat with deferred
+        tools. ``tools``: the request's catalog, when the caller has built it already.
+        """
+        catalog = self.skills(state)
+        desired = self.desired(state, catalog, overrides, tools_allowed=tools_allowed)
+        if activation is not None:  # only a chat with deferred tools has the section; others keep theirs
+            desired[TOOL_ACTIVATION] = activation
+        current = {k: v for k, v in writer.effective_state(session_id).items() if _managed(k) or k in desired}
+        rows = tuple(
+            writer.append_system(session_id, name, content, anchor=anchor)
+            for name, content in diff_sections(current, desired)
+        )
+        if tools is None:
+            tools = self.tools(state, catalog) if tools_allowed else ToolCatalog()
+        return Prepared(rows, catalog, tools, tuple(sorted(desired, key=section_order)))
+
+
+def skill_tools(inputs: TurnInputs) -> list[Tool]:
+    """``load_skill``, through the skill store's bridge, against the turn's catalog.
+
+    Declared whether or not any skill exists, so that adding the first skill or removing the
+    last never changes the declarations (which providers render before the messages, so a
+    change there would rewrite the top of the prompt). With no skills it says so.
+    """
+    store, catalog = inputs.store, inputs.skills
+
+    async def load_skill(arguments: Mapping[str, JsonValue]) -> ToolOutput:
+        name = arguments.get("name")
+        if not catalog.skills:
+            return ToolOutput("There are no skills in this chat, so there is nothing to load.", is_error=True)
+        if not isinstance(name, str):
+            return ToolOutput("load_skill needs a skill name.", is_error=True)
+        try:
+            return ToolOutput(store.load_body(name, catalog))
+        except SkillError as exc:
+            return ToolOutput(str(exc), is_error=True)
+
+    return [Tool(LOAD_SKILL, load_skill)]

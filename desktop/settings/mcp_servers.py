@@ -1,0 +1,256 @@
+"""MCP servers as the person keeps them in the settings, with their secrets in the keychain.
+
+Each entry of the settings file's ``mcp_servers`` list is read on its own: one bad entry (a
+hand edit, a newer Cairn's) makes only that server unusable, with the reason, and is kept in
+the file as it is. An ``env`` value or a header that looks like a secret (by its name, such as
+``GITHUB_TOKEN`` or ``Authorization``, or by its value, such as ``sk-…``) is never written to
+the settings: it goes to the OS keychain under ``mcp:<server>:env:<NAME>`` (or ``header``),
+and the entry lists only its name. When the server starts, the values come back from the
+keychain and join the redactor, so nothing the server says can show them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from desktop.settings.problems import problem_text
+from desktop.settings.secrets import KeychainUnavailable, SecretStore
+from host.mcp.config import SERVER_NAME_PATTERN, McpServerConfig
+from host.text import printable
+
+__all__ = [
+    "McpServerSetting",
+    "McpSettingsError",
+    "ServerEntries",
+    "forget_secrets",
+    "looks_secret",
+    "read_entries",
+    "secret_id",
+    "server_setting",
+]
+
+_SECRET_NAME = re.compile(r"(key|token|secret|password|passwd|pwd|auth|credential|cookie|session|pat$)", re.I)
+_SECRET_VALUE = re.compile(r"^(sk-|sk_|ghp_|gho_|github_pat_|xox[abp]-|glpat-|AKIA|AIza|bearer\s|basic\s)", re.I)
+
+
+class McpSettingsError(Exception):
+    """A server could not be saved as asked; the message says why and what to do."""
+
+
+def looks_secret(name: str, value: str) -> bool:
+    """Whether an env variable or header is a secret, by its name or by its value."""
+    return bool(_SECRET_NAME.search(name) or _SECRET_VALUE.match(value.strip()))
+
+
+def secret_id(server: str, where: Literal["env", "header"], name: str) -> str:
+    return f"mcp:{server}:{where}:{name}"
+
+
+class McpServerSetting(BaseModel):
+    """One server entry. ``env`` and ``headers`` hold only values that are not secrets;
+    ``secret_env`` and ``secret_headers`` name the ones kept in the keychain. Fields a newer
+    Cairn added are kept."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str = Field(pattern=SERVER_NAME_PATTERN, max_length=32)
+    enabled: bool = True
+    transport: Literal["stdio", "http"] = "stdio"
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    secret_env: list[str] = Field(default_factory=list)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    secret_headers: list[str] = Field(default_factory=list)
+    trusted: bool = False
+    start_at_launch: bool = False
+    start_timeout: float = Field(default=30.0, gt=0, le=600)
+    call_timeout: float = Field(default=120.0, gt=0, le=3600)
+
+    def config(self, secrets: SecretStore) -> tuple[McpServerConfig, list[str]]:
+        """The server's config with its secrets from the keychain, and the secret values (for
+        the redactor). ``ValueError`` when the entry cannot run, or a secret is missing."""
+        env, headers, values = dict(self.env), dict(self.headers), []
+        places: tuple[tuple[Literal["env", "header"], list[str], dict[str, str]], ...] = (
+            ("env", self.secret_env, env),
+            ("header", self.secret_headers, headers),
+        )
+        for where, names, target in places:
+            for name in names:
+                value = secrets.get(secret_id(self.name, where, name))
+                if value is None:
+                    raise ValueError(
+                        f"the secret {name} of the MCP server {self.name!r} is not in this computer's keychain; "
+                        "edit the server and enter it again"
+                    )
+                target[name] = value
+                values.append(value)
+        config = McpServerConfig(
+            name=self.name,
+            transport=self.transport,
+            command=self.command,
+            args=tuple(self.args),
+            env=env,
+            cwd=self.cwd,
+            url=self.url,
+            headers=headers,
+            trusted=self.trusted,
+            start_at_launch=self.start_at_launch,
+            start_timeout=self.start_timeout,
+            call_timeout=self.call_timeout,
+        )
+        return config, values
+
+
+@dataclass(frozen=True)
+class ServerEntries:
+    """The settings' servers: the ones that read, and a problem for each entry that did not."""
+
+    servers: tuple[McpServerSetting, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def get(self, name: str) -> McpServerSetting | None:
+        return next((s for s in self.servers if s.name.casefold() == name.casefold()), None)
+
+
+def read_entries(raw: Iterable[JsonValue]) -> ServerEntries:
+    servers: list[McpServerSetting] = []
+    problems: list[str] = []
+    for number, entry in enumerate(raw, start=1):
+        try:
+            server = McpServerSetting.model_validate(entry)
+            McpServerConfig.model_validate(  # can it run at all, secrets aside
+                {k: getattr(server, k) for k in ("name", "transport", "command", "url")}
+            )
+        except ValidationError as exc:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            which = f"{name!r}" if isinstance(name, str) else f"number {number}"
+            problems.append(f"The MCP server {which} in the settings cannot be used: {problem_text(exc)}")
+            continue
+        if any(s.name.casefold() == server.name.casefold() for s in servers):
+            problems.append(f"Two MCP servers in the settings are named {server.name!r}; only the first is used.")
+            continue
+        servers.append(server)
+    return ServerEntries(tuple(servers), tuple(problems))
+
+
+def server_setting(
+    secrets: SecretStore,
+    fields: Mapping[str, object],
+    *,
+    env: Mapping[str, str | None] | None = None,
+    headers: Mapping[str, str | None] | None = None,
+    kept: McpServerSetting | None = None,
+) -> McpServerSetting:
+    """A server entry from what a person (or an import) gave: ``fields`` (name, transport,
+    command, args, url, trusted, …), and ``env`` and ``headers`` with their values, whose
+    secrets go to the keychain. A value of ``None`` keeps the secret ``kept`` (the entry being
+    edited) has under that name. ``McpSettingsError`` says what is wrong; nothing is saved
+    then. Secrets the edited entry no longer has leave the keychain."""
+    name = str(fields.get("name", ""))
+    _check_name(name)
+    _validated(name, {**fields, "env": {}, "headers": {}})  # before any secret is stored
+    given_env = _with_kept(secrets, name, "env", env or {}, kept)
+    given_headers = _with_kept(secrets, name, "header", headers or {}, kept)
+    plain_env, secret_env, plain_headers, secret_headers = store_secrets(secrets, name, given_env, given_headers)
+    entry = {**fields, "env": plain_env, "secret_env": secret_env, "headers": plain_headers}
+    server = _validated(name, {**entry, "secret_headers": secret_headers})
+    if kept is not None:  # what the edited entry kept and this one does not
+        for where, before, now in (
+            ("env", kept.secret_env, secret_env),
+            ("header", kept.secret_headers, secret_headers),
+        ):
+            for key in before:
+                if kept.name != name or key not in now:
+                    secrets.delete(secret_id(kept.name, where, key))  # type: ignore[arg-type]
+    return server
+
+
+def _check_name(name: str) -> None:
+    """Say plainly what is wrong with a name; the pattern itself means nothing to a person."""
+    if not name.strip():
+        raise McpSettingsError("The MCP server cannot be saved without a name; give it one.")
+    if re.fullmatch(SERVER_NAME_PATTERN, name) is None:
+        raise McpSettingsError(
+            f"The MCP server cannot be saved as {printable(name)!r}: a name holds only letters, digits and -, "
+            "with single _ between them (no spaces, dots or __)."
+        )
+
+
+def _validated(name: str, entry: Mapping[str, object]) -> McpServerSetting:
+    try:
+        server = McpServerSetting.model_validate(entry)
+        McpServerConfig.model_validate({k: getattr(server, k) for k in ("name", "transport", "command", "url")})
+    except ValidationError as exc:
+        problem = problem_text(exc)
+        if not problem.startswith("The MCP server"):  # the config's own sentences name the server already
+            problem = f"The MCP server {name!r} cannot be saved: {problem[:1].lower()}{problem[1:]}"
+        raise McpSettingsError(problem) from exc
+    return server
+
+
+def _with_kept(
+    secrets: SecretStore,
+    name: str,
+    where: Literal["env", "header"],
+    values: Mapping[str, str | None],
+    kept: McpServerSetting | None,
+) -> dict[str, str]:
+    """``values`` with each ``None`` replaced by the secret the edited entry keeps."""
+    had = (kept.secret_env if where == "env" else kept.secret_headers) if kept else []
+    resolved: dict[str, str] = {}
+    for key, value in values.items():
+        if value is None and kept is not None and key in had:
+            value = secrets.get(secret_id(kept.name, where, key))  # noqa: PLW2901 - the kept secret
+        if value is None:
+            raise McpSettingsError(f"The MCP server {name!r} cannot be saved: give a value for {key}.")
+        resolved[key] = value
+    return resolved
+
+
+def store_secrets(
+    secrets: SecretStore,
+    server: str,
+    env: Mapping[str, str],
+    headers: Mapping[str, str],
+) -> tuple[dict[str, str], list[str], dict[str, str], list[str]]:
+    """Put the secret-looking values in the keychain; returns the plain env, the secret env
+    names, the plain headers and the secret header names. ``McpSettingsError`` when the
+    keychain cannot take them (nothing is written to disk instead)."""
+    plain_env, secret_env = _split(secrets, server, "env", env)
+    plain_headers, secret_headers = _split(secrets, server, "header", headers)
+    return plain_env, secret_env, plain_headers, secret_headers
+
+
+def _split(
+    secrets: SecretStore, server: str, where: Literal["env", "header"], values: Mapping[str, str]
+) -> tuple[dict[str, str], list[str]]:
+    plain: dict[str, str] = {}
+    secret: list[str] = []
+    for name, value in values.items():
+        if not looks_secret(name, value):
+            plain[name] = value
+            continue
+        try:
+            secrets.set(secret_id(server, where, name), value)
+        except KeychainUnavailable as exc:
+            raise McpSettingsError(
+                f"{name} of the MCP server {server!r} looks like a secret, and Cairn keeps secrets only in the "
+                f"system keychain: {exc.problem} The server was not saved; save it again once the keychain works."
+            ) from exc
+        secret.append(name)
+    return plain, sorted(secret)
+
+
+def forget_secrets(secrets: SecretStore, server: McpServerSetting) -> None:
+    for name in server.secret_env:
+        secrets.delete(secret_id(server.name, "env", name))
+    for name in server.secret_headers:
+        secrets.delete(secret_id(server.name, "header", name))

@@ -1,0 +1,71 @@
+"""The declaration policy: which tool schemas a request declares (seed 002).
+
+- ``fixed``: the complete catalog, in name order, from the first request; a tool search then
+  only changes activation. Only for a verified binding (``fixed_declarations_verified`` in the
+  transport catalog: today the official ``deepseek-flash`` / ``openai-completions`` route), and
+  only while the catalog fits the route's function limit and its estimated opening cost leaves
+  the ordinary retained tail below the automatic compaction threshold.
+- ``on_demand``: the core tools (built-ins, ``load_skill``, ``tool_search``) and the activated
+  deferred tools; an activated schema joins ``tools`` from the next request. On a route without
+  native tool addition that re-caches the prompt once per activation, which the inspector says.
+
+A catalog is never truncated: when fixed does not fit, the whole chat declares on demand, and
+the reason is logged and shown.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from desktop.context.estimate import ContextBudget, estimate_tokens
+from desktop.settings.routes import ResolvedRoute
+from host.canonical import canonical_json_bytes
+from host.content import Policy
+from host.tools import ToolCatalog, ToolSpec
+
+__all__ = ["DeclarationPolicy", "choose_policy", "declared_specs"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DeclarationPolicy:
+    policy: Policy
+    fallback: str | None = None  # why on demand on a route verified for fixed declarations
+
+
+def choose_policy(
+    route: ResolvedRoute, catalog: ToolCatalog, opening_bytes: int, budget: ContextBudget | None = None
+) -> DeclarationPolicy:
+    """``opening_bytes``: the opening system content's size; every schema is added to it.
+    ``budget``: the route's context budget with the person's settings (default: the route's)."""
+    if not route.fixed_declarations_verified:
+        return DeclarationPolicy("on_demand")
+    limit = route.function_limit
+    if limit is not None and len(catalog) > limit:
+        reason = (
+            f"the catalog has {len(catalog)} tools and {route.actual.model} takes at most {limit} in a request, "
+            "so tools are declared on demand (none is left out)"
+        )
+        log.info("declarations on demand: %s", reason)
+        return DeclarationPolicy("on_demand", reason)
+    budget = budget or ContextBudget.of(route.context_limit, route.context_source)
+    schemas = sum(len(canonical_json_bytes(spec)) for spec in catalog.specs)
+    opening = estimate_tokens(opening_bytes + schemas)
+    if not budget.fits_fixed_declarations(opening):
+        reason = (
+            f"declaring every tool would open the chat with about {opening:,} tokens, leaving less than the "
+            f"retained tail ({budget.tail:,}) below the compaction threshold ({budget.threshold:,}), so tools are "
+            "declared on demand"
+        )
+        log.info("declarations on demand: %s", reason)
+        return DeclarationPolicy("on_demand", reason)
+    return DeclarationPolicy("fixed")
+
+
+def declared_specs(policy: Policy, catalog: ToolCatalog, active: set[str]) -> list[ToolSpec]:
+    """The specs a request declares: every one, or the core ones and the active deferred ones."""
+    if policy == "fixed":
+        return list(catalog.specs)
+    return [spec for spec in catalog.specs if not spec.deferred or spec.name in active]

@@ -1,0 +1,176 @@
+"""The MCP servers of the settings, run for the whole app: a component of the composition root.
+
+It reads the settings' servers, brings their secrets back from the keychain (into the
+redactor first), and keeps one ``McpServers`` in step with them: ``reload()`` after a change
+stops only what was removed or changed. A server starts when Cairn starts if its entry says
+so, else before the first turn that needs tools. Its tools are a tool source of the registry;
+a changed list (``tools/list_changed``) reaches the next request's catalog, which starts a
+new declaration epoch.
+
+The SDK is imported only when some server is enabled, so Cairn without MCP servers never
+pays for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from desktop.settings.mcp_servers import McpServerSetting
+from desktop.settings.redaction import Redactor
+from desktop.settings.secrets import SecretStore
+from desktop.settings.store import Settings, SettingsError
+from host.mcp import McpServerConfig, ServerState, ServerStatus
+from host.tools import Tool
+
+if TYPE_CHECKING:
+    from host.mcp.servers import McpServers
+
+__all__ = ["McpHub", "ServerView"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ServerView:
+    """One configured server as the window and the commands show it."""
+
+    name: str
+    setting: McpServerSetting | None  # None: its entry in the settings cannot be read
+    status: ServerStatus | None = None  # None: disabled, or it cannot run
+    problem: str = ""
+
+    @property
+    def enabled(self) -> bool:
+        return self.setting is not None and self.setting.enabled
+
+    def describe(self) -> str:
+        """One line for a person."""
+        if self.problem:
+            return f"{self.name}: cannot run: {self.problem}"
+        if not self.enabled:
+            return f"{self.name}: disabled"
+        assert self.status is not None
+        return self.status.describe()
+
+
+class McpHub:
+    def __init__(self, settings: Callable[[], Settings], secrets: SecretStore, redactor: Redactor) -> None:
+        self._settings, self._secrets, self._redactor = settings, secrets, redactor
+        self._servers: McpServers | None = None
+        self._views: dict[str, ServerView] = {}
+        self._listeners: list[Callable[[ServerView], None]] = []
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.reload()
+
+    async def stop(self) -> None:
+        if self._servers is not None:
+            await self._servers.stop()
+
+    async def reload(self) -> None:
+        """Bring the running servers in step with the settings as they are now."""
+        try:
+            entries = self._settings().servers()
+        except SettingsError as exc:
+            log.warning("MCP servers not reloaded: %s", exc)
+            return
+        views: dict[str, ServerView] = {}
+        configs: list[McpServerConfig] = []
+        for problem in entries.problems:
+            log.warning("%s", problem)
+        for setting in entries.servers:
+            if not setting.enabled:
+                views[setting.name] = ServerView(setting.name, setting)
+                continue
+            try:
+                config, secrets = setting.config(self._secrets)
+            except ValueError as exc:
+                views[setting.name] = ServerView(setting.name, setting, problem=str(exc))
+                continue
+            for value in secrets:
+                self._redactor.add(value)
+            configs.append(config)
+            views[setting.name] = ServerView(setting.name, setting, ServerStatus(setting.name, ServerState.STOPPED))
+        for number, problem in enumerate(entries.problems, start=1):
+            views[f"entry {number}"] = ServerView(f"entry {number}", None, problem=problem)
+        self._views = views
+        if configs and self._servers is None:
+            from host.mcp.servers import McpServers  # the SDK: only when a server is to run
+
+            self._servers = McpServers([], redact=self._redactor.redact, on_change=self._changed)
+        if self._servers is not None:
+            await self._servers.reconfigure(configs)
+            for server in self._servers.servers.values():
+                self._changed(server.status)
+        for view in views.values():
+            if view.status is None:
+                self._notify(view)
+
+    async def ready(self) -> None:
+        """Start the enabled servers that are stopped, and wait for those starting: a turn
+        awaits this before it builds its catalog. A failed server stays failed until it is
+        restarted."""
+        if self._servers is not None:
+            await self._servers.ensure_started()
+
+    async def restart(self, name: str) -> ServerView:
+        if self._servers is None or name not in self._servers.servers:
+            raise KeyError(name)
+        await self._servers.restart(name)
+        return self._views[name]
+
+    async def probe(self, setting: McpServerSetting) -> tuple[ServerStatus, list[Tool]]:
+        """Start ``setting``'s server on its own (enabled or not), list its tools, stop it.
+        ``ValueError`` when its entry cannot run (a secret is missing, say)."""
+        from host.mcp.server import McpServer  # the SDK
+
+        config, secrets = setting.config(self._secrets)
+        for value in secrets:
+            self._redactor.add(value)
+        server = McpServer(config, redact=self._redactor.redact)
+        try:
+            status = await server.start()
+            return status, server.tools()
+        finally:
+            await server.stop()
+
+    # -- what it offers ---------------------------------------------------------------------
+
+    def tools(self, _inputs: object = None) -> list[Tool]:
+        """The ready servers' tools: a tool source of the registry."""
+        return self._servers.tools() if self._servers is not None else []
+
+    def views(self) -> list[ServerView]:
+        return list(self._views.values())
+
+    def view(self, name: str) -> ServerView | None:
+        return self._views.get(name)
+
+    def subscribe(self, listener: Callable[[ServerView], None]) -> Callable[[], None]:
+        """Call ``listener`` (on the event loop) with each server's view when it changes;
+        returns what unsubscribes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def status_lines(self) -> tuple[str, ...]:
+        return tuple(view.describe() for view in self._views.values())
+
+    def _changed(self, status: ServerStatus) -> None:
+        old = self._views.get(status.server)
+        if old is None or not old.enabled:
+            return  # a server just removed or disabled, stopping
+        view = ServerView(status.server, old.setting, status)
+        self._views[status.server] = view
+        self._notify(view)
+
+    def _notify(self, view: ServerView) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(view)
+            except Exception:
+                log.exception("showing the status of the MCP server %s failed", view.name)

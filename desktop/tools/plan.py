@@ -1,0 +1,124 @@
+"""Each request's tools: the catalog, the declaration policy, the epoch and the activation.
+
+Before every request the planner builds the catalog fresh from the registry (and, when
+deferred tools exist, ``tool_search``), chooses the declaration policy, and sees whether a
+new declaration epoch starts (which clears the activation). After the context engine has
+committed the request's rows it records the epoch's plan when one starts, re-keys a plan
+whose identity is stale only in its scope order, and rotates one whose identity is otherwise
+wrong. What a request declares follows from the policy and the activation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import JsonValue
+
+from desktop.context.context_engine import ContextEngine
+from desktop.context.estimate import ContextBudget
+from desktop.context.system_state import SystemState
+from desktop.settings.routes import ResolvedRoute
+from desktop.tools.activation import Activation, activation_identity
+from desktop.tools.declarations import DeclarationPolicy, choose_policy, declared_specs
+from desktop.tools.epochs import epoch_change, frozen_prefix, latest_plan, new_plan, rekeyed, verify
+from desktop.tools.tool_search import tool_search
+from host.canonical import canonical_json_bytes
+from host.content import Mode, PlanRecord
+from host.permissions import Permissions
+from host.tools import ToolCatalog, ToolSpec
+from host.transcript import TranscriptRow, TranscriptWriter
+
+__all__ = ["StepTools", "ToolPlanner"]
+
+
+@dataclass
+class StepTools:
+    """One request's tools and what the epoch says about them."""
+
+    catalog: ToolCatalog
+    policy: DeclarationPolicy
+    epoch_declared: list[str]  # the names the epoch declared when it began
+    change: str | None  # why a new epoch starts with this request, if one does
+    identity: str  # what the activation is valid for
+    deferred: frozenset[str] = field(default_factory=frozenset)
+    rekey: bool = False  # the current plan is stale only in its scope order: re-key it
+
+    def declared(self, activation: Activation) -> list[ToolSpec]:
+        return declared_specs(self.policy.policy, self.catalog, activation.active)
+
+    def section(self, activation: Activation) -> JsonValue | None:
+        """The ``tool_activation`` section's content; ``None`` when there are no deferred
+        tools, and the section is then left as it is."""
+        return activation.section(self.identity) if self.deferred else None
+
+
+class ToolPlanner:
+    def __init__(self, engine: ContextEngine, writer: TranscriptWriter) -> None:
+        self.engine, self.writer = engine, writer
+
+    def tools(
+        self,
+        rows: list[TranscriptRow],
+        state: SystemState,
+        *,
+        route: ResolvedRoute,
+        mode: Mode,
+        activation: Activation,
+        permissions: Permissions,
+        tools_allowed: bool,
+        budget: ContextBudget | None = None,
+    ) -> StepTools:
+        skills = self.engine.skills(state)
+        base = self.engine.tools(state, skills) if tools_allowed else ToolCatalog()
+        deferred = [tool for tool in base if tool.spec.deferred]
+        holder: list[StepTools] = []
+
+        def room() -> int | None:
+            step = holder[0]
+            if step.policy.policy == "fixed" or route.function_limit is None:
+                return None
+            return route.function_limit - len(step.declared(activation))
+
+        catalog = base
+        if deferred:
+            catalog = ToolCatalog([*base, tool_search(deferred, activation, room=room, permissions=permissions)])
+        opening = len(canonical_json_bytes(self.engine.desired(state, skills, tools_allowed=tools_allowed)))
+        policy = choose_policy(route, catalog, opening, budget)
+        declared = [s.name for s in catalog.specs if policy.policy == "fixed" or not s.deferred]
+        names = frozenset(t.name for t in deferred)
+        last = latest_plan(rows)
+        change = epoch_change(last, catalog, mode=mode, route=route, policy=policy.policy)
+        verdict = verify(last, frozen_prefix(rows)) if change is None and last is not None else "current"
+        if verdict == "rotate":
+            change = "plan_identity_changed"
+        identity = activation_identity(route, policy.policy, declared, names)
+        step = StepTools(catalog, policy, declared, change, identity, names, rekey=verdict == "rekey")
+        holder.append(step)
+        return step
+
+    def record(
+        self, session_id: str, rows: list[TranscriptRow], step: StepTools, *, route: ResolvedRoute, mode: Mode
+    ) -> tuple[PlanRecord, TranscriptRow | None]:
+        """The plan this request goes out under, and its row if it was just written.
+
+        ``rows``: the session's rows once the context engine has committed this request's, so
+        that a first plan covers the prefix the chat opens with. Raises ``JournalWriteError``."""
+        last = latest_plan(rows)
+        prefix = frozen_prefix(rows)
+        if step.change is None and last is not None:
+            if not step.rekey:
+                return last, None
+            plan = rekeyed(last, prefix)
+            return plan, self.writer.append_meta(session_id, plan)
+        plan = new_plan(
+            epoch=(last.epoch + 1) if last else 1,
+            reason=step.change or "first_request",
+            prefix=prefix,
+            catalog=step.catalog,
+            declared=step.epoch_declared,
+            policy=step.policy.policy,
+            fallback=step.policy.fallback,
+            route=route,
+            mode=mode,
+        )
+        return plan, self.writer.append_meta(session_id, plan)

@@ -1,0 +1,217 @@
+"""Answering the model's tool calls: the gate, a person when the gate asks, the run, the record.
+
+Each call goes through the gate (DESIGN.md invariant 7). A call the gate wants a person to
+decide is parked first, as a hidden ``tool_approval`` row pinned to the exact spec it was made
+against, so it survives closing the window; the approver is then asked and waited on. The
+answer is recorded too: a "This chat" answer as a grant row, "Always" and "Never" in the
+settings. An approved call runs only if its tool still has that pin. Every call ends with a
+result the model reads (the reason, when it did not run), and the decision is recorded with
+it. Results are capped before they reach the model or the journal, and secrets redacted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from desktop.settings.redaction import Redactor
+from desktop.turn.approvals import SUPERSEDED, Approval, Approver
+from desktop.turn.events import ApprovalAnswered, ApprovalRequested, RuntimeEvent, ToolResultCommitted
+from host.content import ChatGrant, MessageContent, ToolApproval, ToolCallPart, ToolIdentity, ToolResultPart
+from host.errors import JournalWriteError
+from host.permissions import Decision, Permissions, ToolGate, ToolRequest, identity_of
+from host.tools import ToolCatalog
+from host.transcript import TranscriptRow, TranscriptWriter, superseded
+
+__all__ = [
+    "MAX_RESULT_CHARS",
+    "CallsStopped",
+    "ParkedCall",
+    "ResultNotSaved",
+    "ToolCalls",
+    "open_calls",
+    "parked_calls",
+]
+
+MAX_RESULT_CHARS = 100_000  # what a model reads of one result; the rest is cut, and said so
+
+
+class CallsStopped(Exception):
+    """A parked call was superseded by a new message: the turn ends after recording it."""
+
+
+class ResultNotSaved(Exception):
+    """A call was answered but its result could not be committed."""
+
+    def __init__(self, call: ToolCallPart, result: ToolResultPart, error: JournalWriteError) -> None:
+        super().__init__(str(error))
+        self.call, self.result, self.error = call, result, error
+
+
+@dataclass(frozen=True)
+class ParkedCall:
+    """A call waiting on a person, as the journal has it."""
+
+    call: ToolCallPart
+    approval: ToolApproval
+    row: TranscriptRow  # the parking row
+
+
+def open_calls(rows: list[TranscriptRow]) -> list[ToolCallPart]:
+    """The calls of the latest visible assistant reply that have no result yet. Rows of a
+    version the person left (superseded) do not count: their calls wait in that version."""
+    answered: set[str] = set()
+    gone = superseded(rows)
+    for row in reversed(rows):
+        body = row.body()
+        if row.hidden or row.id in gone or not isinstance(body, MessageContent):
+            continue
+        if row.role == "tool":
+            answered.update(p.call_id for p in body.parts if isinstance(p, ToolResultPart))
+        elif row.role == "assistant":
+            return [c for c in body.tool_calls() if c.call_id not in answered]
+        else:
+            return []
+    return []
+
+
+def parked_calls(rows: list[TranscriptRow]) -> list[ParkedCall]:
+    """Open calls whose latest approval row says they are waiting on a person."""
+    latest: dict[str, tuple[ToolApproval, TranscriptRow]] = {}
+    for row in rows:
+        meta = row.meta()
+        if isinstance(meta, ToolApproval):
+            latest[meta.call_id] = (meta, row)
+    return [
+        ParkedCall(call, *latest[call.call_id])
+        for call in open_calls(rows)
+        if call.call_id in latest and latest[call.call_id][0].state == "waiting"
+    ]
+
+
+class ToolCalls:
+    """One turn's tool calls, answered in order and committed as tool rows."""
+
+    def __init__(
+        self,
+        writer: TranscriptWriter,
+        *,
+        gate: ToolGate,
+        approver: Approver,
+        redactor: Redactor,
+        emit: Callable[[RuntimeEvent], None],
+        remember: Callable[[ToolIdentity, bool], None],
+    ) -> None:
+        self.writer, self.gate, self.approver, self.redactor = writer, gate, approver, redactor
+        self._emit = emit
+        self._remember = remember
+
+    async def answer_all(
+        self, session_id: str, calls: Iterable[ToolCallPart], catalog: ToolCatalog, permissions: Permissions
+    ) -> None:
+        """Answer and commit each call. Raises ``ResultNotSaved``, ``JournalWriteError`` (a
+        parking or answer row could not be saved) and ``CallsStopped``."""
+        for call in calls:
+            request = ToolRequest(session_id, call, catalog, permissions)
+            result = await self.answer(request)
+            try:
+                self.commit(session_id, result)
+            except JournalWriteError as exc:
+                raise ResultNotSaved(call, result, exc) from exc
+
+    def supersede_parked(self, session_id: str) -> None:
+        """A new message answers every parked call: denied, superseded by it."""
+        for parked in parked_calls(self.writer.model_order(session_id)):
+            denied = ToolApproval(
+                call_id=parked.call.call_id, target=parked.approval.target, state="denied", reason=SUPERSEDED
+            )
+            self.writer.append_meta(session_id, denied)
+            result = ToolResultPart(
+                call_id=parked.call.call_id,
+                content=f"denied: {SUPERSEDED}",
+                is_error=True,
+                decision="deny",
+                reason=SUPERSEDED,
+            )
+            self.commit(session_id, result)
+
+    def commit(self, session_id: str, result: ToolResultPart) -> TranscriptRow:
+        row = self.writer.append_tool_result(session_id, MessageContent(parts=[result]))
+        self._emit(ToolResultCommitted(row))
+        return row
+
+    async def answer(self, request: ToolRequest) -> ToolResultPart:
+        decision = await self.gate.check(request)
+        if decision.verdict == "ask":
+            approval = await self._ask(request, decision.reason)
+            return await self.decided(request, approval)
+        return await self._finish(request, decision)
+
+    async def decided(self, request: ToolRequest, approval: Approval) -> ToolResultPart:
+        """Record a person's answer to a parked call and act on it: check the call again (with
+        the pin it was parked with) and run it, or not."""
+        tool = request.tool
+        target = identity_of(tool) if tool is not None else ToolIdentity(source="", tool=request.call.name, pin="")
+        pin = request.pin or target.pin
+        state = "approved" if approval.allows else "denied"
+        answered = ToolApproval(call_id=request.call.call_id, target=target, state=state, reason=approval.reason())
+        row = self.writer.append_meta(request.session_id, answered)
+        if approval.choice == "chat":
+            self.writer.append_meta(request.session_id, ChatGrant(target=target, allow=True))
+        elif approval.choice in ("always", "never"):
+            self._remember(target, approval.choice == "always")
+        self._emit(ApprovalAnswered(request.call.call_id, approval.choice, approval.reason(), row))
+        if not approval.allows:
+            result = self._refused(request, Decision.deny(f"denied: {approval.reason()}"))
+            if approval.superseded:
+                self.commit(request.session_id, result)
+                raise CallsStopped(approval.reason())
+            return result
+        pinned = ToolRequest(request.session_id, request.call, request.catalog, request.permissions, pin=pin)
+        decision = await self.gate.check(pinned, approved=True)
+        if decision.verdict == "allow":
+            decision = Decision.allow(approval.reason())  # recorded as the person's answer
+        return await self._finish(pinned, decision)
+
+    async def _ask(self, request: ToolRequest, reason: str) -> Approval:
+        tool = request.tool
+        assert tool is not None  # the gate asks only about tools it found
+        parked = ToolApproval(call_id=request.call.call_id, target=identity_of(tool), state="waiting", reason=reason)
+        row = self.writer.append_meta(request.session_id, parked)
+        self._emit(ApprovalRequested(request.call, tool.spec, reason, row))
+        return await self.approver.ask(request, reason)
+
+    async def _finish(self, request: ToolRequest, decision: Decision) -> ToolResultPart:
+        tool = request.tool
+        if decision.verdict != "allow" or tool is None:
+            return self._refused(request, decision)
+        started = time.perf_counter()
+        output = await tool.run(request.call.arguments)
+        elapsed = (time.perf_counter() - started) * 1000
+        result = ToolResultPart(
+            call_id=request.call.call_id,
+            content=self.redactor.redact(_capped(output.text)),
+            is_error=output.is_error,
+            decision="allow",
+            reason=decision.reason,
+            elapsed_ms=round(elapsed, 3),
+            activated=list(output.activated) or None,
+        )
+        return await self.gate.after(request, result)
+
+    def _refused(self, request: ToolRequest, decision: Decision) -> ToolResultPart:
+        return ToolResultPart(
+            call_id=request.call.call_id,
+            content=self.redactor.redact(decision.reason),
+            is_error=True,
+            decision="deny",
+            reason=decision.reason,
+        )
+
+
+def _capped(text: str) -> str:
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    cut = len(text) - MAX_RESULT_CHARS
+    return f"{text[:MAX_RESULT_CHARS]}\n[Cairn cut this result here: {cut:,} more characters were not shown.]"
