@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, JsonValue
@@ -65,10 +66,20 @@ class TranscriptRow(BaseModel):
 
     def body(self) -> RowContent | Unknown:
         """The row's content, typed; ``Unknown`` for a shape this Cairn does not know."""
-        return parse_content(self.content)
+        return self.typed_body
 
     def meta(self) -> ModelSystem | Unknown | None:
         """The row's ``model_system`` metadata, typed; ``None`` when it has none."""
+        return self.typed_meta
+
+    # A row never changes, so it is parsed once however often it is read (every request reads
+    # every row of its chat). The parsed forms are no fields: they are not dumped or compared.
+    @cached_property
+    def typed_body(self) -> RowContent | Unknown:
+        return parse_content(self.content)
+
+    @cached_property
+    def typed_meta(self) -> ModelSystem | Unknown | None:
         if self.role != "system" or self.model_system is None:
             return None
         return parse_model_system(self.model_system)
@@ -239,11 +250,12 @@ class TranscriptWriter:
 
     # -- reading -------------------------------------------------------------------------
 
-    def rows(self, session_id: str) -> list[TranscriptRow]:
-        """Every row of the session in storage order (by ``seq``)."""
+    def rows(self, session_id: str, *, after_seq: int = 0) -> list[TranscriptRow]:
+        """The session's rows in storage order (by ``seq``): every one, or those after ``after_seq``."""
         with self._journal.read() as conn:
             found = conn.execute(
-                f"SELECT {_COLUMNS} FROM transcript_rows WHERE session_id = ? ORDER BY seq", (session_id,)
+                f"SELECT {_COLUMNS} FROM transcript_rows WHERE session_id = ? AND seq > ? ORDER BY seq",
+                (session_id, after_seq),
             ).fetchall()
         return [_row(r) for r in found]
 
@@ -384,7 +396,9 @@ def fold_sections(rows_in_model_order: list[TranscriptRow]) -> dict[str, Any]:
 
 
 def _row(r: tuple[Any, ...]) -> TranscriptRow:
-    return TranscriptRow(
+    # Built without validation: what the journal holds was validated and written as canonical
+    # JSON by ``append``, and checking every value again cost more than reading it.
+    return TranscriptRow.model_construct(
         id=r[0],
         session_id=r[1],
         seq=r[2],

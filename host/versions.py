@@ -60,16 +60,23 @@ class Versions:
     taken: dict[str, tuple[str, ...]] = field(default_factory=dict)  # the last marker that took it
     written: list[str] = field(default_factory=list)  # the visible rows in storage order
 
+    last: str | None = None  # the tip after the entries replayed so far
+
     @classmethod
     def of(cls, entries: Iterable[VersionEntry]) -> Versions:
         """Replay ``entries`` in storage order (``version_entries`` or ``entries_of``)."""
         tree = cls()
-        order, role, active, visible, written = tree.order, tree.role, tree.active, tree.visible, tree.written
-        parent, children, owner, pending = tree.parent, tree.children, tree.owner, tree.pending
-        tip: str | None = None
+        tree.add(entries)
+        return tree
+
+    def add(self, entries: Iterable[VersionEntry]) -> None:
+        """Replay more entries, the ones written after those replayed so far."""
+        order, role, active, visible, written = self.order, self.role, self.active, self.visible, self.written
+        parent, children, owner, pending = self.parent, self.children, self.owner, self.pending
+        tip = self.last
         for entry in entries:
             if entry.marker is not None:
-                tip = tree._apply(entry.marker)
+                tip = self._apply(entry.marker)
                 continue
             row_id = entry.id
             order[row_id] = entry.seq
@@ -90,7 +97,7 @@ class Versions:
                 pending.setdefault(tip, []).append(row_id)
             else:
                 owner[row_id] = tip
-        return tree
+        self.last = tip
 
     def _apply(self, marker: SupersedeContent) -> str | None:
         """Apply one marker; the new tip (the last active visible row)."""

@@ -19,12 +19,13 @@ from pydantic import JsonValue
 
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
-from desktop.context.context_engine import ContextEngine, skill_tools
+from desktop.context.context_engine import ContextEngine
 from desktop.context.system_state import SystemState
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.settings.routes import ResolvedRoute, resolve_route
 from desktop.settings.store import Account
 from desktop.tools.registry import ToolRegistry, TurnInputs
+from desktop.tools.sources import skill_tools
 from desktop.turn.approvals import Approver
 from desktop.turn.events import RuntimeEvent
 from desktop.turn.runtime import ChatRuntime

@@ -23,12 +23,14 @@ from pathlib import Path
 
 import httpx
 
-from desktop.context.context_engine import ContextEngine, skill_tools
+from desktop.context.context_engine import ContextEngine
 from desktop.context.messages import context_from_rows
 from desktop.context.projection import project
 from desktop.context.system_state import SystemState
+from desktop.session.state import SessionState
 from desktop.tools.epochs import frozen_prefix, latest_plan, new_plan
 from desktop.tools.registry import ToolRegistry, TurnInputs
+from desktop.tools.sources import skill_tools
 from desktop.turn.approvals import Approval
 from desktop.turn.preparation import RequestPreparer
 from host.canonical import canonical_json_bytes
@@ -91,7 +93,8 @@ def render(args: argparse.Namespace) -> dict[str, object]:
         # The chat's next request, prepared as Cairn would: it must keep the stored plan.
         preparer = RequestPreparer(ContextEngine(ToolRegistry([skill_tools, lab.source])), writer)
         permissions = Permissions.of_chat(rows, default_mode="ask")
-        prepared = preparer.prepare(args.session, SystemState(), route=route, permissions=permissions,
+        session = SessionState.load(journal, args.session)
+        prepared = preparer.prepare(session, SystemState(), route=route, permissions=permissions,
                                     anchor=None, overrides=None, tools_allowed=True)  # fmt: skip
         after = writer.model_order(args.session)
         request = project(context_from_rows(after, list(prepared.declared)), route)

@@ -11,12 +11,13 @@ import pytest
 
 from desktop.app.cairn import CairnApp
 from desktop.loopback import LoopbackProvider
-from desktop.root import Services
+from desktop.root import Root
 from desktop.session.chat_settings import chat_settings_of
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, SettingsError, SettingsStore
 from host.content import ChatRoute, ChatSettings
 from host.paths import CairnPaths
+from host.transcript import TranscriptWriter
 from tests.fake_keyring import MemoryKeyring
 
 PLAIN = {"system_prompt": None, "account_id": None, "model": None, "temperature": None, "max_output": None,
@@ -34,7 +35,7 @@ def app(cairn_paths: CairnPaths, provider: LoopbackProvider) -> Iterator[CairnAp
     store = SettingsStore(cairn_paths.config_dir / "settings.json")
     account = Account(name="Loop", provider="custom", base_url=provider.base_url, default_model="loopback-chat")
     store.add_account(account)
-    services = Services(cairn_paths, secrets=SecretStore(MemoryKeyring()))
+    services = Root(cairn_paths, secrets=SecretStore(MemoryKeyring()))
     cairn = CairnApp(services)
     yield cairn
     asyncio.run(cairn.close())
@@ -42,14 +43,16 @@ def app(cairn_paths: CairnPaths, provider: LoopbackProvider) -> Iterator[CairnAp
 
 
 def test_an_assistant_is_saved_changed_and_removed(app: CairnApp, cairn_paths: CairnPaths) -> None:
-    saved = app.save_assistant(None, **{**PLAIN, "name": "Translator", "system_prompt": "Translate to French."})
+    saved = app.preferences.save_assistant(
+        None, **{**PLAIN, "name": "Translator", "system_prompt": "Translate to French."}
+    )
     assert app.snapshot().assistants == (saved,)
-    changed = app.save_assistant(saved.id, **{**PLAIN, "name": "Translator", "temperature": 0.2})
+    changed = app.preferences.save_assistant(saved.id, **{**PLAIN, "name": "Translator", "temperature": 0.2})
     assert [(a.id, a.temperature, a.system_prompt) for a in app.settings.assistants] == [(saved.id, 0.2, None)]
     on_disk = json.loads((cairn_paths.config_dir / "settings.json").read_text(encoding="utf-8"))
     assert on_disk["assistants"][0]["name"] == "Translator"
     assert changed.id == saved.id
-    app.remove_assistant(saved.id)
+    app.preferences.remove_assistant(saved.id)
     assert app.settings.assistants == []
 
 
@@ -65,30 +68,31 @@ def test_an_assistant_is_saved_changed_and_removed(app: CairnApp, cairn_paths: C
 )
 def test_bad_assistants_are_refused_in_words(app: CairnApp, values: dict, sentence: str) -> None:
     with pytest.raises(SettingsError) as raised:
-        app.save_assistant(None, **{**PLAIN, **values})
+        app.preferences.save_assistant(None, **{**PLAIN, **values})
     assert str(raised.value).startswith(sentence)
     assert "pydantic" not in str(raised.value)
     assert app.settings.assistants == []
 
 
 def test_two_assistants_cannot_share_a_name(app: CairnApp) -> None:
-    app.save_assistant(None, **{**PLAIN, "name": "Coder"})
+    app.preferences.save_assistant(None, **{**PLAIN, "name": "Coder"})
     with pytest.raises(SettingsError, match="already exists"):
-        app.save_assistant(None, **{**PLAIN, "name": "coder"})
+        app.preferences.save_assistant(None, **{**PLAIN, "name": "coder"})
 
 
 def test_a_chat_from_an_assistant_gets_its_settings_and_route(app: CairnApp, provider: LoopbackProvider) -> None:
     account = app.settings.accounts[0]
-    assistant = app.save_assistant(None, **{**PLAIN, "name": "Pirate", "system_prompt": "Talk like a pirate.",
+    pirate = {"name": "Pirate", "system_prompt": "Talk like a pirate."}
+    assistant = app.preferences.save_assistant(None, **{**PLAIN, **pirate,
                                             "account_id": account.id, "model": "loopback-other",
                                             "max_output": 300})  # fmt: skip
-    session = app.new_session_from(assistant.id)
-    rows = app.writer.model_order(session.id)
+    session = app.chats.new_from(assistant.id)
+    rows = TranscriptWriter(app.root.journal).model_order(session.id)
     assert chat_settings_of(rows) == ChatSettings(system_prompt="Talk like a pirate.", max_output=300)
     assert [r.meta() for r in rows if isinstance(r.meta(), ChatRoute)] == [
         ChatRoute(account_id=account.id, model="loopback-other")
     ]
-    outcome = asyncio.run(app.send(session.id, "ahoy"))
+    outcome = asyncio.run(app.turns.send(session.id, "ahoy"))
     assert outcome.ok, outcome.error
     body = provider.requests[0].body
     assert body["model"] == "loopback-other"
@@ -96,26 +100,31 @@ def test_a_chat_from_an_assistant_gets_its_settings_and_route(app: CairnApp, pro
     assert "Talk like a pirate." in body["messages"][0]["content"]
 
     # Changing the assistant later leaves the chats it started as they are.
-    app.save_assistant(assistant.id, **{**PLAIN, "name": "Pirate", "system_prompt": "Be a parrot."})
-    assert chat_settings_of(app.writer.model_order(session.id)).system_prompt == "Talk like a pirate."
+    app.preferences.save_assistant(assistant.id, **{**PLAIN, "name": "Pirate", "system_prompt": "Be a parrot."})
+    assert (
+        chat_settings_of(TranscriptWriter(app.root.journal).model_order(session.id)).system_prompt
+        == "Talk like a pirate."
+    )
 
 
 def test_an_assistant_whose_account_is_gone_starts_on_the_route_used_last(app: CairnApp) -> None:
     account = app.settings.accounts[0]
-    assistant = app.save_assistant(None, **{**PLAIN, "name": "Old", "account_id": account.id, "temperature": 0.5})
-    app.remove_account(account.id)
-    session = app.new_session_from(assistant.id)
-    metas = [r.meta() for r in app.writer.rows(session.id)]
+    assistant = app.preferences.save_assistant(
+        None, **{**PLAIN, "name": "Old", "account_id": account.id, "temperature": 0.5}
+    )
+    app.accounts.remove(account.id)
+    session = app.chats.new_from(assistant.id)
+    metas = [r.meta() for r in TranscriptWriter(app.root.journal).rows(session.id)]
     assert metas == [ChatSettings(temperature=0.5)]
 
 
 def test_an_assistant_without_settings_starts_a_plain_chat(app: CairnApp) -> None:
-    assistant = app.save_assistant(None, **{**PLAIN, "name": "Plain"})
-    session = app.new_session_from(assistant.id)
-    assert app.writer.rows(session.id) == []
-    app.remove_assistant(assistant.id)
+    assistant = app.preferences.save_assistant(None, **{**PLAIN, "name": "Plain"})
+    session = app.chats.new_from(assistant.id)
+    assert TranscriptWriter(app.root.journal).rows(session.id) == []
+    app.preferences.remove_assistant(assistant.id)
     with pytest.raises(SettingsError, match="not in Settings any more"):
-        app.new_session_from(assistant.id)
+        app.chats.new_from(assistant.id)
 
 
 def test_a_settings_file_with_assistants_reads_back(cairn_paths: CairnPaths) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from desktop.app.cairn import CairnApp
 from desktop.logs import configure_logging
 from desktop.loopback import Fault, LoopbackProvider, Reply
-from desktop.root import Services
+from desktop.root import Root
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account
 from desktop.turn.events import TurnFailed
@@ -49,11 +49,11 @@ def test_an_echoed_key_reaches_no_file(cairn_paths: CairnPaths, tmp_path: Path) 
 
     try:
         with LoopbackProvider(api_key=CANARY) as provider:
-            services = Services(cairn_paths, secrets=SecretStore(MemoryKeyring()))
+            services = Root(cairn_paths, secrets=SecretStore(MemoryKeyring()))
             app = CairnApp(services, on_event=on_event)
             account = Account(name="Echo", provider="custom", base_url=provider.base_url, default_model="loopback-chat")
-            app.save_account(account, CANARY)
-            session = app.new_session()
+            app.accounts.save(account, CANARY)
+            session = app.chats.new()
             provider.script(
                 Reply(fault=Fault("echo_key")),
                 Reply(text=f"Your key is {CANARY}, again: {CANARY}.", reasoning=f"They said {CANARY}", chunk_chars=3),
@@ -63,13 +63,13 @@ def test_an_echoed_key_reaches_no_file(cairn_paths: CairnPaths, tmp_path: Path) 
             )
 
             async def chat() -> None:
-                assert not (await app.send(session.id, "What is my key?")).ok
-                assert (await app.retry(session.id)).ok
-                assert (await app.send(session.id, "Load a skill named after my key.")).ok
+                assert not (await app.turns.send(session.id, "What is my key?")).ok
+                assert (await app.turns.retry(session.id)).ok
+                assert (await app.turns.send(session.id, "Load a skill named after my key.")).ok
 
             asyncio.run(chat())
-            app.export(session.id, tmp_path / "chat.md")
-            app.export(session.id, tmp_path / "chat.json")
+            app.chats.export(session.id, tmp_path / "chat.md")
+            app.chats.export(session.id, tmp_path / "chat.json")
             wal = cairn_paths.journal.with_name(cairn_paths.journal.name + "-wal")
             assert wal.exists()
             assert wal.stat().st_size > 0  # scanned while the journal is open

@@ -15,7 +15,7 @@ from desktop.catalog.transport import load_transport_catalog
 from desktop.context.messages import Context, Message, TextPart
 from desktop.context.projection import project
 from desktop.loopback import LoopbackProvider
-from desktop.root import Services
+from desktop.root import Root
 from desktop.session.chat_settings import (
     ChatSettingsError,
     chat_settings_of,
@@ -29,6 +29,7 @@ from desktop.settings.store import Account, SettingsStore
 from host.canonical import canonical_json_bytes
 from host.content import ChatSettings, Unknown, dump, parse_model_system
 from host.paths import CairnPaths
+from host.transcript import TranscriptWriter
 from tests.fake_keyring import MemoryKeyring
 
 PIRATE = "Talk like a pirate."
@@ -46,7 +47,7 @@ def app(cairn_paths: CairnPaths, provider: LoopbackProvider) -> Iterator[CairnAp
         name="Loop", provider="custom", base_url=provider.base_url, default_model="loopback-chat", max_output_tokens=900
     )
     SettingsStore(cairn_paths.config_dir / "settings.json").add_account(account)
-    services = Services(cairn_paths, secrets=SecretStore(MemoryKeyring()))
+    services = Root(cairn_paths, secrets=SecretStore(MemoryKeyring()))
     cairn = CairnApp(services)
     yield cairn
     asyncio.run(cairn.close())
@@ -54,7 +55,7 @@ def app(cairn_paths: CairnPaths, provider: LoopbackProvider) -> Iterator[CairnAp
 
 
 def send(app: CairnApp, session_id: str, text: str) -> None:
-    outcome = asyncio.run(app.send(session_id, text))
+    outcome = asyncio.run(app.turns.send(session_id, text))
     assert outcome.ok, outcome.error
 
 
@@ -72,10 +73,10 @@ def updates(messages: list[dict]) -> list[str]:
 def test_a_new_system_prompt_mid_chat_is_an_appended_instructions_update(
     app: CairnApp, provider: LoopbackProvider
 ) -> None:
-    app.save_instructions("Prefer metric units.")
-    session = app.new_session().id
+    app.preferences.save_instructions("Prefer metric units.")
+    session = app.chats.new().id
     send(app, session, "one")
-    app.set_chat_settings(session, system_prompt=PIRATE, temperature=None, max_output=None, reasoning_effort=None)
+    app.options.set_settings(session, system_prompt=PIRATE, temperature=None, max_output=None, reasoning_effort=None)
     send(app, session, "two")
 
     first, second = (message_bytes(r.body) for r in provider.requests)
@@ -88,7 +89,7 @@ def test_a_new_system_prompt_mid_chat_is_an_appended_instructions_update(
     assert "Prefer metric units." not in added[0]
 
     # Back to inheriting: the custom instructions return as one more update, appended.
-    app.set_chat_settings(session, system_prompt=None, temperature=None, max_output=None, reasoning_effort=None)
+    app.options.set_settings(session, system_prompt=None, temperature=None, max_output=None, reasoning_effort=None)
     send(app, session, "three")
     third = message_bytes(provider.requests[2].body)
     assert third[: len(second)] == second
@@ -99,9 +100,9 @@ def test_a_new_system_prompt_mid_chat_is_an_appended_instructions_update(
 
 
 def test_a_chat_started_with_its_own_prompt_opens_with_it(app: CairnApp, provider: LoopbackProvider) -> None:
-    app.save_instructions("Prefer metric units.")
-    session = app.new_session().id
-    app.set_chat_settings(session, system_prompt="Answer in French.", temperature=None, max_output=None,
+    app.preferences.save_instructions("Prefer metric units.")
+    session = app.chats.new().id
+    app.options.set_settings(session, system_prompt="Answer in French.", temperature=None, max_output=None,
                           reasoning_effort=None)  # fmt: skip
     send(app, session, "bonjour")
     opening = provider.requests[0].body["messages"][0]
@@ -111,12 +112,12 @@ def test_a_chat_started_with_its_own_prompt_opens_with_it(app: CairnApp, provide
 
 
 def test_the_chats_temperature_and_longest_reply_reach_the_request(app: CairnApp, provider: LoopbackProvider) -> None:
-    session = app.new_session().id
+    session = app.chats.new().id
     send(app, session, "one")
     assert provider.requests[0].body["max_tokens"] == 900  # the account's
     assert "temperature" not in provider.requests[0].body
 
-    view = app.set_chat_settings(session, system_prompt=None, temperature=0.3, max_output=400,
+    view = app.options.set_settings(session, system_prompt=None, temperature=0.3, max_output=400,
                                  reasoning_effort="high")  # fmt: skip
     assert view.settings.max_output == 400
     assert not view.takes_effort
@@ -127,7 +128,7 @@ def test_the_chats_temperature_and_longest_reply_reach_the_request(app: CairnApp
     earlier = message_bytes(provider.requests[0].body)
     assert message_bytes(body)[: len(earlier)] == earlier  # the prompt is unchanged
 
-    app.set_chat_settings(session, system_prompt=None, temperature=None, max_output=None, reasoning_effort=None)
+    app.options.set_settings(session, system_prompt=None, temperature=None, max_output=None, reasoning_effort=None)
     send(app, session, "three")
     body = provider.requests[2].body
     assert body["max_tokens"] == 900
@@ -135,12 +136,14 @@ def test_the_chats_temperature_and_longest_reply_reach_the_request(app: CairnApp
 
 
 def test_settings_rows_are_kept_only_when_they_change(app: CairnApp) -> None:
-    session = app.new_session().id
+    session = app.chats.new().id
     for _ in range(2):
-        app.set_chat_settings(session, system_prompt="x", temperature=1.0, max_output=None, reasoning_effort=None)
-    rows = [r for r in app.writer.rows(session) if isinstance(r.meta(), ChatSettings)]
+        app.options.set_settings(session, system_prompt="x", temperature=1.0, max_output=None, reasoning_effort=None)
+    rows = [r for r in TranscriptWriter(app.root.journal).rows(session) if isinstance(r.meta(), ChatSettings)]
     assert len(rows) == 1
-    assert chat_settings_of(app.writer.model_order(session)) == ChatSettings(system_prompt="x", temperature=1.0)
+    assert chat_settings_of(TranscriptWriter(app.root.journal).model_order(session)) == ChatSettings(
+        system_prompt="x", temperature=1.0
+    )
 
 
 def route(provider: str, model: str) -> ResolvedRoute:
@@ -185,15 +188,15 @@ def test_bad_values_get_a_sentence(values: dict, sentence: str) -> None:
 
 
 def test_a_bad_value_is_refused_and_nothing_is_kept(app: CairnApp) -> None:
-    session = app.new_session().id
+    session = app.chats.new().id
     with pytest.raises(ChatSettingsError, match="between 0 and 2"):
-        app.set_chat_settings(session, system_prompt=None, temperature=3.0, max_output=None, reasoning_effort=None)
-    assert app.writer.rows(session) == []
+        app.options.set_settings(session, system_prompt=None, temperature=3.0, max_output=None, reasoning_effort=None)
+    assert TranscriptWriter(app.root.journal).rows(session) == []
 
 
 def test_what_a_chat_inherits_is_said_in_words(app: CairnApp) -> None:
-    app.save_instructions("Prefer metric units.\nAnd more.")
-    words = inherited_words(app.chat_settings(app.new_session().id))
+    app.preferences.save_instructions("Prefer metric units.\nAnd more.")
+    words = inherited_words(app.options.settings(app.chats.new().id))
     assert words["system_prompt"] == "From Settings: your custom instructions (“Prefer metric units.…”)."
     assert words["max_output"] == "From Settings: the account's 900 tokens."
     assert words["reasoning_effort"] == "loopback-chat has no reasoning effort setting, so none is sent."

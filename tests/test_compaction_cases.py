@@ -12,10 +12,11 @@ import httpx
 import pytest
 
 from desktop.compaction.compactor import NothingToCompact
-from desktop.context.context_engine import ContextEngine, skill_tools
+from desktop.context.context_engine import ContextEngine
 from desktop.loopback import LoopbackProvider
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.tools.registry import ToolRegistry
+from desktop.tools.sources import skill_tools
 from desktop.turn.events import RuntimeEvent, TurnFailed
 from desktop.turn.runtime import ChatRuntime
 from host.content import Checkpoint, MessageContent, ToolResultPart

@@ -14,7 +14,7 @@ from desktop.compaction.compactor import CompactionFailed
 from desktop.compaction.policy import NothingToCompact, stated_limit
 from desktop.loopback import LoopbackProvider, Reply
 from desktop.provider.errors import ContextOverflow
-from desktop.root import Services
+from desktop.root import Root
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, SummaryRoute
 from desktop.turn.events import CompactionStarted, RequestStarted, RuntimeEvent, TurnFailed
@@ -34,7 +34,7 @@ def test_a_summary_route_that_is_down_falls_back_to_the_chat_and_says_so(cairn_p
             dead = gone.base_url  # a port nothing listens on once it is closed
         chat = Account(name="Chat", provider="custom", base_url=chat_server.base_url, default_model="loopback-chat")
         cheap = Account(name="Cheap", provider="custom", base_url=dead, default_model="small")
-        services = Services(cairn_paths, secrets=SecretStore(MemoryKeyring()))
+        services = Root(cairn_paths, secrets=SecretStore(MemoryKeyring()))
         settings = services.load_settings().model_copy(
             update={"accounts": [chat, cheap], "summary_route": SummaryRoute(account_id=cheap.id)}
         )
@@ -168,7 +168,7 @@ def test_a_context_the_server_stated_is_kept_to_for_the_rest_of_the_run(cairn_pa
     with LoopbackProvider(context_window=3_000) as server:
         account = Account(name="Tight", provider="custom", base_url=server.base_url, default_model="loopback-chat",
                           context_limit=6_000)  # fmt: skip
-        services = Services(cairn_paths, secrets=SecretStore(MemoryKeyring()))
+        services = Root(cairn_paths, secrets=SecretStore(MemoryKeyring()))
         settings = services.load_settings().model_copy(update={"accounts": [account]})
         services.settings_store.save(settings)
         session = services.open_journal().create_session().id
@@ -182,7 +182,7 @@ def test_a_context_the_server_stated_is_kept_to_for_the_rest_of_the_run(cairn_pa
 
         with services:
             asyncio.run(go())
-            budget = services.budget(services.route(account))
+            budget = services.limits.budget(services.route(account))
         refused = [r for r in server.requests if r.status == 400 and not is_summary_request(r)]
     # One reply request refused, the first; a summary request may still be refused once and
     # retried without the tail (it asks for the whole context first, for the cache).

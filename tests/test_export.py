@@ -6,7 +6,7 @@ from pathlib import Path
 
 from desktop.app.cairn import CairnApp
 from desktop.loopback import LoopbackProvider, Reply
-from desktop.root import Services
+from desktop.root import Root
 from desktop.settings.secrets import SecretStore
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
@@ -20,8 +20,8 @@ def test_export_markdown_and_json(cairn_paths: CairnPaths, tmp_path: Path) -> No
         account = add_loopback_account(cairn_paths, provider)
         secrets = SecretStore(MemoryKeyring())
         secrets.set(account.id, KEY)
-        app = CairnApp(Services(cairn_paths, secrets=secrets))
-        session = app.new_session()
+        app = CairnApp(Root(cairn_paths, secrets=secrets))
+        session = app.chats.new()
         provider.script(
             Reply(text="Use `stones`.\n\n```sh\nls\n```", reasoning="Think first."),
             Reply(text="second"),
@@ -29,14 +29,14 @@ def test_export_markdown_and_json(cairn_paths: CairnPaths, tmp_path: Path) -> No
         )
 
         async def run() -> None:
-            assert (await app.send(session.id, "How do I list stones?")).ok
-            assert (await app.send(session.id, "And then?")).ok
-            assert (await app.regenerate(session.id)).ok
+            assert (await app.turns.send(session.id, "How do I list stones?")).ok
+            assert (await app.turns.send(session.id, "And then?")).ok
+            assert (await app.turns.regenerate(session.id)).ok
             await app.close()
 
         asyncio.run(run())
-    app.export(session.id, tmp_path / "chat.md")
-    app.export(session.id, tmp_path / "chat.json")
+    app.chats.export(session.id, tmp_path / "chat.md")
+    app.chats.export(session.id, tmp_path / "chat.json")
     markdown = (tmp_path / "chat.md").read_text()
     assert markdown.startswith("# How do I list stones?\n")
     assert "## You\n\nHow do I list stones?" in markdown

@@ -100,17 +100,17 @@ def test_a_strange_context_report_is_ignored(props: dict) -> None:
 
 
 def test_a_chat_on_a_local_server_learns_its_context_once(cairn_paths) -> None:
-    from desktop.root import Services
+    from desktop.root import Root
     from desktop.settings.store import Account
 
     async def learn(base_url: str):
-        services = Services(cairn_paths)
+        services = Root(cairn_paths)
         async with services.running():
             account = Account(name="Local", provider="custom", base_url=base_url, default_model="gemma3:1b")
             route = services.route(account)
-            first = await services.learn_route(route)
-            again = await services.learn_route(route)
-            told = await services.learn_route(route.model_copy(update={"context_limit": 4_000}))
+            first = await services.limits.learn(route)
+            again = await services.limits.learn(route)
+            told = await services.limits.learn(route.model_copy(update={"context_limit": 4_000}))
         return route, first, again, told
 
     with LoopbackProvider(server_context=16_384, models=("gemma3:1b",)) as server:

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from desktop.app.cairn import CairnApp
 from desktop.loopback import LoopbackProvider
-from desktop.root import Services
+from desktop.root import Root
 from desktop.settings.mcp_servers import McpServerSetting, McpSettingsError, secret_id, server_setting
 from desktop.settings.secrets import SecretStore
 from desktop.turn.events import RequestStarted, RuntimeEvent
@@ -51,19 +52,20 @@ class Cairn:
 
     def __init__(self, paths: CairnPaths, provider: LoopbackProvider, keyring: MemoryKeyring) -> None:
         self.paths, self.provider = paths, provider
-        self.services = Services(paths, secrets=SecretStore(keyring))
+        self.services = Root(paths, secrets=SecretStore(keyring))
         self.journal = self.services.open_journal()
+        self.mcp = CairnApp(self.services, titles=False).mcp
         self.session = self.journal.create_session().id
         self.events: list[RuntimeEvent] = []
 
-    def run(self, before: Callable[[Services], Any] | None = None, *texts: str | Callable[[Services], Any]) -> list:
+    def run(self, before: Callable[[Cairn], Any] | None = None, *texts: str | Callable[[Cairn], Any]) -> list:
         """Start Cairn, run ``before``, send each text (or await each step between them) and
         stop Cairn; the turns' errors."""
 
         async def go() -> list[str | None]:
             async with self.services.running():
                 if before is not None:
-                    await before(self.services)
+                    await before(self)
                 route = self.services.route(loopback_account(self.provider))
                 settings = self.services.load_settings()
                 runtime = self.services.runtime(
@@ -75,7 +77,7 @@ class Cairn:
                     if isinstance(text, str):
                         errors.append((await runtime.send(self.session, text)).error)
                     else:
-                        await text(self.services)
+                        await text(self)
                 return errors
 
         return asyncio.run(go())
@@ -106,8 +108,8 @@ def cairn(cairn_paths: CairnPaths, provider: LoopbackProvider):
 
 
 def test_a_server_is_saved_with_its_secret_in_the_keychain_and_its_tools_reach_the_chat(cairn: Cairn) -> None:
-    async def add(services: Services) -> None:
-        await services.save_server(lab(services.secrets))
+    async def add(cairn: Cairn) -> None:
+        await cairn.mcp.put(lab(cairn.services.secrets))
 
     errors = cairn.run(add, search("select:lab__shout,lab__secret"), call("lab__shout", '{"text": "hi"}'),
                        call("lab__secret"))  # fmt: skip
@@ -132,12 +134,14 @@ def test_a_server_is_saved_with_its_secret_in_the_keychain_and_its_tools_reach_t
 
 
 def test_a_changed_tool_list_starts_a_new_epoch_and_voids_the_activation(cairn: Cairn) -> None:
-    async def add(services: Services) -> None:
-        await services.save_server(lab(services.secrets))
+    async def add(cairn: Cairn) -> None:
+        await cairn.mcp.put(lab(cairn.services.secrets))
 
-    async def relisted(services: Services) -> None:  # the server's notification arrives on its own time
+    async def relisted(cairn: Cairn) -> None:  # the server's notification arrives on its own time
         async with asyncio.timeout(10):
-            while (view := services.mcp.view("lab")) is None or view.status is None or view.status.tool_count != 13:
+            while (
+                (view := cairn.services.mcp.view("lab")) is None or view.status is None or view.status.tool_count != 13
+            ):
                 await asyncio.sleep(0.02)
 
     cairn.run(add, search("select:lab__grow,lab__shout"), call("lab__grow"), relisted,
@@ -150,10 +154,10 @@ def test_a_changed_tool_list_starts_a_new_epoch_and_voids_the_activation(cairn: 
 
 
 def test_a_server_that_fails_or_dies_costs_only_its_own_tools(cairn: Cairn) -> None:
-    async def add(services: Services) -> None:
-        await services.save_server(lab(services.secrets))
+    async def add(cairn: Cairn) -> None:
+        await cairn.mcp.put(lab(cairn.services.secrets))
         crash = {"name": "crash", "command": sys.executable, "args": [str(BAD_SERVER), "exit"], "start_timeout": 10}
-        await services.save_server(server_setting(services.secrets, crash))
+        await cairn.mcp.put(server_setting(cairn.services.secrets, crash))
 
     errors = cairn.run(add, search("select:lab__die"), call("lab__die"), "still there?")
     assert errors == [None, None, None]
@@ -168,16 +172,16 @@ def test_a_server_that_fails_or_dies_costs_only_its_own_tools(cairn: Cairn) -> N
 
 
 def test_a_disabled_server_never_starts_and_a_removed_one_leaves_nothing(cairn: Cairn) -> None:
-    async def add_disabled(services: Services) -> None:
-        server = lab(services.secrets)
-        await services.save_server(server.model_copy(update={"enabled": False}))
+    async def add_disabled(cairn: Cairn) -> None:
+        server = lab(cairn.services.secrets)
+        await cairn.mcp.put(server.model_copy(update={"enabled": False}))
 
     cairn.run(add_disabled, "hello")
     assert cairn.services.mcp.status_lines() == ("lab: disabled",)
     assert "tool_search" not in [t["function"]["name"] for t in cairn.provider.requests[-1].body["tools"]]
 
-    async def remove(services: Services) -> None:
-        await services.remove_server("lab")
+    async def remove(cairn: Cairn) -> None:
+        await cairn.mcp.remove("lab")
 
     cairn.run(remove)
     assert cairn.services.mcp.status_lines() == ()

@@ -1,4 +1,4 @@
-"""What Settings' MCP tab asks of the composition root, headless: saving a server as typed
+"""What Settings' MCP tab asks of the front door (``CairnApp.mcp``), headless: saving a server as typed
 (its name checked before any secret is stored), renaming it with its secrets, importing a
 plan only if nothing changed since it was shown, enabling, restarting and testing by name."""
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from desktop.root import Services
+from desktop.app.cairn import CairnApp, open_cairn
 from desktop.settings.mcp_import import read_import
 from desktop.settings.mcp_servers import McpSettingsError, secret_id
 from desktop.settings.secrets import SecretStore
@@ -25,9 +25,9 @@ from tests.mcp_servers import TOOLS_SERVER
 LAB = {"name": "lab", "command": sys.executable, "args": [str(TOOLS_SERVER)], "start_timeout": 20}
 
 
-def run(services: Services, work: Callable[[], Awaitable[Any]]) -> Any:
+def run(app: CairnApp, work: Callable[[], Awaitable[Any]]) -> Any:
     async def go() -> Any:
-        async with services.running():
+        async with app.running():
             return await work()
 
     return asyncio.run(go())
@@ -39,43 +39,37 @@ def keyring() -> MemoryKeyring:
 
 
 @pytest.fixture
-def services(cairn_paths: CairnPaths, keyring: MemoryKeyring):
-    with Services(cairn_paths, secrets=SecretStore(keyring)) as made:
+def app(cairn_paths: CairnPaths, keyring: MemoryKeyring):
+    with open_cairn(cairn_paths, secrets=SecretStore(keyring), titles=False) as made:
         yield made
 
 
-def names(services: Services) -> list[str]:
-    return [s.name for s in services.load_settings().servers().servers]
+def names(app: CairnApp) -> list[str]:
+    return [s.name for s in app.mcp.entries().servers]
 
 
 def test_a_name_clash_stores_no_secret_and_a_rename_takes_the_secrets_along(
-    services: Services, keyring: MemoryKeyring
+    app: CairnApp, keyring: MemoryKeyring
 ) -> None:
     async def work() -> None:
-        await services.save_server_fields(
-            {"name": "gh", "command": "gh-mcp"}, env={"GITHUB_TOKEN": "ghp_one"}, headers={}
-        )
-        await services.save_server_fields(
-            {"name": "other", "command": "x"}, env={"GITHUB_TOKEN": "ghp_two"}, headers={}
-        )
+        await app.mcp.save({"name": "gh", "command": "gh-mcp"}, {"GITHUB_TOKEN": "ghp_one"}, {})
+        await app.mcp.save({"name": "other", "command": "x"}, {"GITHUB_TOKEN": "ghp_two"}, {})
         with pytest.raises(McpSettingsError, match="An MCP server named 'gh' already exists"):
-            await services.save_server_fields(
-                {"name": "gh", "command": "x"}, env={"GITHUB_TOKEN": "ghp_two"}, headers={}, replacing="other"
-            )
+            await app.mcp.save({"name": "gh", "command": "x"}, {"GITHUB_TOKEN": "ghp_two"}, {}, replacing="other")
         assert keyring.entries[("Cairn", secret_id("gh", "env", "GITHUB_TOKEN"))] == "ghp_one"  # not overwritten
-        renamed = await services.save_server_fields(
-            {"name": "github", "command": "gh-mcp"}, env={"GITHUB_TOKEN": None}, headers={}, replacing="gh"
+        renamed = await app.mcp.save(
+            {"name": "github", "command": "gh-mcp"}, {"GITHUB_TOKEN": None}, {}, replacing="gh"
         )
         assert renamed.secret_env == ["GITHUB_TOKEN"]
 
-    run(services, work)
-    assert names(services) == ["github", "other"]
+    run(app, work)
+    assert names(app) == ["github", "other"]
     assert keyring.entries[("Cairn", secret_id("github", "env", "GITHUB_TOKEN"))] == "ghp_one"
     assert ("Cairn", secret_id("gh", "env", "GITHUB_TOKEN")) not in keyring.entries
 
 
 def test_an_import_is_saved_only_if_no_name_was_taken_since_it_was_shown(
-    services: Services, keyring: MemoryKeyring, tmp_path: Path
+    app: CairnApp, keyring: MemoryKeyring, tmp_path: Path
 ) -> None:
     source = tmp_path / "claude_desktop_config.json"
     entries = {
@@ -83,35 +77,35 @@ def test_an_import_is_saved_only_if_no_name_was_taken_since_it_was_shown(
         "gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp_x"}},
     }
     source.write_text(json.dumps({"mcpServers": entries}))
-    shown = read_import(source, names(services))
+    shown = read_import(source, names(app))
 
     async def work() -> None:
-        await services.save_server_fields({**LAB, "enabled": False}, env={}, headers={})  # meanwhile
+        await app.mcp.save({**LAB, "enabled": False}, {}, {})  # meanwhile
         with pytest.raises(McpSettingsError, match="'lab' was added since this import was shown; import again"):
-            await services.import_servers(shown)
-        assert names(services) == ["lab"]
+            await app.mcp.import_servers(shown)
+        assert names(app) == ["lab"]
         assert keyring.entries == {}
-        await services.import_servers(read_import(source, names(services)))
+        await app.mcp.import_servers(read_import(source, names(app)))
 
-    run(services, work)
-    assert names(services) == ["lab", "gh"]
+    run(app, work)
+    assert names(app) == ["lab", "gh"]
     assert keyring.entries[("Cairn", secret_id("gh", "env", "GITHUB_TOKEN"))] == "ghp_x"
 
 
-def test_enable_restart_and_test_a_server_by_name(services: Services) -> None:
+def test_enable_restart_and_test_a_server_by_name(app: CairnApp) -> None:
     async def work() -> None:
         with pytest.raises(McpSettingsError, match="No MCP server is named 'nope'"):
-            await services.set_server_enabled("nope", True)
-        await services.save_server_fields({**LAB, "enabled": False}, env={}, headers={})
+            await app.mcp.set_enabled("nope", True)
+        await app.mcp.save({**LAB, "enabled": False}, {}, {})
         with pytest.raises(McpSettingsError, match="'lab' is not running because it is disabled"):
-            await services.restart_server("lab")
-        status, tools = await services.test_server("lab")  # a disabled server can still be tried
+            await app.mcp.restart("lab")
+        status, tools = await app.mcp.test("lab")  # a disabled server can still be tried
         assert (status.state, status.tool_count, len(tools)) == (ServerState.READY, 12, 12)
-        enabled = await services.set_server_enabled("LAB", True)
+        enabled = await app.mcp.set_enabled("LAB", True)
         assert enabled.enabled
-        view = await services.restart_server("lab")
+        view = await app.mcp.restart("lab")
         assert view.status is not None
         assert view.status.describe() == "lab: ready, 12 tools"
 
-    run(services, work)
-    assert services.load_settings().servers().servers[0].enabled
+    run(app, work)
+    assert app.mcp.entries().servers[0].enabled

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from pydantic import JsonValue
 
-from desktop.context.context_engine import ContextEngine, skill_tools
+from desktop.context.context_engine import ContextEngine
 from desktop.context.system_state import SystemState
 from desktop.loopback import LoopbackProvider, Reply
 from desktop.tools.registry import ToolRegistry, TurnInputs
+from desktop.tools.sources import skill_tools
 from desktop.turn.approvals import Approval, Choice
 from desktop.turn.events import ApprovalRequested
 from host.content import ChatGrant, MessageContent, PermissionMode, ToolApproval, ToolIdentity, ToolResultPart
@@ -358,7 +359,7 @@ def test_a_parked_call_survives_a_restart_and_resumes_once(
     asyncio.run(park_then_close())
     assert notes.writes == []
     writer = TranscriptWriter(journal)
-    from desktop.turn.tool_calls import parked_calls
+    from desktop.session.parked import parked_calls
 
     (parked,) = parked_calls(writer.model_order(session.id))
     assert parked.approval.target.pin == identity_of(Tool(WRITE, None)).pin  # type: ignore[arg-type]

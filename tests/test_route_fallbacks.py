@@ -11,8 +11,8 @@ from desktop.context.context_engine import ContextEngine
 from desktop.context.projection import OPENING_TAG
 from desktop.context.system_state import BUILTIN_INSTRUCTIONS, SystemState
 from desktop.loopback import LoopbackProvider
+from desktop.session.fallbacks import FOLD_NOTE
 from desktop.turn.events import RequestStarted, RouteFallbackRecorded
-from desktop.turn.fallbacks import FOLD_NOTE
 from host.content import RouteFallback
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -136,7 +136,7 @@ def test_a_route_that_refuses_tools_is_switched_to_no_tools_for_the_session(
     journal: Journal, cairn_paths: CairnPaths
 ) -> None:
     from desktop.context.system_state import SKILLS_HEADER, SKILLS_HEADER_NO_TOOLS
-    from desktop.turn.fallbacks import NO_TOOLS_NOTE
+    from desktop.session.fallbacks import NO_TOOLS_NOTE
 
     write_skill(cairn_paths.skills_dir, "notes", "Keep notes.")
     state = SystemState(skill_roots=(("user", cairn_paths.skills_dir),))

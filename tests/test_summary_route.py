@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from desktop.loopback import LoopbackProvider
-from desktop.root import Services
+from desktop.root import Root
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, SummaryRoute
 from desktop.turn.events import RequestStarted, RuntimeEvent
@@ -23,7 +23,7 @@ from tests.test_compaction import is_summary_request
 def chat_then_compact(
     paths: CairnPaths, chat: Account, summary: SummaryRoute | None, *accounts: Account
 ) -> tuple[str, list[RuntimeEvent]]:
-    services = Services(paths, secrets=SecretStore(MemoryKeyring()))
+    services = Root(paths, secrets=SecretStore(MemoryKeyring()))
     settings = services.load_settings().model_copy(update={"accounts": [chat, *accounts], "summary_route": summary})
     services.settings_store.save(settings)
     events: list[RuntimeEvent] = []
@@ -54,7 +54,7 @@ def test_summaries_go_to_the_route_chosen_in_settings(cairn_paths: CairnPaths) -
     assert not any(is_summary_request(r) for r in to_chat)
     assert len(to_chat) == 9
     assert to_chat[-1].body["messages"][1]["content"].startswith("<conversation-summary>")
-    services = Services(cairn_paths, secrets=SecretStore(MemoryKeyring()))
+    services = Root(cairn_paths, secrets=SecretStore(MemoryKeyring()))
     with services:
         journal = services.open_journal()
         usage = UsageLedger(journal).requests(session)

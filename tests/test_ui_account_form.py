@@ -118,7 +118,7 @@ def test_with_no_keychain_the_question_comes_before_anything_is_saved(qtbot: QtB
         click(tab.saving.question.keep)
         qtbot.waitUntil(lambda: tab.result.text().startswith("Saved Loopback."), timeout=WAIT)
         assert "kept in memory until Cairn closes" in tab.result.text()
-        assert run.app.api_key(run.app.settings.accounts[0]) == SECRET
+        assert run.app.accounts.api_key(run.app.settings.accounts[0]) == SECRET
         dialog.accept()
     no_leaks()
 
@@ -151,15 +151,15 @@ def test_a_keychain_that_refuses_the_key_leaves_it_in_the_form(
         qtbot.waitUntil(lambda: tab.saving.question is None, timeout=WAIT)
         if answer == "keep":
             qtbot.waitUntil(lambda: "kept in memory" in tab.result.text(), timeout=WAIT)
-            assert run.app.api_key(account) == SECRET
+            assert run.app.accounts.api_key(account) == SECRET
         elif answer == "without":
             assert tab.result.text() == "Saved Loopback without a key."
             assert tab.key.text() == ""
-            assert run.app.api_key(account) is None
+            assert run.app.accounts.api_key(account) is None
         else:
             assert "still in the form" in tab.result.text()
             assert tab.key.text() == SECRET
-            assert run.app.api_key(account) is None
+            assert run.app.accounts.api_key(account) is None
         dialog.accept()
     no_leaks()
 

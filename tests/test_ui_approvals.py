@@ -43,7 +43,7 @@ class Notes:
         return [Tool(WRITE, write)]
 
     def attach(self, run: Running) -> None:
-        run.app.services.engine.registry.add(self.source)
+        run.app.root.engine.registry.add(self.source)
 
 
 ASK = 'Please note it. [[call write_note {"path": "todo.txt", "content": "buy stones"}]]'

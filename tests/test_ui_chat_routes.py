@@ -111,7 +111,7 @@ def test_a_chat_whose_account_was_removed_falls_back_and_says_so(
             chat_b = w.session_id
             open_chat(qtbot, w, chat_a, "chat A")  # "First" is the route used last now
 
-            run.shell.core.submit(lambda: run.app.remove_account(second.id)).result(timeout=10)
+            run.shell.core.submit(lambda: run.app.accounts.remove(second.id)).result(timeout=10)
             open_chat(qtbot, w, chat_b, "chat B")
             qtbot.waitUntil(w.notice.isVisible, timeout=WAIT)
             assert "account was removed" in w.notice.text()

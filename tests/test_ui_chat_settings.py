@@ -44,7 +44,7 @@ def test_a_chats_own_system_prompt_is_saved_sent_and_reset(qtbot: QtBot, cairn_p
         add_loopback_account(cairn_paths, provider)
         with running_cairn(cairn_paths) as run:
             w = run.window
-            w.core.submit(lambda: run.app.save_instructions("Prefer metric units.")).result(timeout=WAIT)
+            w.core.submit(lambda: run.app.preferences.save_instructions("Prefer metric units.")).result(timeout=WAIT)
             answered(qtbot, w, "one")
             session = w.session_id
             assert session is not None

@@ -67,7 +67,7 @@ def test_context_settings_are_saved_and_bad_ones_are_refused(qtbot: QtBot, cairn
             assert on_disk["summary_route"] == {"account_id": cheap.id, "model": "small-model"}
             assert "Chat" in [a["name"] for a in on_disk["accounts"]]  # the change made meanwhile is kept
             # The budget the next request is estimated with takes the reserve.
-            budget = budget_for(run.app.route(), run.app.settings)
+            budget = budget_for(run.app.accounts.route(), run.app.settings)
             assert (budget.limit, budget.threshold, budget.tail) == (32_000, 28_000, 6_000)
             dialog.accept()
 

@@ -151,7 +151,7 @@ def test_text_size_zooms_is_kept_and_resets(qtbot: QtBot, cairn_paths: CairnPath
             qtbot.waitUntil(lambda: QApplication.font().pointSize() == before, timeout=WAIT)
             qtbot.waitUntil(lambda: store.load().text_size is None, timeout=WAIT)
             with pytest.raises(SettingsError, match="between 9 and 22 points"):
-                run.app.save_text_size(40)
+                run.app.preferences.save_text_size(40)
         finally:
             run.shell.set_text_size(0)
 

@@ -396,7 +396,7 @@ def test_without_a_keychain_a_server_with_a_secret_is_refused(qtbot: QtBot, cair
 
 def test_closing_settings_stops_listening_to_the_servers(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
     with running_cairn(cairn_paths) as run:
-        hub = run.app.services.mcp
+        hub = run.app.root.mcp
 
         def listeners() -> int:
             return run.window.core.submit(lambda: len(hub._listeners)).result(timeout=10)

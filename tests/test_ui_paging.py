@@ -123,8 +123,8 @@ def test_an_older_page_comes_in_measured_so_scrolling_into_it_lays_nothing_out(
         bar.setValue(0)
         qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 450, timeout=WAIT)
         asked: list[object] = []
-        page = run.app.page
-        monkeypatch.setattr(run.app, "page", lambda *a, **k: (asked.append(a), page(*a, **k))[1])
+        page = run.app.chats.page
+        monkeypatch.setattr(run.app.chats, "page", lambda *a, **k: (asked.append(a), page(*a, **k))[1])
         for value in (5, 0, 5, 0):
             bar.setValue(value)
         w.core.submit(lambda: None).result(timeout=5)

@@ -112,8 +112,7 @@ def test_the_window_remembers_its_geometry_and_last_chat(
             lambda: w.chat.model_rows().messages and w.chat.model_rows().messages[0].text == "first chat", timeout=WAIT
         )
         w.resize(700, 520)  # inside the offscreen screen (800 x 600)
-        state_path = run.shell.state_path
-    state = WindowState.load(state_path)
+    state = WindowState.parse((cairn_paths.config_dir / "window.json").read_text())
     assert state.last_session == first
     assert state.geometry
     with running_cairn(cairn_paths, state) as run:

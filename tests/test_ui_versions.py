@@ -183,7 +183,7 @@ def test_a_switch_is_refused_while_the_chat_answers(
         # The core refuses too, whoever asks.
         answer = message(w, "second").key
         with pytest.raises(NotAVersion, match="still answering"):
-            run.shell.core.submit(lambda: run.app.switch_version(session, answer)).result(timeout=10)
+            run.shell.core.submit(lambda: run.app.chats.switch_version(session, answer)).result(timeout=10)
         QTest.keyClick(w.composer.editor, Qt.Key.Key_Escape)
         qtbot.waitUntil(lambda: idle(w), timeout=WAIT)
         assert len([r for r in writer.rows(session) if isinstance(r.body(), SupersedeContent)]) == markers

@@ -17,6 +17,7 @@ from host.content import MessageContent, TextPart
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
+from host.usage import UsageLedger
 from tests.ui_fixtures import add_loopback_account, rename_in_place, running_cairn
 from ui.chat_list import ID_ROLE
 from ui.export_name import export_folder, file_name
@@ -337,7 +338,7 @@ def test_stopped_and_failed_requests_still_count_in_the_chat_usage(
         send(w, "again")
         qtbot.waitUntil(lambda: last(w).kind == "error" and idle(w), timeout=WAIT)
         qtbot.waitUntil(lambda: "2 interrupted" in w.usage_label.text(), timeout=WAIT)
-        requests = run.app.ledger.requests(w.session_id)
+        requests = UsageLedger(run.app.root.journal).requests(w.session_id)
         assert [(r.interrupted, r.reported) for r in requests] == [(True, False), (True, False)]
         assert all(r.estimated_tokens and r.estimated_tokens > 0 for r in requests)
         assert "Last: interrupted" in (w.usage_label.toolTip() or w.usage_label.text())  # whole or fitted

@@ -226,7 +226,7 @@ def test_a_branch_left_takes_its_sections_checkpoint_and_parked_call_with_it(jou
     compaction checkpoint and a call waiting on a person in a branch left behind do not apply,
     and they apply again when it is switched back to."""
     from desktop.context.messages import context_from_rows
-    from desktop.turn.tool_calls import parked_calls
+    from desktop.session.parked import parked_calls
     from host.content import Checkpoint, SectionEntry, ToolApproval, ToolCallPart, ToolIdentity
     from host.transcript import fold_sections, last_checkpoint
 

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit
 
 from desktop.app.cairn import CairnApp
 from desktop.loopback import LoopbackProvider
-from desktop.root import Services
+from desktop.root import Root
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, SettingsStore
 from host.journal import Journal
@@ -51,7 +51,7 @@ def running_cairn(
     qt = QApplication.instance()
     assert isinstance(qt, QApplication)
     keyring = MemoryKeyring()
-    services = Services(paths, secrets=secrets or SecretStore(keyring))
+    services = Root(paths, secrets=secrets or SecretStore(keyring))
     journal = services.open_journal()
     core = CoreThread()
     app = CairnApp(services, on_event=core.emit_event, titles=titles)

@@ -217,7 +217,7 @@ def tool_shots(run: Any, out: Path) -> None:
     workspace = Path(os.environ["CAIRN_HOME"]) / "project"
     workspace.mkdir(exist_ok=True)
     (workspace / "trail.md").write_text("# Trail\n\n- Cairn at the col\n- Cairn at the ford\n")
-    window.core.submit(lambda: run.app.set_workspace(workspace))
+    window.core.submit(lambda: run.app.preferences.set_workspace(workspace))
     settle()
     window.new_session()
     wait_for(lambda: not window.chat.model_rows().messages)
@@ -369,10 +369,10 @@ def mcp_shots(run: Any, out: Path) -> None:
     )
     env = {"LAB_COLOUR": "teal", "LAB_API_TOKEN": "tok-screenshot-0000"}  # the token goes to the keychain
     for fields in servers:
-        window.core.submit(lambda fields=fields: run.app.save_server(fields, env, {}))
+        window.core.submit(lambda fields=fields: run.app.mcp.save(fields, env, {}))
 
     def settled() -> bool:
-        views: list[ServerView] = window.core.submit(run.app.server_views).result(10)
+        views: list[ServerView] = window.core.submit(run.app.mcp.views).result(10)
         return len(views) == 2 and all(
             v.status is not None and v.status.state.value in ("ready", "failed") for v in views
         )
@@ -439,11 +439,13 @@ def chat_settings_shots(run: Any, out: Path) -> None:
     ):
         values = {"system_prompt": prompt, "account_id": None, "model": None, "temperature": temperature,
                   "max_output": 2048, "reasoning_effort": None}  # fmt: skip
-        window.core.submit(lambda n=name, v=values: app.save_assistant(None, name=n, **v)).result(timeout=10)
+        window.core.submit(lambda n=name, v=values: app.preferences.save_assistant(None, name=n, **v)).result(
+            timeout=10
+        )
     session_id = window.session_id
     assert session_id is not None
     window.core.submit(
-        lambda: app.set_chat_settings(session_id, system_prompt="Answer as a mountain guide; be brief.",
+        lambda: app.options.set_settings(session_id, system_prompt="Answer as a mountain guide; be brief.",
                                       temperature=0.4, max_output=None, reasoning_effort=None)
     ).result(timeout=10)  # fmt: skip
     actions = window.chat_settings

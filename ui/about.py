@@ -6,8 +6,7 @@ from html import escape
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from desktop.version import cairn_version
-from host.paths import CairnPaths
+from desktop.app import CairnPaths, cairn_version
 
 __all__ = ["about_text", "show_about"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QWidget
 
-from desktop.settings.store import Account
+from desktop.app import Account
 
 __all__ = ["AccountOptions"]
 

@@ -8,7 +8,7 @@ import re
 
 from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
-from host.text import printable
+from desktop.app import printable
 
 __all__ = ["KeychainQuestion", "RemoveQuestion", "choose_model"]
 

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from desktop.settings.problems import problem_text
-from desktop.settings.secrets import KeychainUnavailable
-from desktop.settings.store import Account
-from host.text import printable
+from desktop.app import Account, KeychainUnavailable, printable, problem_text
 from ui.account_questions import KeychainQuestion, RemoveQuestion
 
 if TYPE_CHECKING:
@@ -63,7 +60,7 @@ class AccountSaving:
                 return
             self.say(problem_text(error))
 
-        tab.window_.run_on_core(lambda: tab.app.save_account(account, key, memory_only=memory_only), saved, failed)
+        tab.window_.run_on_core(lambda: tab.app.accounts.save(account, key, memory_only=memory_only), saved, failed)
 
     def _ask_keychain(self, account: Account, key: str, problem: str, *, saved: bool) -> None:
         box = KeychainQuestion(self.tab, account.name, problem, saved=saved)
@@ -113,7 +110,7 @@ class AccountSaving:
             self.say(f"Removed {printable(account.name)}.")
 
         tab.window_.run_on_core(
-            lambda: tab.app.remove_account(account.id), removed, lambda e: self.say(problem_text(e))
+            lambda: tab.app.accounts.remove(account.id), removed, lambda e: self.say(problem_text(e))
         )
 
     def close_questions(self) -> None:

@@ -27,12 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app.snapshot import AppSnapshot
-from desktop.provider.local_probe import ServerReport
-from desktop.settings.problems import problem_text
-from desktop.settings.routes import RouteError, resolve_route
-from desktop.settings.store import Account
-from host.text import printable
+from desktop.app import Account, AppSnapshot, RouteError, ServerReport, printable, problem_text, resolve_route
 from ui.account_options import AccountOptions
 from ui.account_questions import choose_model
 from ui.account_saving import AccountSaving
@@ -350,7 +345,7 @@ class AccountsTab(QWidget):
         key = self.key.text().strip() or None
         self.result.setText(waiting)
         self.window_.run_on_core(
-            lambda: self.app.list_models(account, key), then, lambda e: self.result.setText(problem_text(e))
+            lambda: self.app.models.list_models(account, key), then, lambda e: self.result.setText(problem_text(e))
         )
 
     def _load_models(self) -> None:
@@ -387,7 +382,9 @@ class AccountsTab(QWidget):
 
         self.result.setText("Testing the connection…")
         self.window_.run_on_core(
-            lambda: self.app.test_connection(account, key), answered, lambda e: self.result.setText(problem_text(e))
+            lambda: self.app.models.test_connection(account, key),
+            answered,
+            lambda e: self.result.setText(problem_text(e)),
         )
 
 

@@ -11,13 +11,16 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from assets import ASSETS_DIR
-from desktop.app.cairn import LOCAL_PORTS, CairnApp
-from desktop.app.snapshot import AppSnapshot
-from desktop.catalog.transport import CatalogError
-from desktop.root import Services
-from desktop.settings.store import SettingsError
-from host.errors import JournalError
-from host.paths import CairnPaths
+from desktop.app import (
+    LOCAL_PORTS,
+    AppSnapshot,
+    CairnApp,
+    CairnPaths,
+    CatalogError,
+    JournalError,
+    SettingsError,
+    open_cairn,
+)
 from ui.core import CoreThread
 from ui.heap import HeapKeeper
 from ui.main_window import MainWindow
@@ -54,7 +57,6 @@ class Shell(QObject):
         self.qt, self.app, self.core = qt, app, core
         self.snapshot = snapshot
         self.windows: list[MainWindow] = []
-        self.state_path = app.paths.config_dir / "window.json"
         self.dark = apply_theme(qt, snapshot.theme)
         self.text_size = apply_text_size(qt, snapshot.text_size)
         core.crashed.connect(self._core_crashed)
@@ -94,7 +96,7 @@ class Shell(QObject):
             window.chat.message_delegate.dark = self.dark
             window.chat.message_delegate.clear()
             window.chat.viewport().update()
-        self.core.submit(lambda: self.app.save_appearance(theme))
+        self.core.submit(lambda: self.app.preferences.save_appearance(theme))
 
     def set_text_size(self, points: int) -> None:
         """Every window's text at ``points`` (0: Cairn's default), kept in settings."""
@@ -104,14 +106,15 @@ class Shell(QObject):
             window.chat.scheduleDelayedItemsLayout()
             window.chat.viewport().update()
         size = None if not points else self.text_size
-        self.core.submit(lambda: self.app.save_text_size(size))
+        self.core.submit(lambda: self.app.preferences.save_text_size(size))
 
     def _closed(self, window: MainWindow) -> None:
-        WindowState(
+        text = WindowState(
             geometry=window.encoded_geometry(),
             last_session=window.session_id,
             inspector_visible=window.inspector.isVisible(),
-        ).save(self.state_path)
+        ).text()
+        self.core.submit(lambda: self.app.preferences.save_window_state(text))  # the core writes files
         if window in self.windows:
             self.windows.remove(window)
 
@@ -147,28 +150,26 @@ def run(paths: CairnPaths) -> int:
     if problem is not None:
         QMessageBox.critical(None, "Cairn cannot start", problem)
         return 2
+    core = CoreThread()
     try:
-        services = Services(paths)
-        services.open_journal()
+        app = open_cairn(paths, on_event=core.emit_event)
     except (JournalError, CatalogError) as exc:
         log.error("cannot start: %s", exc)
         QMessageBox.critical(None, "Cairn cannot start", str(exc))
         return 2
-    with services:
-        core = CoreThread()
-        try:
-            app = CairnApp(services, on_event=core.emit_event)
-        except SettingsError as exc:
-            QMessageBox.critical(None, "Cairn cannot read its settings", str(exc))
-            return 2
+    except SettingsError as exc:
+        QMessageBox.critical(None, "Cairn cannot read its settings", str(exc))
+        return 2
+    with app:
         core.start()
         core.submit(app.start)  # MCP servers that start with Cairn; the window does not wait for them
         shells: list[Shell] = []
 
-        def ready(snapshot: AppSnapshot) -> None:
+        def ready(opening: tuple[AppSnapshot, str | None]) -> None:
+            snapshot, remembered = opening
             shell = Shell(qt, app, core, snapshot)
             shells.append(shell)
-            window = shell.open_window(WindowState.load(shell.state_path))
+            window = shell.open_window(WindowState.parse(remembered))
             page = "start page" if window.pages.currentWidget() is window.start_page else "chat"
             log.info("main window shown (%s)", page)
 
@@ -176,8 +177,9 @@ def run(paths: CairnPaths) -> int:
             QMessageBox.critical(None, "Cairn cannot start", str(error))
             qt.exit(2)
 
-        # The first snapshot reads the keychain, so the core makes it; the window opens with it.
-        core.submit(app.snapshot, ready, failed)
+        # The first snapshot reads the keychain, so the core makes it, and reads what the window
+        # remembers of itself; the window opens with both.
+        core.submit(lambda: (app.snapshot(), app.preferences.window_state()), ready, failed)
         code = qt.exec()
         if shells:
             shells[0].shut_down()

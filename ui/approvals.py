@@ -13,10 +13,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
-from desktop.app.cairn import SessionEvent
-from desktop.turn.approvals import Choice
+from desktop.app import Choice, ParkedCall, SessionEvent
 from desktop.turn.events import ApprovalAnswered, ApprovalRequested
-from desktop.turn.tool_calls import ParkedCall
 from ui.messages import DisplayMessage
 from ui.tool_cards import ApprovalView
 
@@ -107,11 +105,11 @@ class ApprovalCards(QObject):
         self.w.composer.set_busy(True)
 
         def done(_outcome: object) -> None:
-            if session_id not in self.w.app.approvals.waiting(session_id):
+            if session_id not in self.w.app.turns.waiting(session_id):
                 self.w.controller.turn_over(session_id)
 
         def failed(error: BaseException) -> None:
             self.w.controller.turn_over(session_id)
             self.w.show_error(error)
 
-        self.w.run_on_core(lambda: self.w.app.answer_approval(session_id, call_id, choice), done, failed)
+        self.w.run_on_core(lambda: self.w.app.turns.answer_approval(session_id, call_id, choice), done, failed)

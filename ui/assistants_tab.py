@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.settings.store import Assistant
+from desktop.app import Assistant
 from ui.parameter_fields import ParameterFields, note_label
 from ui.theme import tokens_of
 
@@ -175,7 +175,9 @@ class AssistantsTab(QWidget):
             self._say(f"Saved “{result[0].name}”.")
 
         self.w.run_on_core(
-            lambda: (app.save_assistant(current, **values), tuple(app.settings.assistants)), saved, self._refused
+            lambda: (app.preferences.save_assistant(current, **values), tuple(app.settings.assistants)),
+            saved,
+            self._refused,
         )
 
     def delete(self) -> None:
@@ -189,7 +191,7 @@ class AssistantsTab(QWidget):
             self._say(f"Deleted “{name}”. Chats started from it keep their settings.")
 
         def remove() -> tuple[Assistant, ...]:
-            app.remove_assistant(current)
+            app.preferences.remove_assistant(current)
             return tuple(app.settings.assistants)
 
         self.w.run_on_core(remove, deleted, self._refused)

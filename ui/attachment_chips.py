@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QColor, QImage, QPixmap, QTextDocument
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from desktop.app.attachments import LIMITS, Attachment, shown_size
+from desktop.app import LIMITS, Attachment, shown_size
 from host.content import ImagePart
 from ui.icons import icon
 from ui.messages import ATTACHMENT_URL, FILE_ICON_URL, THUMB, thumbnail_size

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 
-from desktop.app.attachments import Attachment, too_many
+from desktop.app import Attachment, too_many
 from ui.attachment_chips import scaled_thumbnail
 from ui.composer import dropped_files
 
@@ -52,10 +52,10 @@ class AttachmentIntake(QObject):
         """Read each file once, on the core, into the journal's folder; it shows as a chip."""
         app = self.w.app
         for path in paths:
-            self._attach(partial(app.attach_file, Path(path)))
+            self._attach(partial(app.attachments.attach_file, Path(path)))
 
     def attach_image(self, data: bytes, name: str) -> None:
-        self._attach(lambda: self.w.app.attach_data(data, name))
+        self._attach(lambda: self.w.app.attachments.attach_data(data, name))
 
     def _attach(self, work: Callable[[], Attachment]) -> None:
         composer = self.w.composer
@@ -72,4 +72,6 @@ class AttachmentIntake(QObject):
     def _fetch_thumbnail(self, sha256: str, name: str, done: Callable[[QImage | None], None]) -> None:
         """A stored image, read and scaled on the core; ``None`` when its file cannot be read."""
         app = self.w.app
-        self.w.run_on_core(lambda: scaled_thumbnail(app.attachment_bytes(sha256, name)), done, lambda _e: done(None))
+        self.w.run_on_core(
+            lambda: scaled_thumbnail(app.attachments.stored_bytes(sha256, name)), done, lambda _e: done(None)
+        )

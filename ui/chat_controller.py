@@ -15,10 +15,20 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView
 
-from desktop.app.attachments import Attachment, too_many
-from desktop.app.cairn import STOPPED, SessionEvent, TurnBusy
-from desktop.app.message_checks import CONTINUE
-from desktop.compaction.policy import ContextFill
+from desktop.app import (
+    CONTINUE,
+    STOPPED,
+    Attachment,
+    ContextFill,
+    RequestUsage,
+    SessionEvent,
+    SessionRecord,
+    TranscriptRow,
+    TurnBusy,
+    TurnOutcome,
+    UsageTotals,
+    too_many,
+)
 from desktop.turn.events import (
     AssistantCommitted,
     CompactionAbandoned,
@@ -35,10 +45,6 @@ from desktop.turn.events import (
     UserCommitted,
     Waiting,
 )
-from desktop.turn.outcome import TurnOutcome
-from host.journal import SessionRecord
-from host.transcript import TranscriptRow
-from host.usage import RequestUsage, UsageTotals
 from ui.attachment_intake import AttachmentIntake
 from ui.chat_versions import ChatVersions
 from ui.chat_view import MessageModel
@@ -92,9 +98,9 @@ class ChatController(QObject):
             mode, self.w.pending_mode = self.w.pending_mode, None
 
             def create() -> SessionRecord:
-                record = self.w.app.new_session()
+                record = self.w.app.chats.new()
                 if mode is not None:
-                    self.w.app.set_mode(record.id, mode)
+                    self.w.app.options.set_mode(record.id, mode)
                 return record
 
             def created(record: SessionRecord) -> None:
@@ -149,12 +155,14 @@ class ChatController(QObject):
                 if notice:
                     self.w.show_notice(notice)
 
-            self.w.run_on_core(lambda: app.attachment_notice(session_id, attachments), said)
+            self.w.run_on_core(lambda: app.attachments.notice(session_id, attachments), said)
         work = {
-            "send": lambda: app.send(session_id, text, attachments),
-            "edit": lambda: app.edit(session_id, row_id, text) if row_id else app.edit_last(session_id, text),
-            "retry": lambda: app.retry(session_id),
-            "regenerate": lambda: app.regenerate(session_id),
+            "send": lambda: app.turns.send(session_id, text, attachments),
+            "edit": lambda: (
+                app.turns.edit(session_id, row_id, text) if row_id else app.turns.edit_last(session_id, text)
+            ),
+            "retry": lambda: app.turns.retry(session_id),
+            "regenerate": lambda: app.turns.regenerate(session_id),
         }[kind]
         versioned = kind in ("edit", "regenerate")
         if versioned and session_id == self.w.session_id:
@@ -180,7 +188,7 @@ class ChatController(QObject):
         """A turn this window started is over: a long one that ended in the background is
         announced, and a first exchange may give the chat a title from its model."""
         if self.notifier.finished(session_id, stopped=stopped):
-            record = self.w.app.journal.session
+            record = self.w.app.chats.record
             self.w.run_on_core(
                 lambda: record(session_id),
                 lambda found: self.notifier.announce(session_id, self.w, found.title if found else "", ok=ok),
@@ -194,7 +202,7 @@ class ChatController(QObject):
             def untitled(error: BaseException) -> None:
                 log.warning("session %s: no title: %s", session_id, error)  # the chat keeps its first line
 
-            self.w.run_on_core(lambda: self.w.app.auto_title(session_id), titled, untitled)
+            self.w.run_on_core(lambda: self.w.app.turns.auto_title(session_id), titled, untitled)
 
     def compact(self, session_id: str, focus: str | None) -> None:
         """Summarise the chat's earlier messages now; the composer waits as for a reply."""
@@ -211,7 +219,7 @@ class ChatController(QObject):
             self.turn_over(session_id)
             self.w.show_error(error)
 
-        self.w.run_on_core(lambda: self.w.app.compact(session_id, focus), done, failed)
+        self.w.run_on_core(lambda: self.w.app.turns.compact(session_id, focus), done, failed)
 
     def stop(self) -> None:
         """Esc or Stop: deny the call waiting on a card, else stop the reply."""
@@ -220,7 +228,7 @@ class ChatController(QObject):
         if waiting is not None:
             self.w.approvals.answer(waiting, "deny")
         elif session_id is not None and session_id in self.busy:
-            self.w.run_on_core(lambda: self.w.app.cancel(session_id))
+            self.w.run_on_core(lambda: self.w.app.turns.cancel(session_id))
 
     def approve_pending(self) -> None:
         """Enter in an empty composer: allow the waiting call once."""
@@ -230,7 +238,7 @@ class ChatController(QObject):
 
     def stop_all(self) -> None:
         for session_id in list(self.busy):
-            self.w.core.submit(lambda s=session_id: self.w.app.cancel(s))
+            self.w.core.submit(lambda s=session_id: self.w.app.turns.cancel(s))
 
     def copy_last_answer(self) -> None:
         answer = self.model.last_of("assistant")
@@ -279,7 +287,7 @@ class ChatController(QObject):
             self.w.refresh_sessions(query="", select=record.id)
             self.w.statusBar().showMessage(f"Branched into “{record.title}”.", 5000)
 
-        self.w.run_on_core(lambda: self.w.app.branch(session_id, row_id), made)
+        self.w.run_on_core(lambda: self.w.app.chats.branch(session_id, row_id), made)
 
     def messages_of(self, rows: list[TranscriptRow]) -> list[DisplayMessage]:
         messages = [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
@@ -448,8 +456,8 @@ class ChatController(QObject):
         if session_id == self.w.session_id:
             self.w.composer.set_busy(False)
             self.model.remove(f"streaming:{session_id}")
-            self.w.run_on_core(lambda: self.w.app.usage(session_id), self.show_usage)
-            self.w.run_on_core(lambda: self.w.app.context_fill(session_id), self.fill_shower(session_id))
+            self.w.run_on_core(lambda: self.w.app.chats.usage(session_id), self.show_usage)
+            self.w.run_on_core(lambda: self.w.app.chats.context_fill(session_id), self.fill_shower(session_id))
         self.w.refresh_sessions()
 
     def fill_shower(self, session_id: str) -> Callable[[ContextFill | None], None]:

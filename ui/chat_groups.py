@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from host.journal import SessionRecord
+from desktop.app import SessionRecord
 
 __all__ = ["GROUP_TITLES", "ChatGroup", "Found", "GroupKey", "day_group", "group_chats"]
 

@@ -22,7 +22,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter
 from PySide6.QtWidgets import QAbstractItemView, QListView, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from host.journal import SessionRecord
+from desktop.app import SessionRecord
 from ui.chat_groups import GROUP_TITLES, ChatGroup, Found, GroupKey, group_chats
 from ui.icons import icon
 from ui.theme import SPACE, tokens_of

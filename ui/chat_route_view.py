@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
-from desktop.compaction.policy import ContextFill
-from desktop.session.chat_route import ChatRouteView
-
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
+
+from desktop.app import ChatRouteView, ContextFill
 
 __all__ = ["ChatRoutes"]
 
@@ -67,7 +66,7 @@ class ChatRoutes(QObject):
             self.show(session_id, result[0])
             w.controller.fill_shower(session_id)(result[1])
 
-        w.run_on_core(lambda: (w.app.chat_route(session_id), w.app.context_fill(session_id)), resolved)
+        w.run_on_core(lambda: (w.app.options.route(session_id), w.app.chats.context_fill(session_id)), resolved)
 
     def chosen(self, account_id: str, model: str | None) -> None:
         """A route picked in the route bar: the chat's own from now on (and the one new chats
@@ -75,7 +74,7 @@ class ChatRoutes(QObject):
         w = self.w
         session_id = w.session_id
         if session_id is None:
-            w.run_on_core(lambda: w.app.choose(account_id, model))
+            w.run_on_core(lambda: w.app.accounts.choose(account_id, model))
             return
         w.clear_notice()
-        w.run_on_core(lambda: w.app.set_chat_route(session_id, account_id, model), partial(self.show, session_id))
+        w.run_on_core(lambda: w.app.options.set_route(session_id, account_id, model), partial(self.show, session_id))

@@ -27,8 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.session.chat_settings import ChatSettingsView, inherited_words
-from host.journal import SessionRecord
+from desktop.app import ChatSettingsView, SessionRecord, inherited_words
 from ui.parameter_fields import OWN, ParameterFields, note_label
 from ui.settings_dialog import SettingsDialog
 from ui.theme import tokens_of
@@ -139,7 +138,7 @@ class ChatSettingsDialog(QDialog):
             self.status.setText(str(error))
 
         self.w.run_on_core(
-            lambda: app.set_chat_settings(session_id, system_prompt=prompt, temperature=temperature,
+            lambda: app.options.set_settings(session_id, system_prompt=prompt, temperature=temperature,
                                           max_output=max_output, reasoning_effort=effort),
             saved,
             refused,
@@ -185,7 +184,7 @@ class ChatSettingsActions(QObject):
             self._show_chat(record)
             self._open_for(record.id)
 
-        w.run_on_core(w.app.new_session, created)
+        w.run_on_core(w.app.chats.new, created)
 
     def _open_for(self, session_id: str) -> None:
         def show(view: ChatSettingsView) -> None:
@@ -195,11 +194,11 @@ class ChatSettingsActions(QObject):
             self.dialog.finished.connect(self.w.focus_composer)
             self.dialog.open()
 
-        self.w.run_on_core(lambda: self.w.app.chat_settings(session_id), show)
+        self.w.run_on_core(lambda: self.w.app.options.settings(session_id), show)
 
     def start(self, assistant_id: str) -> None:
         """A new chat with the assistant's settings and route as its own."""
-        self.w.run_on_core(lambda: self.w.app.new_session_from(assistant_id), self._show_chat)
+        self.w.run_on_core(lambda: self.w.app.chats.new_from(assistant_id), self._show_chat)
 
     def _show_chat(self, record: SessionRecord) -> None:
         self.w.sidebar.search.clear()
@@ -216,4 +215,4 @@ class ChatSettingsActions(QObject):
             dialog.open()
             w.settings_dialog = dialog
 
-        w.run_on_core(w.app.reload_settings, show)
+        w.run_on_core(w.app.preferences.reload, show)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from desktop.turn.tool_calls import ParkedCall
-from host.transcript import TranscriptRow
+from desktop.app import OpenedChat
 from ui.messages import DisplayMessage
 
 if TYPE_CHECKING:
@@ -43,7 +42,9 @@ class ChatVersions:
             return
         target = group[group.index(key) + step]
         self.chat.end_edit(keep_text=True)  # the message being edited may leave the screen
-        w.run_on_core(lambda: w.app.switch_version(session_id, target), lambda _: self.reload(session_id, focus=target))
+        w.run_on_core(
+            lambda: w.app.chats.switch_version(session_id, target), lambda _: self.reload(session_id, focus=target)
+        )
 
     def reload(self, session_id: str, *, focus: str | None = None) -> None:
         """Show the chat's branch afresh from the journal, with its versions and any call
@@ -51,15 +52,12 @@ class ChatVersions:
         w = self.chat.w
         app = w.app
 
-        def loaded(result: tuple[list[TranscriptRow], dict[str, tuple[str, ...]], list[ParkedCall]]) -> None:
-            rows, versions, parked = result
+        def loaded(opened: OpenedChat) -> None:
             if session_id == w.session_id:
-                self.chat.show_session(session_id, rows, versions, focus=focus)
-                w.approvals.show_parked(session_id, parked)
+                self.chat.show_session(session_id, list(opened.page.rows), opened.versions, focus=focus)
+                w.approvals.show_parked(session_id, opened.parked)
 
-        w.run_on_core(
-            lambda: (app.page(session_id, limit=PAGE), app.versions(session_id), app.parked(session_id)), loaded
-        )
+        w.run_on_core(lambda: app.chats.open(session_id, limit=PAGE), loaded)
 
     def set_aside(self, row_id: str | None) -> None:
         """Take what an edit (from ``row_id``) or a regeneration (after the last message of

@@ -20,8 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app.attachments import LIMITS, Attachment
-from desktop.app.message_checks import MAX_MESSAGE_CHARS, message_problem
+from desktop.app import LIMITS, MAX_MESSAGE_CHARS, Attachment, message_problem
 from ui.attachment_chips import AttachmentChips, Thumbnails
 from ui.icons import icon
 from ui.theme import tokens_of

@@ -19,10 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app.snapshot import AppSnapshot
-
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
+
+from desktop.app import AppSnapshot
 
 __all__ = ["ContextTab"]
 
@@ -135,7 +135,7 @@ class ContextTab(QWidget):
         def failed(error: BaseException) -> None:
             self.status.setText(str(error))
 
-        self.window_.run_on_core(lambda: app.save_context(reserve, tail, account_id, model), saved, failed)
+        self.window_.run_on_core(lambda: app.preferences.save_context(reserve, tail, account_id, model), saved, failed)
 
 
 def _note(text: str) -> QLabel:

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from host.paths import CairnPaths
+from desktop.app import CairnPaths
 
 __all__ = [
     "COMPOSER_KEYS",

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app.cairn import SessionEvent
+from desktop.app import SessionEvent
 from desktop.turn.events import (
     AssistantCommitted,
     CompactionAbandoned,

@@ -25,16 +25,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app.cairn import CairnApp
-from desktop.app.snapshot import AppSnapshot
-from desktop.compaction.policy import ContextFill
-from desktop.session.chat_route import ChatRouteView
-from desktop.settings.store import Account
-from desktop.turn.tool_calls import ParkedCall
+from desktop.app import (
+    Account,
+    AppSnapshot,
+    CairnApp,
+    ChatRouteView,
+    OpenedChat,
+    RequestUsage,
+    SessionRecord,
+    UsageTotals,
+)
 from host.content import Mode
-from host.journal import SessionRecord
-from host.transcript import TranscriptRow
-from host.usage import RequestUsage, UsageTotals
 from ui.about import show_about
 from ui.approvals import ApprovalCards
 from ui.banners import EditBanner, notice_label
@@ -69,9 +70,6 @@ COMPACT_PROMPT = (
 )
 ShownUsage = tuple[UsageTotals, RequestUsage | None]
 Versions = dict[str, tuple[str, ...]]  # a message on screen -> its versions
-Opened = tuple[
-    list[TranscriptRow], Versions, ShownUsage, list[ParkedCall], Mode, ContextFill | None, bool, ChatRouteView
-]
 
 
 class MainWindow(QMainWindow):
@@ -302,14 +300,14 @@ class MainWindow(QMainWindow):
         if session_id is None:
             self.pending_mode = mode
             return
-        self.run_on_core(lambda: self.app.set_mode(session_id, mode))
+        self.run_on_core(lambda: self.app.options.set_mode(session_id, mode))
 
     def _use_local(self, preset: str, base_url: str, model: str) -> None:
         known = self.snapshot.transport.preset(preset)
         override = None if known is not None and known.base_url == base_url else base_url
         name = known.name if known is not None else preset
         account = Account(name=name, provider=preset, base_url=override, default_model=model)
-        self.run_on_core(lambda: self.app.save_account(account, None))
+        self.run_on_core(lambda: self.app.accounts.save(account, None))
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -326,7 +324,7 @@ class MainWindow(QMainWindow):
 
         def listed() -> list[tuple[SessionRecord, str]] | None:
             # Still queued on the core when a newer request came: skip the work altogether.
-            return None if asked != self._listing else self.app.sessions(text)
+            return None if asked != self._listing else self.app.chats.search(text)
 
         def shown(found: list[tuple[SessionRecord, str]] | None) -> None:
             if found is None or asked != self._listing:
@@ -344,7 +342,7 @@ class MainWindow(QMainWindow):
             self.refresh_sessions(query="", select=record.id)
             self.composer.editor.setFocus()
 
-        self.run_on_core(self.app.new_session, created)
+        self.run_on_core(self.app.chats.new, created)
 
     def compact_chat(self) -> None:
         """Summarise the chat's earlier messages now, with an optional focus for the summary."""
@@ -382,34 +380,21 @@ class MainWindow(QMainWindow):
         self.routes.view = None  # the chat's own route arrives with its rows; the last one is not its
         self.inspector.show_session(session_id)
 
-        def loaded(result: Opened) -> None:
-            rows, versions, usage, parked, mode, fill, busy, route = result
+        def loaded(opened: OpenedChat) -> None:
             if self.session_id != session_id:
                 return
-            self.routes.show(session_id, route)
-            if busy:  # answering in another window
+            self.routes.show(session_id, opened.route)
+            if opened.busy:  # answering in another window
                 self.controller.busy.add(session_id)
-            self.route_bar.show_mode(mode)
-            self.controller.show_session(session_id, rows, versions)
+            self.route_bar.show_mode(opened.mode)
+            self.controller.show_session(session_id, list(opened.page.rows), opened.versions)
             show_search_match(self.chat, self.sidebar.search.text())
-            self.controller.show_usage(usage)
-            self.controller.show_fill(fill)
-            self.approvals.show_parked(session_id, parked)
-            log.info("session opened (%d rows shown)", len(rows))
+            self.controller.show_usage(opened.usage)
+            self.controller.show_fill(opened.fill)
+            self.approvals.show_parked(session_id, opened.parked)
+            log.info("session opened (%d rows shown)", len(opened.page.rows))
 
-        self.run_on_core(
-            lambda: (
-                self.app.page(session_id, limit=PAGE),
-                self.app.versions(session_id),
-                self.app.usage(session_id),
-                self.app.parked(session_id),
-                self.app.mode(session_id),
-                self.app.context_fill(session_id),
-                self.app.busy(session_id),
-                self.app.chat_route(session_id),
-            ),
-            loaded,
-        )
+        self.run_on_core(lambda: self.app.chats.open(session_id, limit=PAGE), loaded)
 
     def load_older(self) -> None:
         """Put the page of messages before the first shown in front of it: read on the core
@@ -425,9 +410,9 @@ class MainWindow(QMainWindow):
         self._older = token = object()  # this fetch; opening another chat forgets it
 
         def older() -> tuple[list[DisplayMessage], bool]:  # on the core thread: reading rows is not the GUI's work
-            rows = self.app.page(session_id, before_seq=first, limit=PAGE)
-            messages = [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
-            return messages, len(rows) < PAGE  # a short page is the chat's first
+            page = self.app.chats.page(session_id, before_seq=first, limit=PAGE)
+            messages = [m for m in (DisplayMessage.from_row(r) for r in page.rows) if m is not None]
+            return messages, page.first
 
         def fetched(result: tuple[list[DisplayMessage], bool]) -> None:
             messages, oldest = result
@@ -466,7 +451,7 @@ class MainWindow(QMainWindow):
             self.refresh_sessions()
             self.focus_composer()
 
-        self.run_on_core(lambda: self.app.journal.rename_session(session_id, title), renamed)
+        self.run_on_core(lambda: self.app.chats.rename(session_id, title), renamed)
 
     def delete_session(self, session_id: str) -> None:
         title = self.sidebar.title_of(session_id)
@@ -481,16 +466,16 @@ class MainWindow(QMainWindow):
                 self.routes.forget()
             self.refresh_sessions()
 
-        self.run_on_core(lambda: self.app.journal.delete_session(session_id), deleted)
+        self.run_on_core(lambda: self.app.chats.delete(session_id), deleted)
 
     def restore_session(self, session_id: str) -> None:
         self.run_on_core(
-            lambda: self.app.journal.restore_session(session_id), lambda _r: self.refresh_sessions(select=session_id)
+            lambda: self.app.chats.restore(session_id), lambda _r: self.refresh_sessions(select=session_id)
         )
 
     def mark_session(self, mark: str, session_id: str, on: bool) -> None:
         """Pin (``mark`` "pin") or archive the chat, or undo that (``on`` false)."""
-        mark_it = self.app.journal.pin_session if mark == "pin" else self.app.journal.archive_session
+        mark_it = self.app.chats.pin if mark == "pin" else self.app.chats.archive
         self.run_on_core(lambda: mark_it(session_id, on), lambda _r: self.refresh_sessions())
 
     def export_session(self, session_id: str, kind: str) -> None:
@@ -500,7 +485,7 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Export chat", suggested, suffix)
         self.focus_composer()
         if path:
-            self.run_on_core(lambda: self.app.export(session_id, Path(path)))
+            self.run_on_core(lambda: self.app.chats.export(session_id, Path(path)))
 
     # -- window --------------------------------------------------------------------------
 
@@ -514,7 +499,7 @@ class MainWindow(QMainWindow):
             self.settings_dialog = dialog
 
         # Opened on settings read afresh: the command line may have changed them meanwhile.
-        self.run_on_core(self.app.reload_settings, show)
+        self.run_on_core(self.app.preferences.reload, show)
 
     def zoom(self, step: int) -> None:
         """Text one point larger (1) or smaller (-1), or back to the default (0)."""

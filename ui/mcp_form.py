@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.settings.mcp_servers import McpServerSetting
+from desktop.app import McpServerSetting
 from ui.mcp_values import ValueRows
 
 __all__ = ["McpServerForm"]

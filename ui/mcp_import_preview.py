@@ -7,8 +7,7 @@ from html import escape
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from desktop.settings.mcp_import import ImportPlan
-from host.text import printable
+from desktop.app import ImportPlan, printable
 
 __all__ = ["ImportPreview"]
 

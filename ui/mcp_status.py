@@ -5,8 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 
-from desktop.tools.mcp_hub import ServerView
-from host.mcp import ServerState, ServerStatus
+from desktop.app import ServerState, ServerStatus, ServerView
 
 __all__ = ["state_phrase", "status_dot", "status_phrase"]
 

@@ -31,12 +31,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.settings.mcp_import import ImportPlan, claude_config_path
-from desktop.settings.mcp_servers import McpServerSetting
-from desktop.settings.problems import problem_text
-from desktop.tools.mcp_hub import ServerView
-from host.mcp import ServerState, ServerStatus
-from host.text import printable
+from desktop.app import (
+    ImportPlan,
+    McpServerSetting,
+    ServerState,
+    ServerStatus,
+    ServerView,
+    Tool,
+    claude_config_path,
+    printable,
+    problem_text,
+)
 from ui.mcp_form import McpServerForm
 from ui.mcp_import_preview import ImportPreview
 from ui.mcp_status import state_phrase, status_dot, status_phrase
@@ -76,7 +81,7 @@ class McpTab(QWidget):
             with contextlib.suppress(RuntimeError):  # the tab is gone and its unsubscribe is on its way
                 relay.changed.emit(view)
 
-        window.run_on_core(lambda: self.app.watch_servers(heard), self._watching, self._failed)
+        window.run_on_core(lambda: self.app.mcp.watch(heard), self._watching, self._failed)
 
     # -- building ----------------------------------------------------------------------------
 
@@ -198,7 +203,7 @@ class McpTab(QWidget):
 
     def refresh(self, select: str | None = None) -> None:
         """Ask the core for the servers afresh (after a change made here)."""
-        self.window_.run_on_core(self.app.server_views, lambda views: self.show_views(views, select), self._failed)
+        self.window_.run_on_core(self.app.mcp.views, lambda views: self.show_views(views, select), self._failed)
 
     def show_views(self, views: list[ServerView], select: str | None = None) -> None:
         self.views = {view.name: view for view in views}
@@ -296,7 +301,7 @@ class McpTab(QWidget):
             self.refresh(select=server.name)
 
         self.say("Saving…")
-        self._on_core(lambda: self.app.save_server(fields, env, headers, replacing), saved)
+        self._on_core(lambda: self.app.mcp.save(fields, env, headers, replacing), saved)
 
     def _ask_remove(self) -> None:
         view = self.selected()
@@ -323,7 +328,7 @@ class McpTab(QWidget):
             self.say(f"Removed {name}.")
             self.refresh()
 
-        self._on_core(lambda: self.app.remove_server(name), removed)
+        self._on_core(lambda: self.app.mcp.remove(name), removed)
 
     def _toggle(self) -> None:
         view = self.selected()
@@ -335,7 +340,7 @@ class McpTab(QWidget):
             self.say(f"{server.name} is {'enabled' if server.enabled else 'disabled'}.")
             self.refresh(select=server.name)
 
-        self._on_core(lambda: self.app.set_server_enabled(name, enabled), done)
+        self._on_core(lambda: self.app.mcp.set_enabled(name, enabled), done)
 
     def _restart(self) -> None:
         view = self.selected()
@@ -343,7 +348,7 @@ class McpTab(QWidget):
             return
         name = view.name
         self.say(f"Restarting {name}…")
-        self._on_core(lambda: self.app.restart_server(name), lambda v: self.say(f"{v.name}: {status_phrase(v)}"))
+        self._on_core(lambda: self.app.mcp.restart(name), lambda v: self.say(f"{v.name}: {status_phrase(v)}"))
 
     def _test(self) -> None:
         view = self.selected()
@@ -351,7 +356,8 @@ class McpTab(QWidget):
             return
         name = view.name
 
-        def tested(status: ServerStatus) -> None:
+        def tested(result: tuple[ServerStatus, list[Tool]]) -> None:
+            status, _tools = result
             if status.state is ServerState.READY:
                 self.say(f"Test: {name} started and is {state_phrase(status)}.")
             else:
@@ -359,7 +365,7 @@ class McpTab(QWidget):
                 self._show_stderr(status.stderr_tail)
 
         self.say(f"Testing {name}: starting it on its own…")
-        self._on_core(lambda: self.app.test_server(name), tested)
+        self._on_core(lambda: self.app.mcp.test(name), tested)
 
     # -- import ------------------------------------------------------------------------------
 
@@ -374,7 +380,7 @@ class McpTab(QWidget):
         """Show what importing ``path`` (default: Claude Desktop's own file) would add; save
         only if the person says so."""
         self.say("Reading the file…")
-        self._on_core(lambda: self.app.import_preview(path), self._preview)
+        self._on_core(lambda: self.app.mcp.import_preview(path), self._preview)
 
     def _preview(self, plan: ImportPlan) -> None:
         self.say("")
@@ -391,7 +397,7 @@ class McpTab(QWidget):
             self.refresh(select=servers[0].name if servers else None)
 
         self.say("Importing…")
-        self._on_core(lambda: self.app.import_servers(plan), imported)
+        self._on_core(lambda: self.app.mcp.import_servers(plan), imported)
 
     # -- plumbing ----------------------------------------------------------------------------
 

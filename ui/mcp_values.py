@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.settings.mcp_servers import looks_secret
+from desktop.app import looks_secret
 
 __all__ = ["KEPT", "ValueRows"]
 

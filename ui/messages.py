@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from desktop.app.attachments import shown_size
+from desktop.app import TranscriptRow, shown_size
 from host.content import (
     Checkpoint,
     ErrorContent,
@@ -20,7 +20,6 @@ from host.content import (
     ToolCallPart,
     ToolResultPart,
 )
-from host.transcript import TranscriptRow
 from ui.markdown import render_markdown
 from ui.theme import Tokens
 from ui.tool_cards import ApprovalView, Palette, approval_html, result_html, tool_call_html

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.session.chat_settings import EFFORTS
+from desktop.app import EFFORTS
 from host.content import ReasoningEffort
 
 __all__ = ["OWN", "ParameterFields", "note_label"]

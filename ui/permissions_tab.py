@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app.snapshot import AppSnapshot
+from desktop.app import AppSnapshot
 from host.content import ToolIdentity
 from ui.route_bar import MODE_LABELS
 
@@ -81,7 +81,7 @@ class PermissionsTab(QWidget):
         if session_id is None:
             self.show_chat_grants([])
             return
-        self.window_.run_on_core(lambda: self.window_.app.chat_grants(session_id), self.show_chat_grants)
+        self.window_.run_on_core(lambda: self.window_.app.options.grants(session_id), self.show_chat_grants)
 
     def show_chat_grants(self, targets: list[ToolIdentity]) -> None:
         self.chat_grants.clear()
@@ -93,18 +93,18 @@ class PermissionsTab(QWidget):
 
     def _mode_chosen(self, index: int) -> None:
         mode = self.default_mode.itemData(index)
-        self.window_.run_on_core(lambda: self.window_.app.save_default_mode(mode))
+        self.window_.run_on_core(lambda: self.window_.app.preferences.save_default_mode(mode))
 
     def _revoke(self) -> None:
         item = self.grants.currentItem()
         if item is not None:
             target = item.data(Qt.ItemDataRole.UserRole)
-            self.window_.run_on_core(lambda: self.window_.app.revoke_grant(target))
+            self.window_.run_on_core(lambda: self.window_.app.preferences.revoke_grant(target))
 
     def _revoke_chat(self) -> None:
         item, session_id = self.chat_grants.currentItem(), self.window_.session_id
         if item is not None and session_id is not None:
             target = item.data(Qt.ItemDataRole.UserRole)
             self.window_.run_on_core(
-                lambda: self.window_.app.revoke_grant(target, session_id), lambda _r: self.refresh_chat()
+                lambda: self.window_.app.preferences.revoke_grant(target, session_id), lambda _r: self.refresh_chat()
             )

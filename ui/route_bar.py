@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QSize, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
 
-from desktop.app.snapshot import AppSnapshot
+from desktop.app import AppSnapshot
 from ui.icons import icon
 from ui.theme import tokens_of
 

@@ -9,7 +9,7 @@ from html import escape
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from desktop.settings.routes import ResolvedRoute
+from desktop.app import ResolvedRoute
 from ui.collapsible import Collapsible
 
 __all__ = ["RouteDetails"]

@@ -92,7 +92,7 @@ class SettingsDialog(QDialog):
             self.instructions_status.setText("Saved. The next message carries the change.")
 
         save.clicked.connect(
-            lambda: self.window_.run_on_core(lambda: self.app.save_instructions(text.toPlainText()), saved)
+            lambda: self.window_.run_on_core(lambda: self.app.preferences.save_instructions(text.toPlainText()), saved)
         )
         layout = QVBoxLayout(page)
         intro = QLabel(
@@ -141,7 +141,7 @@ class SettingsDialog(QDialog):
 
         self.window_.run_on_core(lambda: self.app.settings.auto_titles, show)
         titles.activated.connect(
-            lambda _i: self.window_.run_on_core(lambda: self.app.save_auto_titles(titles.currentData()))
+            lambda _i: self.window_.run_on_core(lambda: self.app.preferences.save_auto_titles(titles.currentData()))
         )
         return titles
 

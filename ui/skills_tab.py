@@ -26,11 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from host.skills import SKILL_FILE, SkillCatalog, SkillStore
-from host.text import printable
-
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
+
+from desktop.app import SKILL_FILE, SkillCatalog, SkillStore, printable
 
 __all__ = ["SkillsTab", "watch_paths"]
 
@@ -141,7 +140,7 @@ class SkillsTab(QWidget):
 
     def rescan(self) -> None:
         roots = self.roots()
-        self.window_.run_on_core(lambda: (self.app.skills(), watch_paths(roots)), self._scanned)
+        self.window_.run_on_core(lambda: (self.app.preferences.skills(), watch_paths(roots)), self._scanned)
 
     def _scanned(self, result: tuple[SkillCatalog, list[str]]) -> None:
         catalog, paths = result
@@ -209,7 +208,9 @@ class SkillsTab(QWidget):
     def set_workspace(self, folder: Path | None) -> None:
         self.workspace.setText(str(folder) if folder else "")
         roots = self.roots()
-        self.window_.run_on_core(lambda: (self.app.set_workspace(folder), watch_paths(roots)), self._scanned)
+        self.window_.run_on_core(
+            lambda: (self.app.preferences.set_workspace(folder), watch_paths(roots)), self._scanned
+        )
 
 
 def _quiet(text: str) -> QLabel:

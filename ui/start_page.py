@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
-from desktop.app.cairn import LOCAL_PORTS, LocalServer
-
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
+
+from desktop.app import LOCAL_PORTS, LocalServer
 
 __all__ = ["StartPage"]
 
@@ -80,7 +80,7 @@ class StartPage(QWidget):
         if not ports:
             self.show_found([])
             return
-        window.run_on_core(lambda: window.app.probe_local(ports), self.show_found)
+        window.run_on_core(lambda: window.app.models.probe_local(ports), self.show_found)
 
     def show_found(self, servers: list[LocalServer]) -> None:
         self.found = servers

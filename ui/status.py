@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QLabel, QStatusBar
 
-from desktop.app.usage_words import request_text, totals_text
-from desktop.compaction.policy import ContextFill
-from host.usage import RequestUsage, UsageTotals
+from desktop.app import ContextFill, RequestUsage, UsageTotals, request_text, totals_text
 
 __all__ = ["DROPS", "StatusLine", "StatusParts", "context_text", "status_texts", "usage_text"]
 

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
-from desktop.settings.store import TEXT_SIZE_MAX, TEXT_SIZE_MIN
+from desktop.app import TEXT_SIZE_MAX, TEXT_SIZE_MIN
 
 __all__ = [
     "RADIUS",

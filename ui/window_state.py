@@ -1,18 +1,18 @@
 """What the window remembers between runs: its geometry and the last chat. Not settings.
-And how a remembered geometry is fitted to the screen it opens on."""
+And how a remembered geometry is fitted to the screen it opens on.
+
+The core reads and writes the file (``Preferences.window_state``), never the GUI thread; this
+module only turns its text into a ``WindowState`` and back."""
 
 from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget
-
-from host.files import atomic_write_text
 
 __all__ = ["WindowState", "fit_to_screen", "fitted_rect"]
 
@@ -25,20 +25,18 @@ class WindowState(BaseModel):
     inspector_visible: bool = False
 
     @classmethod
-    def load(cls, path: Path) -> WindowState:
-        try:
-            return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
+    def parse(cls, text: str | None) -> WindowState:
+        """The state the file's ``text`` holds; the defaults when there is none or it is unreadable."""
+        if text is None:
             return cls()
-        except (OSError, ValueError, ValidationError):
-            log.warning("ignoring an unreadable window state file %s", path)
+        try:
+            return cls.model_validate(json.loads(text))
+        except (ValueError, ValidationError):
+            log.warning("ignoring an unreadable window state file")
             return cls()
 
-    def save(self, path: Path) -> None:
-        try:
-            atomic_write_text(path, self.model_dump_json(indent=2))
-        except OSError:
-            log.warning("could not save the window state to %s", path)
+    def text(self) -> str:
+        return self.model_dump_json(indent=2)
 
 
 def fit_to_screen(window: QWidget) -> None:

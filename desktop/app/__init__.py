@@ -1,7 +1,140 @@
 """The front door: what the window and the command line call to use Cairn.
 
-Use cases (turns, sessions, chats, accounts, preferences, MCP servers, models) run on the
-core's loop and publish immutable snapshots and typed events. ``ui/`` and ``desktop/cli/``
-import this room only (plus the event and content types); nothing else reaches the runtime,
-the journal or the settings directly. ``docs/architecture.md`` draws the rooms.
+``open_cairn`` assembles Cairn (``desktop.root``) and returns the ``CairnApp``, whose use cases
+(``chats``, ``options``, ``turns``, ``attachments``, ``accounts``, ``models``, ``preferences``,
+``mcp``) run on the core's loop and publish immutable snapshots and typed events. ``ui/`` and
+``desktop/cli/`` import this package only, plus the event types (``desktop.turn.events``) and
+the content types (``host.content``); an import-linter contract in ``pyproject.toml`` keeps it
+so. Everything they need to name is here, so nothing else reaches into the runtime, the
+journal or the settings. ``docs/architecture.md`` draws the rooms behind it.
 """
+
+from desktop.app.accounts import Accounts
+from desktop.app.attachments import LIMITS, Attachment, AttachmentRefused, shown_size, too_many
+from desktop.app.cairn import CairnApp, open_cairn
+from desktop.app.chats import PAGE, ChatPage, OpenedChat
+from desktop.app.message_checks import CONTINUE, MAX_MESSAGE_CHARS, decode_input, message_problem
+from desktop.app.models import LOCAL_PORTS, LocalServer
+from desktop.app.shared import NoRoute
+from desktop.app.snapshot import AccountView, AppSnapshot
+from desktop.app.turns import STOPPED, SessionEvent, TurnBusy, TurnRoute
+from desktop.app.usage_words import cost_text, request_text, totals_text, turn_usage_text
+from desktop.catalog.modelsdev import MODELS_DEV_URL
+from desktop.catalog.transport import CatalogError, ProviderPreset
+from desktop.compaction.compactor import CompactionFailed
+from desktop.compaction.policy import ContextFill, NothingToCompact, focus_problem
+from desktop.provider.errors import ProviderError
+from desktop.provider.local_probe import ServerReport
+from desktop.root import WorkspaceError
+from desktop.session.chat_route import ChatRouteView
+from desktop.session.chat_settings import EFFORTS, ChatSettingsError, ChatSettingsView, inherited_words
+from desktop.session.parked import ParkedCall
+from desktop.settings.mcp_import import ConfigImportError, ImportPlan, claude_config_path
+from desktop.settings.mcp_servers import McpServerSetting, McpSettingsError, looks_secret
+from desktop.settings.problems import problem_text
+from desktop.settings.routes import ResolvedRoute, RouteError, resolve_route
+from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretStore
+from desktop.settings.store import TEXT_SIZE_MAX, TEXT_SIZE_MIN, Account, Assistant, Settings, SettingsError
+from desktop.tools.mcp_hub import ServerView
+from desktop.turn.approvals import Approval, Approver, Choice
+from desktop.turn.outcome import NothingToRetry, TurnOutcome
+from desktop.version import cairn_version
+from host.errors import JournalError
+from host.journal import SessionRecord
+from host.mcp import ServerState, ServerStatus
+from host.paths import CairnPaths
+from host.permissions import ToolRequest
+from host.skills import SKILL_FILE, SkillCatalog, SkillStore
+from host.text import printable
+from host.tools import Tool
+from host.transcript import TranscriptRow
+from host.usage import RequestUsage, UsageTotals
+from host.versions import NotAVersion
+
+__all__ = [
+    "CONTINUE",
+    "EFFORTS",
+    "KEY_ENV",
+    "LIMITS",
+    "LOCAL_PORTS",
+    "MAX_MESSAGE_CHARS",
+    "MODELS_DEV_URL",
+    "PAGE",
+    "SKILL_FILE",
+    "STOPPED",
+    "TEXT_SIZE_MAX",
+    "TEXT_SIZE_MIN",
+    "Account",
+    "AccountView",
+    "Accounts",
+    "AppSnapshot",
+    "Approval",
+    "Approver",
+    "Assistant",
+    "Attachment",
+    "AttachmentRefused",
+    "CairnApp",
+    "CairnPaths",
+    "CatalogError",
+    "ChatPage",
+    "ChatRouteView",
+    "ChatSettingsError",
+    "ChatSettingsView",
+    "Choice",
+    "CompactionFailed",
+    "ConfigImportError",
+    "ContextFill",
+    "ImportPlan",
+    "JournalError",
+    "KeychainUnavailable",
+    "LocalServer",
+    "McpServerSetting",
+    "McpSettingsError",
+    "NoRoute",
+    "NotAVersion",
+    "NothingToCompact",
+    "NothingToRetry",
+    "OpenedChat",
+    "ParkedCall",
+    "ProviderError",
+    "ProviderPreset",
+    "RequestUsage",
+    "ResolvedRoute",
+    "RouteError",
+    "SecretStore",
+    "ServerReport",
+    "ServerState",
+    "ServerStatus",
+    "ServerView",
+    "SessionEvent",
+    "SessionRecord",
+    "Settings",
+    "SettingsError",
+    "SkillCatalog",
+    "SkillStore",
+    "Tool",
+    "ToolRequest",
+    "TranscriptRow",
+    "TurnBusy",
+    "TurnOutcome",
+    "TurnRoute",
+    "UsageTotals",
+    "WorkspaceError",
+    "cairn_version",
+    "claude_config_path",
+    "cost_text",
+    "decode_input",
+    "focus_problem",
+    "inherited_words",
+    "looks_secret",
+    "message_problem",
+    "open_cairn",
+    "printable",
+    "problem_text",
+    "request_text",
+    "resolve_route",
+    "shown_size",
+    "too_many",
+    "totals_text",
+    "turn_usage_text",
+]

@@ -15,7 +15,9 @@ import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
-from desktop.settings.routes import ResolvedRoute
+from desktop.app.chat_options import ChatOptions
+from desktop.app.shared import AppState, NoRoute
+from desktop.settings.routes import ResolvedRoute, RouteError
 from host.attachments import AttachmentStore
 from host.content import FilePart, ImagePart
 
@@ -27,6 +29,7 @@ __all__ = [
     "MAX_TEXT_BYTES",
     "Attachment",
     "AttachmentRefused",
+    "Attachments",
     "attach_bytes",
     "attach_path",
     "image_size",
@@ -195,3 +198,31 @@ def _clean_name(name: str) -> str:
     """A file name as shown and as the model reads it: one line, no control characters."""
     kept = "".join(" " if unicodedata.category(c).startswith("C") else c for c in name)
     return " ".join(kept.split())[:200]
+
+
+class Attachments:
+    """The composer's attachments: kept in the journal's folder as they are added, read back
+    by hash, and what the chat's model will not see of them."""
+
+    def __init__(self, shared: AppState, options: ChatOptions) -> None:
+        self._shared, self._options = shared, options
+
+    def attach_file(self, path: Path) -> Attachment:
+        """Read ``path`` once and keep it in the journal's folder; ``AttachmentRefused``."""
+        return attach_path(path, self._shared.attachments)
+
+    def attach_data(self, data: bytes, name: str) -> Attachment:
+        """Keep ``data`` (a pasted image, say) as an attachment; ``AttachmentRefused``."""
+        return attach_bytes(data, name, self._shared.attachments)
+
+    def stored_bytes(self, sha256: str, name: str = "") -> bytes:
+        """A stored attachment's bytes, checked against its hash; ``AttachmentUnavailable``."""
+        return self._shared.attachments.get(sha256, name)
+
+    def notice(self, session_id: str | None, attachments: tuple[Attachment, ...]) -> str | None:
+        """Why the chat's model will not see the images attached, if it will not."""
+        try:
+            route = self._options.route(session_id).route if session_id is not None else self._shared.route()
+        except (NoRoute, RouteError, ValueError):
+            return None  # sending says what is wrong with the route
+        return left_out_notice(route, attachments) if route is not None else None

@@ -14,7 +14,7 @@ from pathlib import Path
 from desktop.catalog.modelsdev import ModelsDevCatalog
 from desktop.catalog.transport import TransportCatalog
 from desktop.settings.routes import ResolvedRoute
-from desktop.settings.store import Account, Assistant, SummaryRoute, ToolGrant
+from desktop.settings.store import Account, Assistant, AutoTitles, SummaryRoute, ToolGrant
 from host.content import Mode
 
 __all__ = ["AccountView", "AppSnapshot"]
@@ -49,6 +49,7 @@ class AppSnapshot:
     summary_route: SummaryRoute | None = None  # None: the chat's own route
     text_size: int | None = None  # points; None: Cairn's default
     assistants: tuple[Assistant, ...] = ()  # presets to start a chat from
+    auto_titles: AutoTitles = "free_routes"  # where chat titles come from
 
     def account(self, account_id: str | None) -> AccountView | None:
         return next((view for view in self.accounts if view.account.id == account_id), None)

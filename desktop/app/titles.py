@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Literal
 
 from desktop.context.messages import Context, Message, SystemUpdatePart, TextPart, context_from_rows
 from desktop.context.projection import ProjectedRequest, project
@@ -23,9 +22,10 @@ from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import ReplyAssembler
 from desktop.settings.redaction import Redactor
 from desktop.settings.routes import ResolvedRoute
+from desktop.settings.store import AutoTitles
 from desktop.turn.reply import record_usage, stream_reply
 from host.journal import Journal
-from host.transcript import TranscriptWriter
+from host.transcript import TranscriptRow
 
 __all__ = [
     "TITLE_MAX_TOKENS",
@@ -41,7 +41,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-AutoTitles = Literal["off", "free_routes", "always"]
 TITLE_MAX_TOKENS = 16
 TITLE_CHARS = 60  # the longest title kept, as the first message's
 EXCERPT_CHARS = 1_500  # of the question and of the answer: plenty to name a chat
@@ -71,10 +70,11 @@ def titles_allowed(setting: AutoTitles, route: ResolvedRoute) -> bool:
     return setting == "always" or (setting == "free_routes" and is_free(route))
 
 
-def first_exchange(journal: Journal, session_id: str) -> tuple[str, str] | None:
-    """The chat's question and answer when it holds exactly one message from the person and an
-    answer with text; ``None`` otherwise (no answer yet, or past its first exchange)."""
-    messages = context_from_rows(TranscriptWriter(journal).model_order(session_id)).messages
+def first_exchange(rows: list[TranscriptRow]) -> tuple[str, str] | None:
+    """The question and answer of a chat's ``rows`` (in model order) when it holds exactly one
+    message from the person and an answer with text; ``None`` otherwise (no answer yet, or
+    past its first exchange)."""
+    messages = context_from_rows(rows).messages
     questions = [m.text() for m in messages if m.role == "user"]
     answers = [text for m in messages if m.role == "assistant" and (text := m.text().strip())]
     if len(questions) != 1 or not questions[0].strip() or not answers:
@@ -107,6 +107,7 @@ def clean_title(text: str) -> str | None:
 
 async def auto_title(
     journal: Journal,
+    rows: list[TranscriptRow],
     session_id: str,
     *,
     setting: AutoTitles,
@@ -114,12 +115,12 @@ async def auto_title(
     client: Callable[[], OpenAICompatClient],
     redactor: Redactor,
 ) -> str | None:
-    """Ask ``route`` for the chat's title after its first exchange, when ``setting`` allows it
-    on this route and the title is still the first message's; the new title once saved, else
+    """Ask ``route`` for the title of the chat of ``rows`` after its first exchange, when
+    ``setting`` allows it on this route and the title is still the first message's; the new title once saved, else
     ``None``. Never raises for a failed request or a full disk: the chat keeps its title."""
     if journal.read_only or not titles_allowed(setting, route):
         return None
-    exchange = first_exchange(journal, session_id)
+    exchange = first_exchange(rows)
     session = journal.session(session_id)
     if exchange is None or session is None or session.title != first_message_title(exchange[0]):
         return None  # not the first exchange, or the person chose the title

@@ -17,16 +17,18 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop.app.cairn import CairnApp
 from desktop.bench.conversations import Conversation, conversation
 from desktop.bench.runner import Run, apply_step, bench_state, run
 from desktop.catalog.modelsdev import Cost
 from desktop.cli.common import CommandError, account_for, api_key_for
-from desktop.context.context_engine import ContextEngine, skill_tools
+from desktop.context.context_engine import ContextEngine
 from desktop.context.estimate import BYTES_PER_TOKEN
 from desktop.provider.usage import Usage
-from desktop.root import Services
+from desktop.root import Root
 from desktop.settings.routes import ResolvedRoute
 from desktop.tools.registry import ToolRegistry
+from desktop.tools.sources import skill_tools
 from desktop.turn.runtime import ChatRuntime
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -51,13 +53,13 @@ class Spent:
     stopped: str = ""  # why the run stopped early, if it did
 
 
-def run_endpoint(args: argparse.Namespace, services: Services, _prices: Cost) -> int:
+def run_endpoint(args: argparse.Namespace, app: CairnApp, _prices: Cost) -> int:
     if args.max_usd is None:
         raise CommandError("A run against a real account needs a spending cap: add --max-usd, such as 0.05.")
     if not 0 < args.max_usd <= 100:
         raise CommandError("--max-usd must be more than 0 and at most 100 US dollars.")
-    settings = services.load_settings()
-    account = account_for(args.account, settings)
+    services = app.root
+    account = account_for(app, args.account)
     route = services.route(account).model_copy(update={"max_output_tokens": REPLY_TOKENS})
     cost = route.model_info.cost if route.model_info is not None else None
     if cost is None or cost.input is None or cost.output is None:
@@ -65,7 +67,7 @@ def run_endpoint(args: argparse.Namespace, services: Services, _prices: Cost) ->
             f"models.dev has no prices for {route.actual.model}, so Cairn cannot keep to a spending cap; "
             "choose an account whose model it knows, or run `cairn catalog refresh`."
         )
-    api_key = api_key_for(account, route, services)
+    api_key = api_key_for(app, account, route)
     names = [n for n in (args.conversation or REAL_CONVERSATIONS) if n in REAL_CONVERSATIONS]
     if not names:
         raise CommandError("Against a real account only the short and medium conversations run.")
@@ -83,7 +85,7 @@ def run_endpoint(args: argparse.Namespace, services: Services, _prices: Cost) ->
 
 
 async def _converse(
-    services: Services, route: ResolvedRoute, api_key: str | None, chat: Conversation, *, cost: Cost, cap: float
+    services: Root, route: ResolvedRoute, api_key: str | None, chat: Conversation, *, cost: Cost, cap: float
 ) -> Spent:
     spent = Spent(chat.name)
     with tempfile.TemporaryDirectory() as folder:

@@ -29,7 +29,7 @@ from pydantic import JsonValue
 from desktop.bench.conversations import Conversation, Step, tool_name
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
-from desktop.context.context_engine import ContextEngine, skill_tools
+from desktop.context.context_engine import ContextEngine
 from desktop.context.estimate import ContextBudget, estimate_tokens
 from desktop.context.messages import Context, Message, SystemUpdatePart, message_from_row
 from desktop.context.projection import project
@@ -40,6 +40,7 @@ from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.settings.routes import ResolvedRoute, resolve_route
 from desktop.settings.store import Account
 from desktop.tools.registry import ToolRegistry, TurnInputs
+from desktop.tools.sources import skill_tools
 from desktop.turn.runtime import ChatRuntime
 from host.content import PlanRecord, RouteFallback
 from host.journal import Journal

@@ -136,7 +136,7 @@ class RefreshOutcome:
 async def refresh_models_dev(client: httpx.AsyncClient, cache_dir: Path, url: str = MODELS_DEV_URL) -> RefreshOutcome:
     """Download models.dev into ``cache_dir``; on any failure keep the previous copy."""
     try:
-        response = await client.get(url, timeout=30.0)
+        response = await client.get(url, timeout=30.0, follow_redirects=True)
         response.raise_for_status()
         catalog = _parse(response.text, f"the download from {url}")
     except httpx.HTTPStatusError as exc:

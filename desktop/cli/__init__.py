@@ -9,26 +9,32 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
-import httpx
 from pydantic import ValidationError
 
-from desktop.catalog.modelsdev import MODELS_DEV_URL, refresh_models_dev
-from desktop.catalog.transport import CatalogError
+from desktop.app import (
+    MODELS_DEV_URL,
+    CairnApp,
+    CairnPaths,
+    CatalogError,
+    JournalError,
+    RouteError,
+    SecretStore,
+    SettingsError,
+    open_cairn,
+    printable,
+    problem_text,
+)
+from desktop.bench.command import add_bench_command, run_bench
 from desktop.cli.accounts import run_accounts
-from desktop.cli.bench import add_bench_command, run_bench
-from desktop.cli.chat import run_chat
-from desktop.cli.common import CommandError, printable
-from desktop.cli.compact import add_compact_command, run_compact
+from desktop.cli.approve import TerminalApprover
+from desktop.cli.chat import run_chat, turn_printer
+from desktop.cli.common import CommandError
+from desktop.cli.compact import add_compact_command, compact_progress, run_compact
 from desktop.cli.mcp import add_mcp_commands, run_mcp
-from desktop.root import Services
-from desktop.settings.problems import problem_text
-from desktop.settings.routes import RouteError
-from desktop.settings.secrets import SecretStore
-from desktop.settings.store import SettingsError
-from host.errors import JournalError
-from host.paths import CairnPaths
 
 __all__ = ["add_commands", "run_command"]
 
@@ -109,8 +115,7 @@ def run_command(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStor
         print(f"cairn: {problem}", file=sys.stderr)
         return 2
     try:
-        with Services(paths, secrets=secrets) as services:
-            return _dispatch(args, services)
+        return _dispatch(args, paths, secrets)
     except ValidationError as exc:
         print(f"cairn: {printable(problem_text(exc))}", file=sys.stderr)
         return 2
@@ -119,31 +124,37 @@ def run_command(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStor
         return 2
 
 
-def _dispatch(args: argparse.Namespace, services: Services) -> int:
-    if args.command == "sessions":
-        return _sessions(services)
+def _dispatch(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore | None) -> int:
+    """Each command's own Cairn: ``chat`` with the terminal's approver and printer, ``compact``
+    with its progress, every other one quiet. The journal opens only for a command that reads
+    it, so account and server commands work while a window holds it."""
+    opened = partial(open_cairn, paths, secrets=secrets, open_journal=False)
     if args.command == "chat":
-        return run_chat(args, services)
+        printer, on_event = turn_printer()
+        approver = TerminalApprover(preset=args.approve)
+        with opened(on_event=on_event, approver=approver, workspace=args.workspace) as app:
+            return run_chat(args, app, printer)
     if args.command == "compact":
-        return run_compact(args, services)
-    if args.command == "accounts":
-        return run_accounts(args, services)
-    if args.command == "skills":
-        return _skills(args, services)
-    if args.command == "catalog":
-        return _refresh(args, services.paths)
-    if args.command == "mcp":
-        return run_mcp(args, services)
-    if args.command == "bench":
-        return run_bench(args, services)
-    raise AssertionError(f"unhandled command {args.command}")
+        with opened(on_event=compact_progress) as app:
+            return run_compact(args, app)
+    workspace = args.workspace if args.command == "skills" else None
+    with opened(workspace=workspace) as app:
+        commands: dict[str, Callable[[], int]] = {
+            "sessions": lambda: _sessions(app),
+            "accounts": lambda: run_accounts(args, app),
+            "skills": lambda: _skills(app),
+            "catalog": lambda: _refresh(args, app),
+            "mcp": lambda: run_mcp(args, app),
+            "bench": lambda: run_bench(args, app),
+        }
+        return commands[args.command]()
 
 
 # -- sessions --------------------------------------------------------------------------------
 
 
-def _sessions(services: Services) -> int:
-    sessions = services.open_journal().sessions()
+def _sessions(app: CairnApp) -> int:
+    sessions = [record for record, _snippet in app.chats.search()]
     if not sessions:
         print("No sessions yet.")
     for record in sessions:
@@ -151,11 +162,10 @@ def _sessions(services: Services) -> int:
     return 0
 
 
-def _skills(args: argparse.Namespace, services: Services) -> int:
-    state = services.system_state(services.load_settings(), args.workspace)
-    catalog = services.engine.skills(state)
+def _skills(app: CairnApp) -> int:
+    catalog = app.preferences.skills()
     if not catalog.skills and not catalog.invalid:
-        print(f"No skills yet. Put skill folders in {services.paths.skills_dir}.")
+        print(f"No skills yet. Put skill folders in {app.paths.skills_dir}.")
     for skill in catalog.skills:
         print(printable(f"{skill.name} ({skill.source}): {skill.description}"))
     for invalid in catalog.invalid:
@@ -166,11 +176,10 @@ def _skills(args: argparse.Namespace, services: Services) -> int:
 # -- catalog ---------------------------------------------------------------------------------
 
 
-def _refresh(args: argparse.Namespace, paths: CairnPaths) -> int:
+def _refresh(args: argparse.Namespace, app: CairnApp) -> int:
     async def fetch() -> tuple[bool, str]:
-        async with httpx.AsyncClient(follow_redirects=True) as http:
-            outcome = await refresh_models_dev(http, paths.cache_dir, args.url)
-            return outcome.ok, outcome.message
+        async with app.running(servers=False):
+            return await app.models.refresh_catalog(args.url)
 
     ok, message = asyncio.run(fetch())
     print(message, file=sys.stdout if ok else sys.stderr)

@@ -7,51 +7,45 @@ import getpass
 import math
 import sys
 
-from desktop.app.message_checks import decode_input
+from desktop.app import KEY_ENV, Account, CairnApp, KeychainUnavailable, decode_input
 from desktop.cli.common import CommandError, printable
-from desktop.root import Services
-from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretStore
-from desktop.settings.store import Account
 
 __all__ = ["run_accounts"]
 
 
-def run_accounts(args: argparse.Namespace, services: Services) -> int:
+def run_accounts(args: argparse.Namespace, app: CairnApp) -> int:
     verbs = {"list": _accounts_list, "add": _accounts_add, "edit": _accounts_edit, "remove": _accounts_remove}
-    return verbs[args.verb](args, services)
+    return verbs[args.verb](args, app)
 
 
-def _accounts_list(_args: argparse.Namespace, services: Services) -> int:
-    settings, transport, secrets = services.load_settings(), services.transport, services.secrets
-    if not settings.accounts:
+def _accounts_list(_args: argparse.Namespace, app: CairnApp) -> int:
+    accounts, default_id = app.accounts.listing()
+    if not accounts:
         print("No accounts yet; add one with `cairn accounts add NAME --provider PRESET`.")
-    for a in settings.accounts:
-        default = " (default)" if a.id == settings.default_account else ""
-        where = a.base_url or (p.base_url if (p := transport.preset(a.provider)) else "")
-        has_key = "key in keychain" if secrets.get(a.id) else "no key saved"
+    for a in accounts:
+        default = " (default)" if a.id == default_id else ""
+        where = a.base_url or (p.base_url if (p := app.accounts.preset(a.provider)) else "")
+        has_key = "key in keychain" if app.accounts.has_key(a.id) else "no key saved"
         print(printable(f"{a.name}{default}: {a.provider}, {a.default_model} at {where}; {has_key}{_options_text(a)}"))
     return 0
 
 
-def _accounts_remove(args: argparse.Namespace, services: Services) -> int:
-    store, secrets = services.settings_store, services.secrets
-    account = store.load().account(args.name)
+def _accounts_remove(args: argparse.Namespace, app: CairnApp) -> int:
+    account = app.accounts.find(args.name)
     if account is None:
         raise CommandError(f"There is no account {args.name!r}.")
-    store.remove_account(account.id)
-    secrets.delete(account.id)
+    app.accounts.remove(account.id)
     print(f"Removed {account.name}.")
     return 0
 
 
-def _accounts_add(args: argparse.Namespace, services: Services) -> int:
-    store, secrets, transport = services.settings_store, services.secrets, services.transport
+def _accounts_add(args: argparse.Namespace, app: CairnApp) -> int:
     provider = args.provider or ("custom" if args.base_url else None)
     if provider is None:
         raise CommandError("Say which provider with --provider (a preset) or --base-url (a custom endpoint).")
-    preset = transport.preset(provider)
+    preset = app.accounts.preset(provider)
     if preset is None and provider != "custom":
-        names = ", ".join(p.id for p in transport.providers)
+        names = ", ".join(p.id for p in app.accounts.presets())
         raise CommandError(f"Unknown provider {provider!r}; pick one of {names}, or custom with --base-url.")
     model = args.model or (preset.default_model if preset else None)
     if not model:
@@ -65,16 +59,15 @@ def _accounts_add(args: argparse.Namespace, services: Services) -> int:
         headers=headers,
         **_options(args),
     )
-    store.add_account(account)
+    app.accounts.add(account)
     print(f"Saved account {account.name}.")
     if args.set_key or (preset.key_required if preset else True):
-        _store_key(account, secrets)
+        _store_key(account, app)
     return 0
 
 
-def _accounts_edit(args: argparse.Namespace, services: Services) -> int:
-    store, secrets = services.settings_store, services.secrets
-    found = store.load().account(args.name)
+def _accounts_edit(args: argparse.Namespace, app: CairnApp) -> int:
+    found = app.accounts.find(args.name)
     if found is None:
         raise CommandError(f"There is no account {args.name!r}.")
     changes: dict[str, object] = {}
@@ -90,14 +83,14 @@ def _accounts_edit(args: argparse.Namespace, services: Services) -> int:
         changes["headers"] = dict(_header(h) for h in args.header)
     changes.update(_options(args))
     account = Account.model_validate({**found.model_dump(), **changes})
-    store.replace_account(account)
+    app.accounts.replace(account)
     print(f"Saved account {account.name}.")
     if args.set_key:
-        _store_key(account, secrets)
+        _store_key(account, app)
     return 0
 
 
-def _store_key(account: Account, secrets: SecretStore) -> None:
+def _store_key(account: Account, app: CairnApp) -> None:
     if sys.stdin.isatty():
         key = getpass.getpass(f"API key for {account.name}: ").strip()
     else:
@@ -109,7 +102,7 @@ def _store_key(account: Account, secrets: SecretStore) -> None:
         print("No key given; none was saved.", file=sys.stderr)
         return
     try:
-        secrets.set(account.id, key)
+        app.accounts.keep_key(account.id, key)
         print("The key is in the system keychain.")
     except KeychainUnavailable as exc:
         print(

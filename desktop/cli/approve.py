@@ -8,9 +8,8 @@ import json
 import sys
 from typing import TextIO
 
+from desktop.app import Approval, Choice, ToolRequest
 from desktop.cli.common import printable
-from desktop.turn.approvals import Approval, Choice
-from host.permissions import ToolRequest
 
 __all__ = ["TerminalApprover"]
 

@@ -5,65 +5,59 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
-from desktop.app.message_checks import CONTINUE, decode_input, message_problem
-from desktop.app.usage_words import cost_text, turn_usage_text
-from desktop.cli.approve import TerminalApprover
+from desktop.app import (
+    CONTINUE,
+    CairnApp,
+    NothingToRetry,
+    SessionEvent,
+    TurnOutcome,
+    TurnRoute,
+    UsageTotals,
+    cost_text,
+    decode_input,
+    message_problem,
+    turn_usage_text,
+)
 from desktop.cli.common import CommandError, account_for, api_key_for, printable, session_account, sigterm_stops
-from desktop.context.system_state import SystemState
-from desktop.root import Services
-from desktop.settings.routes import ResolvedRoute
-from desktop.settings.store import Account, Settings
 from desktop.turn.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnCancelled, TurnFailed, Waiting
-from desktop.turn.runtime import NothingToRetry, TurnOutcome
-from host.content import MessageContent, Mode, PermissionMode
-from host.journal import Journal
-from host.permissions import Permissions
-from host.transcript import TranscriptWriter
-from host.usage import UsageLedger, UsageTotals
+from host.content import MessageContent
 
-__all__ = ["run_chat"]
+__all__ = ["run_chat", "turn_printer"]
 
 
-def run_chat(args: argparse.Namespace, services: Services) -> int:
+def run_chat(args: argparse.Namespace, app: CairnApp, printer: _Printer) -> int:
+    """One turn of ``cairn chat``; ``app`` was opened with the terminal's approver, and its
+    events go to ``printer``."""
     if args.retry and not args.session:
         raise CommandError("Say which session to retry with --session.")
     text = "" if args.retry else _checked_message(args.message)
-    settings = services.load_settings()
-    account = account_for(args.account or session_account(services, args.session), settings)
-    route = services.route(account, args.model)
-    api_key = api_key_for(account, route, services)
-    journal = services.open_journal()
-    state = services.system_state(settings, args.workspace)
-    left_out = services.engine.skills(state).invalid
+    account = account_for(app, args.account or session_account(app, args.session))
+    route = app.accounts.resolve(account, args.model)
+    via = TurnRoute(account, args.model, api_key_for(app, account, route))
+    left_out = app.preferences.skills().invalid
     if left_out:
         many = f"{len(left_out)} skills were" if len(left_out) > 1 else "1 skill was"
         print(f"cairn: {many} left out; `cairn skills` says why.", file=sys.stderr)
     if args.session:
-        if journal.session(args.session) is None:
+        if not app.chats.exists(args.session):
             raise CommandError(f"There is no session {args.session}; `cairn sessions` lists them.")
         session_id = args.session
     else:
         # Only now, when everything the turn needs is in hand: a failure above leaves no empty session.
-        session_id = journal.create_session(title=text.splitlines()[0][:60]).id
+        session_id = app.chats.new(title=text.splitlines()[0][:60]).id
     if args.mode is not None:
-        _keep_mode(journal, session_id, "read_only" if args.mode == "read-only" else args.mode, settings)
-    services.approver = TerminalApprover(preset=args.approve)
-    printer = _Printer(sys.stdout, sys.stderr)
+        app.options.set_mode(session_id, "read_only" if args.mode == "read-only" else args.mode)
     try:
         with sigterm_stops():
-            outcome = asyncio.run(
-                _turn(
-                    services, route, api_key, state, session_id=session_id, text=text or None, account=account,
-                    printer=printer,
-                )
-            )  # fmt: skip
+            outcome = asyncio.run(_turn(app, session_id=session_id, text=text or None, via=via))
     except KeyboardInterrupt:
         if not printer.stopped_shown:
             print("\n[stopped]", file=sys.stderr)
         return 130
-    totals = UsageLedger(journal).totals(session_id)
+    totals, _last = app.chats.usage(session_id)
     if not outcome.ok:
         print(f"[the conversation is saved; retry with: cairn chat --session {session_id} --retry]", file=sys.stderr)
         return 1
@@ -78,25 +72,25 @@ def run_chat(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-async def _turn(
-    services: Services,
-    route: ResolvedRoute,
-    api_key: str | None,
-    state: SystemState,
-    *,
-    session_id: str,
-    text: str | None,
-    account: Account,
-    printer: _Printer,
-) -> TurnOutcome:
-    async with services.running():
-        runtime = services.runtime(route, api_key, lambda: state, printer, first_token=account.first_token_timeout)
+def turn_printer() -> tuple[_Printer, Callable[[object], None]]:
+    """What shows a turn on the terminal, and the app's event listener that feeds it."""
+    printer = _Printer(sys.stdout, sys.stderr)
+
+    def on_event(item: object) -> None:
+        if isinstance(item, SessionEvent):
+            printer(item.event)
+
+    return printer, on_event
+
+
+async def _turn(app: CairnApp, *, session_id: str, text: str | None, via: TurnRoute) -> TurnOutcome:
+    async with app.running():
         if text is None:
             try:
-                return await runtime.retry(session_id)
+                return await app.turns.retry(session_id, via=via)
             except NothingToRetry as exc:
                 raise CommandError(str(exc)) from None
-        return await runtime.send(session_id, text)
+        return await app.turns.send(session_id, text, via=via)
 
 
 def _checked_message(words: list[str]) -> str:
@@ -107,13 +101,6 @@ def _checked_message(words: list[str]) -> str:
     if problem is not None:
         raise CommandError(problem)
     return text
-
-
-def _keep_mode(journal: Journal, session_id: str, mode: Mode, settings: Settings) -> None:
-    """The session's permission mode from now on (a row, only when it changes)."""
-    writer = TranscriptWriter(journal)
-    if Permissions.of_chat(writer.model_order(session_id), default_mode=settings.default_mode).mode != mode:
-        writer.append_meta(session_id, PermissionMode(mode=mode))
 
 
 def _message(words: list[str]) -> str:

@@ -9,12 +9,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from desktop.app.message_checks import printable
-from desktop.root import Services
-from desktop.settings.routes import ResolvedRoute
-from desktop.settings.secrets import KEY_ENV
-from desktop.settings.store import Account, Settings
-from host.usage import UsageLedger
+from desktop.app import KEY_ENV, Account, CairnApp, ResolvedRoute, printable
 
 __all__ = ["CommandError", "account_for", "api_key_for", "printable", "session_account", "sigterm_stops"]
 
@@ -41,19 +36,18 @@ def sigterm_stops() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def session_account(services: Services, session_id: str | None) -> str | None:
+def session_account(app: CairnApp, session_id: str | None) -> str | None:
     """The account a chat's latest request went to, while it is still in settings: continuing
     a chat keeps its account (and its provider's cache) unless another is asked for."""
     if session_id is None:
         return None
-    requests = UsageLedger(services.open_journal()).requests(session_id)
-    account_id = next((r.account_id for r in reversed(requests) if r.kind == "chat"), None)
-    return account_id if account_id and services.load_settings().account(account_id) else None
+    account = app.options.last_request_account(session_id)
+    return account.id if account is not None else None
 
 
-def account_for(key: str | None, settings: Settings) -> Account:
-    key = key or settings.default_account
-    account = settings.account(key) if key else None
+def account_for(app: CairnApp, key: str | None) -> Account:
+    """The account named (or with the id) ``key``, else the default one; ``CommandError``."""
+    account = app.accounts.find(key)
     if account is None:
         raise CommandError(
             f"There is no account {key!r}; add one with `cairn accounts add NAME --provider PRESET`."
@@ -63,14 +57,14 @@ def account_for(key: str | None, settings: Settings) -> Account:
     return account
 
 
-def api_key_for(account: Account, route: ResolvedRoute, services: Services) -> str | None:
-    key = services.api_key(account)
+def api_key_for(app: CairnApp, account: Account, route: ResolvedRoute) -> str | None:
+    key = app.accounts.api_key(account)
     if key:
         return key
-    preset = services.transport.preset(account.provider)
+    preset = app.accounts.preset(account.provider)
     if preset is not None and not preset.key_required:
         return None
-    problem = services.secrets.keychain_problem()
+    problem = app.accounts.keychain_problem()
     if sys.stdin.isatty():
         note = f"{problem} " if problem else ""
         print(

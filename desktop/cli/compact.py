@@ -7,14 +7,12 @@ import argparse
 import asyncio
 import sys
 
+from desktop.app import CairnApp, CompactionFailed, NothingToCompact, TurnRoute, focus_problem
 from desktop.cli.common import CommandError, account_for, api_key_for, printable, session_account, sigterm_stops
-from desktop.compaction.compactor import CompactionFailed
-from desktop.compaction.policy import NothingToCompact, focus_problem
-from desktop.root import Services
 from desktop.turn.events import Retrying, RuntimeEvent, Waiting
 from host.content import Checkpoint
 
-__all__ = ["add_compact_command", "run_compact"]
+__all__ = ["add_compact_command", "compact_progress", "run_compact"]
 
 
 def add_compact_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,28 +23,21 @@ def add_compact_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     compact.add_argument("--model", help="model id (default: the account's default model)")
 
 
-def run_compact(args: argparse.Namespace, services: Services) -> int:
+def run_compact(args: argparse.Namespace, app: CairnApp) -> int:
+    """``app`` was opened with ``compact_progress`` as its event listener."""
     focus = (args.focus or "").strip() or None
     problem = focus_problem(focus) if focus is not None else None
     if problem is not None:
         raise CommandError(problem)
-    journal = services.open_journal()
-    if journal.session(args.session) is None:
+    if not app.chats.exists(args.session):
         raise CommandError(f"There is no session {args.session}; `cairn sessions` lists them.")
-    settings = services.load_settings()
-    account = account_for(args.account or session_account(services, args.session), settings)
-    route = services.route(account, args.model)
-    api_key = api_key_for(account, route, services)
+    account = account_for(app, args.account or session_account(app, args.session))
+    route = app.accounts.resolve(account, args.model)
+    via = TurnRoute(account, args.model, api_key_for(app, account, route))
 
     async def compact() -> Checkpoint:
-        async with services.running():
-            state = services.system_state(settings)
-            wait = account.first_token_timeout
-            runtime = services.runtime(route, api_key, lambda: state, _progress, first_token=wait)
-            row = await runtime.compact(args.session, focus)
-            checkpoint = row.meta()
-            assert isinstance(checkpoint, Checkpoint)
-            return checkpoint
+        async with app.running():
+            return await app.turns.compact_now(args.session, focus, via=via)
 
     try:
         with sigterm_stops():
@@ -65,6 +56,13 @@ def run_compact(args: argparse.Namespace, services: Services) -> int:
         f"{checkpoint.tokens_after:,} after. The next message continues from the summary."
     )
     return 0
+
+
+def compact_progress(item: object) -> None:
+    """The app's event listener for ``cairn compact``: the waits and retries, on stderr."""
+    event = getattr(item, "event", None)
+    if event is not None:
+        _progress(event)
 
 
 def _progress(event: RuntimeEvent) -> None:

@@ -13,10 +13,8 @@ import asyncio
 import sys
 from pathlib import Path
 
+from desktop.app import CairnApp, ConfigImportError, McpSettingsError
 from desktop.cli.common import CommandError, printable
-from desktop.root import Services
-from desktop.settings.mcp_import import ConfigImportError, apply_import, read_import
-from desktop.settings.mcp_servers import McpSettingsError
 
 __all__ = ["add_mcp_commands", "run_mcp"]
 
@@ -35,22 +33,21 @@ def add_mcp_commands(commands: argparse._SubParsersAction[argparse.ArgumentParse
         verbs.add_parser(verb, help=what).add_argument("name")
 
 
-def run_mcp(args: argparse.Namespace, services: Services) -> int:
+def run_mcp(args: argparse.Namespace, app: CairnApp) -> int:
     try:
         if args.verb == "import":
-            return _import(args, services)
+            return _import(args, app)
         if args.verb == "list":
-            return _list(services)
+            return _list(app)
         if args.verb == "test":
-            return _test(args.name, services)
-        return _change(args.verb, args.name, services)
+            return _test(args.name, app)
+        return _change(args.verb, args.name, app)
     except (ConfigImportError, McpSettingsError) as exc:
         raise CommandError(str(exc)) from exc
 
 
-def _import(args: argparse.Namespace, services: Services) -> int:
-    existing = [s.name for s in services.load_settings().servers().servers]
-    plan = read_import(args.file, existing)
+def _import(args: argparse.Namespace, app: CairnApp) -> int:
+    plan = app.mcp.import_preview(args.file)
     for line in plan.lines():
         print(printable(line))
     if not plan.servers:
@@ -65,17 +62,13 @@ def _import(args: argparse.Namespace, services: Services) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing was saved.")
             return 0
-    settings = services.load_settings()
-    for server in apply_import(plan, services.secrets):
-        settings = settings.with_server(server)
-    services.settings_store.save(settings)
-    servers = plan.servers
+    servers = asyncio.run(app.mcp.import_servers(plan))
     print(f"Saved {len(servers)} server{'s' if len(servers) != 1 else ''}. `cairn mcp test NAME` tries one.")
     return 0
 
 
-def _list(services: Services) -> int:
-    entries = services.load_settings().servers()
+def _list(app: CairnApp) -> int:
+    entries = app.mcp.entries()
     if not entries.servers and not entries.problems:
         print("No MCP servers yet. `cairn mcp import` brings Claude Desktop's.")
     for server in entries.servers:
@@ -91,12 +84,11 @@ def _list(services: Services) -> int:
     return 0
 
 
-def _test(name: str, services: Services) -> int:
-    server = services.load_settings().servers().get(name)
-    if server is None:
+def _test(name: str, app: CairnApp) -> int:
+    if app.mcp.entries().get(name) is None:
         raise CommandError(f"No MCP server is named {name!r}; `cairn mcp list` shows them.")
     try:
-        status, tools = asyncio.run(services.mcp.probe(server))
+        status, tools = asyncio.run(app.mcp.test(name))
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     print(printable(status.describe()))
@@ -110,16 +102,16 @@ def _test(name: str, services: Services) -> int:
     return 0 if status.state.value == "ready" else 1
 
 
-def _change(verb: str, name: str, services: Services) -> int:
-    server = services.load_settings().servers().get(name)
+def _change(verb: str, name: str, app: CairnApp) -> int:
+    server = app.mcp.entries().get(name)
     if server is None:
         raise CommandError(f"No MCP server is named {name!r}; `cairn mcp list` shows them.")
 
     async def change() -> None:
         if verb == "remove":
-            await services.remove_server(server.name)
+            await app.mcp.remove(server.name)
         else:
-            await services.save_server(server.model_copy(update={"enabled": verb == "enable"}), replacing=server.name)
+            await app.mcp.set_enabled(server.name, verb == "enable")
 
     asyncio.run(change())
     print(f"{server.name}: {'removed' if verb == 'remove' else verb + 'd'}.")

@@ -26,9 +26,9 @@ from desktop.context.sections import section_order
 from desktop.provider.errors import MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.provider.stream import Finished, ReplyAssembler, Retrying, Waiting
+from desktop.session.state import SessionState
 from desktop.settings.redaction import Redactor
 from desktop.settings.routes import ResolvedRoute
-from desktop.tools.epochs import latest_plan
 from desktop.turn.events import CompactionAbandoned, CompactionCommitted, CompactionStarted, RuntimeEvent
 from desktop.turn.inspection import request_started
 from desktop.turn.preparation import PreparedRequest
@@ -66,7 +66,7 @@ class Compactor:
 
     async def compact(
         self,
-        session_id: str,
+        session: SessionState,
         *,
         route: ResolvedRoute,
         client: OpenAICompatClient,
@@ -82,9 +82,11 @@ class Compactor:
         nothing to summarise; ``CompactionFailed`` (and ``ProviderError`` from the request)
         leave the journal as it was. Cancellation too: the summary is only kept whole.
         ``summarizer`` sends the summary request elsewhere; the sizes stay the chat's. A
-        compaction that started and did not finish ends with ``CompactionAbandoned``."""
+        compaction that started and did not finish ends with ``CompactionAbandoned``.
+        ``session`` is the chat's state as it is now."""
+        session_id = session.session_id
         summarise = partial(
-            self._summarise, session_id, route=route, client=client, prepared=prepared, budget=budget, reason=reason,
+            self._summarise, session, route=route, client=client, prepared=prepared, budget=budget, reason=reason,
             fold_updates=fold_updates, focus=focus, measured=measured,
         )  # fmt: skip
         try:
@@ -110,7 +112,7 @@ class Compactor:
 
     async def _summarise(
         self,
-        session_id: str,
+        session: SessionState,
         *,
         route: ResolvedRoute,
         client: OpenAICompatClient,
@@ -124,7 +126,7 @@ class Compactor:
     ) -> TranscriptRow:
         asked = summarizer or Summarizer(route, client, budget)
         own = asked.route == route
-        rows = self.writer.model_order(session_id)
+        session_id, rows = session.session_id, session.rows
         declared = list(prepared.declared)
         context = context_from_rows(rows, declared)
         before_bytes = len(project(context, route, fold_updates=fold_updates).body_bytes)
@@ -174,8 +176,8 @@ class Compactor:
             raise CompactionFailed(
                 f"{asked.route.actual.model} answered the summary request without any text, so nothing was compacted."
             )
-        state = self.writer.effective_state(session_id)
-        plan = latest_plan(rows)
+        session.advance()
+        state, plan = dict(session.sections), session.plan
         checkpoint = make_checkpoint(
             state,
             sorted(state, key=section_order),
@@ -186,7 +188,9 @@ class Compactor:
             tokens_before=before,
             tokens_after=0,
         )
-        after_bytes = self._after(session_id, rows, checkpoint, declared=declared, route=route, fold=fold_updates)
+        after_bytes = self._after(
+            session_id, session.rows, checkpoint, declared=declared, route=route, fold=fold_updates
+        )
         if after_bytes >= before_bytes:
             self._spent(session_id, finished, request, asked.route)
             raise CompactionFailed("The summary would not make the chat any shorter, so it was not kept.")

@@ -229,15 +229,15 @@ class ContextFill:
     threshold: int
 
 
-def context_fill(rows: list[TranscriptRow], requests: list[RequestUsage], budget: ContextBudget) -> ContextFill | None:
+def context_fill(
+    checkpoint: Checkpoint | None, requests: list[RequestUsage], budget: ContextBudget
+) -> ContextFill | None:
     """The chat's fill after its latest request: the provider's count of that request's
-    prompt and reply, or the checkpoint's estimate when a compaction came after it. ``None``
-    before anything was counted."""
+    prompt and reply, or the estimate of the chat's last ``checkpoint`` when that compaction
+    came after it. ``None`` before anything was counted."""
     counted = [r for r in requests if r.kind == "chat" and r.prompt_tokens is not None]
     last = counted[-1] if counted else None
-    at = last_checkpoint(rows)
-    checkpoint = rows[at].meta() if at is not None else None
-    if isinstance(checkpoint, Checkpoint) and (last is None or last.created_at < checkpoint.created_at):
+    if checkpoint is not None and (last is None or last.created_at < checkpoint.created_at):
         used = checkpoint.tokens_after
     elif last is not None and last.prompt_tokens is not None:
         used = last.prompt_tokens + (last.output_tokens or 0)

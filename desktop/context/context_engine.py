@@ -26,10 +26,11 @@ from desktop.context.sections import (
     diff_sections,
     section_order,
 )
-from desktop.context.system_state import LOAD_SKILL, SystemState
+from desktop.context.system_state import SystemState
 from desktop.tools.registry import ToolRegistry, TurnInputs
-from host.skills import SkillCatalog, SkillError, SkillStore, Source
-from host.tools import Tool, ToolCatalog, ToolOutput
+from desktop.tools.sources import skill_tools
+from host.skills import SkillCatalog, SkillStore, Source
+from host.tools import ToolCatalog
 from host.transcript import TranscriptRow, TranscriptWriter
 
 __all__ = ["ContextEngine", "Prepared"]
@@ -101,6 +102,7 @@ class ContextEngine:
         tools_allowed: bool = True,
         activation: JsonValue | None = None,
         tools: ToolCatalog | None = None,
+        current: Mapping[str, JsonValue] | None = None,
     ) -> Prepared:
         """Append (and commit) one system row per changed section; see the module docstring.
 
@@ -110,12 +112,15 @@ class ContextEngine:
         tools: then nothing is declared, and the skills are listed for reference only.
         ``activation``: the ``tool_activation`` section's content, for a chat with deferred
         tools. ``tools``: the request's catalog, when the caller has built it already.
+        ``current``: the chat's effective sections, when the caller has them folded already.
         """
         catalog = self.skills(state)
         desired = self.desired(state, catalog, overrides, tools_allowed=tools_allowed)
         if activation is not None:  # only a chat with deferred tools has the section; others keep theirs
             desired[TOOL_ACTIVATION] = activation
-        current = {k: v for k, v in writer.effective_state(session_id).items() if _managed(k) or k in desired}
+        if current is None:
+            current = writer.effective_state(session_id)
+        current = {k: v for k, v in current.items() if _managed(k) or k in desired}
         rows = tuple(
             writer.append_system(session_id, name, content, anchor=anchor)
             for name, content in diff_sections(current, desired)
@@ -123,26 +128,3 @@ class ContextEngine:
         if tools is None:
             tools = self.tools(state, catalog) if tools_allowed else ToolCatalog()
         return Prepared(rows, catalog, tools, tuple(sorted(desired, key=section_order)))
-
-
-def skill_tools(inputs: TurnInputs) -> list[Tool]:
-    """``load_skill``, through the skill store's bridge, against the turn's catalog.
-
-    Declared whether or not any skill exists, so that adding the first skill or removing the
-    last never changes the declarations (which providers render before the messages, so a
-    change there would rewrite the top of the prompt). With no skills it says so.
-    """
-    store, catalog = inputs.store, inputs.skills
-
-    async def load_skill(arguments: Mapping[str, JsonValue]) -> ToolOutput:
-        name = arguments.get("name")
-        if not catalog.skills:
-            return ToolOutput("There are no skills in this chat, so there is nothing to load.", is_error=True)
-        if not isinstance(name, str):
-            return ToolOutput("load_skill needs a skill name.", is_error=True)
-        try:
-            return ToolOutput(store.load_body(name, catalog))
-        except SkillError as exc:
-            return ToolOutput(str(exc), is_error=True)
-
-    return [Tool(LOAD_SKILL, load_skill)]

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from desktop.settings.routes import ResolvedRoute
 from desktop.settings.store import Settings
 from host.content import ChatRoute
-from host.transcript import TranscriptRow
 from host.usage import RequestUsage
 
 __all__ = ["ChatRouteView", "remembered_route", "resolve_chat_route"]
@@ -33,13 +32,11 @@ class ChatRouteView:
     stored: bool = False  # the chat has a ChatRoute row saying exactly this
 
 
-def remembered_route(rows: list[TranscriptRow], requests: list[RequestUsage]) -> tuple[ChatRoute | None, bool]:
-    """The route the chat remembers: its latest ``ChatRoute`` row, else its latest request's;
-    and whether it came from a row."""
-    for row in reversed(rows):
-        meta = row.meta()
-        if isinstance(meta, ChatRoute):
-            return meta, True
+def remembered_route(route_row: ChatRoute | None, requests: list[RequestUsage]) -> tuple[ChatRoute | None, bool]:
+    """The route the chat remembers: its latest ``ChatRoute`` row (``route_row``), else its
+    latest request's; and whether it came from a row."""
+    if route_row is not None:
+        return route_row, True
     chats = [usage for usage in requests if usage.kind == "chat"]
     if chats:
         return ChatRoute(account_id=chats[-1].account_id, model=chats[-1].model), False

@@ -8,6 +8,7 @@ transport catalog, and only when the actual identity equals a published binding 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -16,7 +17,7 @@ from desktop.catalog.modelsdev import ModelInfo, ModelsDevCatalog
 from desktop.catalog.transport import ApiKind, TransportCatalog, TransportFlags, normalize_base_url
 from desktop.settings.store import Account
 
-__all__ = ["ResolvedRoute", "RouteError", "RouteIdentity", "resolve_route"]
+__all__ = ["ResolvedRoute", "RouteError", "RouteIdentity", "Routes", "resolve_route"]
 
 CUSTOM = "custom"
 
@@ -146,3 +147,22 @@ def _opening_fold(account: Account, flags: TransportFlags, reason: str) -> tuple
         return flags, reason
     flags = flags.model_copy(update={"mid_conversation_system": False, "developer_role": False})
     return flags, f"{reason} The account sends Cairn's instructions in the first message, so no system role is used."
+
+
+@dataclass(frozen=True)
+class Routes:
+    """The catalogs every route is resolved against, loaded once by the composition root."""
+
+    transport: TransportCatalog
+    models_dev: ModelsDevCatalog
+
+    def resolve(self, account: Account, model: str | None = None) -> ResolvedRoute:
+        return resolve_route(account, model, self.transport, self.models_dev)
+
+    def catalog_models(self, provider: str) -> list[str]:
+        """Models Cairn's catalogs know for a provider preset, for the model pickers."""
+        preset = self.transport.preset(provider)
+        known = {b.model for b in self.transport.bindings if b.provider == provider and b.model != "*"}
+        if preset is not None and preset.models_dev and preset.models_dev in self.models_dev.root:
+            known |= set(self.models_dev.root[preset.models_dev].models)
+        return sorted(known)

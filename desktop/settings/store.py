@@ -31,6 +31,7 @@ __all__ = [
     "SETTINGS_VERSION",
     "Account",
     "Assistant",
+    "AutoTitles",
     "Settings",
     "SettingsError",
     "SettingsStore",
@@ -39,6 +40,8 @@ __all__ = [
 ]
 
 # The range a set reply reserve or retained tail may take.
+# Where chat titles come from: never the model, only on routes that cost nothing, or always.
+AutoTitles = Literal["off", "free_routes", "always"]
 MIN_TOKENS, MAX_TOKENS = 256, 1_000_000
 # The settings format this Cairn writes. A file of a newer version keeps its number.
 SETTINGS_VERSION = 1
@@ -211,7 +214,7 @@ class Settings(BaseModel):
     summary_route: SummaryRoute | None = Field(
         default=None, description="Where compaction summaries go; None: the chat's own route."
     )
-    auto_titles: Literal["off", "free_routes", "always"] = Field(
+    auto_titles: AutoTitles = Field(
         default="free_routes",
         description="A short title from the chat's model after its first exchange: never, only on routes that cost "
         "nothing (local servers, free models), or always.",
@@ -338,6 +341,21 @@ class SettingsStore:
         settings.accounts = [a for a in settings.accounts if a.id != account_id]
         if settings.default_account == account_id:
             settings.default_account = settings.accounts[0].id if settings.accounts else None
+        self.save(settings)
+        return settings
+
+    def remember_grant(self, target: ToolIdentity, allow: bool | None) -> Settings:
+        """Save an Always (``True``) or Never (``False``) answer for a tool, or revoke it
+        (``None``); the settings as saved."""
+        settings = self.load().with_grant(target, allow)
+        self.save(settings)
+        return settings
+
+    def change(self, **changes: object) -> Settings:
+        """Change some settings: read the file afresh, change only these, save. A change made
+        meanwhile by another Cairn (an account added by the command line, say) is kept, not
+        overwritten by a copy loaded earlier."""
+        settings = self.load().model_copy(update=changes)
         self.save(settings)
         return settings
 

@@ -62,15 +62,24 @@ class McpHub:
         self._servers: McpServers | None = None
         self._views: dict[str, ServerView] = {}
         self._listeners: list[Callable[[ServerView], None]] = []
+        self.started = False
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
+        self.started = True
         await self.reload()
 
     async def stop(self) -> None:
+        self.started = False
         if self._servers is not None:
             await self._servers.stop()
+
+    async def settings_changed(self) -> None:
+        """The settings' servers changed: bring the running ones in step, when Cairn runs them
+        (a command that only edits the settings starts none)."""
+        if self.started:
+            await self.reload()
 
     async def reload(self) -> None:
         """Bring the running servers in step with the settings as they are now."""

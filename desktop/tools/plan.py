@@ -17,10 +17,11 @@ from pydantic import JsonValue
 from desktop.context.context_engine import ContextEngine
 from desktop.context.estimate import ContextBudget
 from desktop.context.system_state import SystemState
+from desktop.session.state import SessionState
 from desktop.settings.routes import ResolvedRoute
 from desktop.tools.activation import Activation, activation_identity
 from desktop.tools.declarations import DeclarationPolicy, choose_policy, declared_specs
-from desktop.tools.epochs import epoch_change, frozen_prefix, latest_plan, new_plan, rekeyed, verify
+from desktop.tools.epochs import epoch_change, frozen_prefix, new_plan, rekeyed, verify
 from desktop.tools.tool_search import tool_search
 from host.canonical import canonical_json_bytes
 from host.content import Mode, PlanRecord
@@ -58,7 +59,7 @@ class ToolPlanner:
 
     def tools(
         self,
-        rows: list[TranscriptRow],
+        session: SessionState,
         state: SystemState,
         *,
         route: ResolvedRoute,
@@ -86,9 +87,9 @@ class ToolPlanner:
         policy = choose_policy(route, catalog, opening, budget)
         declared = [s.name for s in catalog.specs if policy.policy == "fixed" or not s.deferred]
         names = frozenset(t.name for t in deferred)
-        last = latest_plan(rows)
+        last = session.plan
         change = epoch_change(last, catalog, mode=mode, route=route, policy=policy.policy)
-        verdict = verify(last, frozen_prefix(rows)) if change is None and last is not None else "current"
+        verdict = verify(last, frozen_prefix(session.rows)) if change is None and last is not None else "current"
         if verdict == "rotate":
             change = "plan_identity_changed"
         identity = activation_identity(route, policy.policy, declared, names)
@@ -97,14 +98,16 @@ class ToolPlanner:
         return step
 
     def record(
-        self, session_id: str, rows: list[TranscriptRow], step: StepTools, *, route: ResolvedRoute, mode: Mode
+        self, session: SessionState, step: StepTools, *, route: ResolvedRoute, mode: Mode
     ) -> tuple[PlanRecord, TranscriptRow | None]:
         """The plan this request goes out under, and its row if it was just written.
 
-        ``rows``: the session's rows once the context engine has committed this request's, so
-        that a first plan covers the prefix the chat opens with. Raises ``JournalWriteError``."""
-        last = latest_plan(rows)
-        prefix = frozen_prefix(rows)
+        ``session``: the chat's state once the context engine has committed this request's
+        rows, so that a first plan covers the prefix the chat opens with. Raises
+        ``JournalWriteError``."""
+        session_id = session.session_id
+        last = session.plan
+        prefix = frozen_prefix(session.rows)
         if step.change is None and last is not None:
             if not step.rekey:
                 return last, None

@@ -24,6 +24,7 @@ from pydantic import JsonValue
 from desktop.context.context_engine import ContextEngine
 from desktop.context.estimate import ContextBudget
 from desktop.context.system_state import SystemState
+from desktop.session.state import SessionState
 from desktop.settings.routes import ResolvedRoute
 from desktop.tools.activation import Activation, restore_activation
 from desktop.tools.plan import ToolPlanner
@@ -64,7 +65,7 @@ class RequestPreparer:
 
     def prepare(
         self,
-        session_id: str,
+        session: SessionState,
         state: SystemState,
         *,
         route: ResolvedRoute,
@@ -74,11 +75,12 @@ class RequestPreparer:
         tools_allowed: bool,
         budget: ContextBudget | None = None,
     ) -> PreparedRequest:
-        rows = self.writer.model_order(session_id)
+        """``session`` is the chat's state as it is now; it is advanced past the rows committed here."""
+        session_id = session.session_id
         restoring = session_id not in self._activations
         activation = self.activation(session_id)
         step = self.planner.tools(
-            rows,
+            session,
             state,
             route=route,
             mode=permissions.mode,
@@ -92,20 +94,22 @@ class RequestPreparer:
         elif restoring:
             # A history from before plans were recorded has no epoch to void: its tool-search
             # results are its evidence.
-            activation.active = restore_activation(rows, step.identity, step.deferred)
+            activation.active = restore_activation(session.rows, step.identity, step.deferred)
         prepared = self.engine.prepare(
             self.writer,
             session_id,
             state,
+            current=session.sections,
             anchor=anchor,
             overrides=overrides,
             tools_allowed=tools_allowed,
             activation=step.section(activation),
             tools=step.catalog,
         )
-        plan, plan_row = self.planner.record(
-            session_id, self.writer.model_order(session_id), step, route=route, mode=permissions.mode
-        )
+        session.advance()
+        plan, plan_row = self.planner.record(session, step, route=route, mode=permissions.mode)
+        if plan_row is not None:
+            session.advance()
         declared = tuple(step.declared(activation))
         return PreparedRequest(
             rows=prepared.rows,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
+from desktop.session.parked import ParkedCall
 from desktop.settings.redaction import Redactor
 from desktop.turn.approvals import SUPERSEDED, Approval, Approver
 from desktop.turn.events import ApprovalAnswered, ApprovalRequested, RuntimeEvent, ToolResultCommitted
@@ -22,16 +22,13 @@ from host.content import ChatGrant, MessageContent, ToolApproval, ToolCallPart, 
 from host.errors import JournalWriteError
 from host.permissions import Decision, Permissions, ToolGate, ToolRequest, identity_of
 from host.tools import ToolCatalog
-from host.transcript import TranscriptRow, TranscriptWriter, superseded
+from host.transcript import TranscriptRow, TranscriptWriter
 
 __all__ = [
     "MAX_RESULT_CHARS",
     "CallsStopped",
-    "ParkedCall",
     "ResultNotSaved",
     "ToolCalls",
-    "open_calls",
-    "parked_calls",
 ]
 
 MAX_RESULT_CHARS = 100_000  # what a model reads of one result; the rest is cut, and said so
@@ -47,47 +44,6 @@ class ResultNotSaved(Exception):
     def __init__(self, call: ToolCallPart, result: ToolResultPart, error: JournalWriteError) -> None:
         super().__init__(str(error))
         self.call, self.result, self.error = call, result, error
-
-
-@dataclass(frozen=True)
-class ParkedCall:
-    """A call waiting on a person, as the journal has it."""
-
-    call: ToolCallPart
-    approval: ToolApproval
-    row: TranscriptRow  # the parking row
-
-
-def open_calls(rows: list[TranscriptRow]) -> list[ToolCallPart]:
-    """The calls of the latest visible assistant reply that have no result yet. Rows of a
-    version the person left (superseded) do not count: their calls wait in that version."""
-    answered: set[str] = set()
-    gone = superseded(rows)
-    for row in reversed(rows):
-        body = row.body()
-        if row.hidden or row.id in gone or not isinstance(body, MessageContent):
-            continue
-        if row.role == "tool":
-            answered.update(p.call_id for p in body.parts if isinstance(p, ToolResultPart))
-        elif row.role == "assistant":
-            return [c for c in body.tool_calls() if c.call_id not in answered]
-        else:
-            return []
-    return []
-
-
-def parked_calls(rows: list[TranscriptRow]) -> list[ParkedCall]:
-    """Open calls whose latest approval row says they are waiting on a person."""
-    latest: dict[str, tuple[ToolApproval, TranscriptRow]] = {}
-    for row in rows:
-        meta = row.meta()
-        if isinstance(meta, ToolApproval):
-            latest[meta.call_id] = (meta, row)
-    return [
-        ParkedCall(call, *latest[call.call_id])
-        for call in open_calls(rows)
-        if call.call_id in latest and latest[call.call_id][0].state == "waiting"
-    ]
 
 
 class ToolCalls:
@@ -120,9 +76,9 @@ class ToolCalls:
             except JournalWriteError as exc:
                 raise ResultNotSaved(call, result, exc) from exc
 
-    def supersede_parked(self, session_id: str) -> None:
-        """A new message answers every parked call: denied, superseded by it."""
-        for parked in parked_calls(self.writer.model_order(session_id)):
+    def supersede_parked(self, session_id: str, parked_now: Iterable[ParkedCall]) -> None:
+        """A new message answers every call parked now: denied, superseded by it."""
+        for parked in parked_now:
             denied = ToolApproval(
                 call_id=parked.call.call_id, target=parked.approval.target, state="denied", reason=SUPERSEDED
             )

@@ -16,18 +16,15 @@ request is asked again once, and other routes and other sessions are unaffected.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from desktop.context.projection import ProjectedRequest
 from desktop.provider.errors import ProviderError, ProviderStatusError
+from desktop.session.fallbacks import SessionFallbacks, route_identity
 from desktop.settings.routes import ResolvedRoute
 from host.content import Fallback, RouteFallback
-from host.transcript import TranscriptRow
 
-__all__ = ["FOLD_NOTE", "NO_TOOLS_NOTE", "SessionFallbacks", "fallback_for", "route_identity"]
+__all__ = ["fallback_for"]
 
-FOLD_NOTE = "System updates are folded into user messages: this route refused them mid-conversation in this session."
-NO_TOOLS_NOTE = "No tools are declared: this route refused tools in this session."
 
 # What servers say when a system message is not where their chat template wants it.
 _LATE_SYSTEM = re.compile(
@@ -43,34 +40,6 @@ _NO_TOOLS = re.compile(
     r"(unsupported|unknown|unrecognized|unexpected|extra)[^.]{0,40}\b(tools|functions)\b",
     re.IGNORECASE,
 )
-
-
-def route_identity(route: ResolvedRoute) -> dict[str, str]:
-    return {k: str(v) for k, v in route.actual.model_dump().items()}
-
-
-@dataclass(frozen=True)
-class SessionFallbacks:
-    """What a session has learnt about ``route`` so far."""
-
-    fold_updates: bool = False
-    no_tools: bool = False
-
-    @classmethod
-    def of(cls, rows: list[TranscriptRow], route: ResolvedRoute) -> SessionFallbacks:
-        identity = route_identity(route)
-        learnt = {
-            meta.fallback for row in rows if isinstance(meta := row.meta(), RouteFallback) and meta.route == identity
-        }
-        return cls(fold_updates="fold_system_updates" in learnt, no_tools="no_tools" in learnt)
-
-    def notes(self, route: ResolvedRoute) -> tuple[str, ...]:
-        notes = []
-        if self.fold_updates and route.flags.mid_conversation_system:
-            notes.append(FOLD_NOTE)
-        if self.no_tools:
-            notes.append(NO_TOOLS_NOTE)
-        return tuple(notes)
 
 
 def fallback_for(

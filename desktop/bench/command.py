@@ -17,12 +17,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from desktop.app.cairn import CairnApp
 from desktop.bench.conversations import CONVERSATIONS, conversation
 from desktop.bench.report import Figures, figures, table, to_csv, to_json
 from desktop.bench.runner import STRATEGIES, run, strategies_for
 from desktop.catalog.modelsdev import Cost
 from desktop.cli.common import CommandError
-from desktop.root import Services
+from desktop.root import Root
 from host.files import atomic_write_text
 
 __all__ = ["add_bench_command", "run_bench"]
@@ -43,7 +44,10 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     bench.add_argument("--max-usd", type=float, help="with --account: stop before spending this much")
 
 
-def run_bench(args: argparse.Namespace, services: Services) -> int:
+def run_bench(args: argparse.Namespace, app: CairnApp) -> int:
+    """The bench runs below the front door on purpose: it drives the runtime under strategies the
+    app does not offer; ``app`` gives it the composition root."""
+    services = app.root
     if args.unit < 1 or args.unit > 4096:
         raise CommandError("The cache unit must be between 1 and 4,096 tokens; DeepSeek's is 64.")
     prices = _prices(args.model, services)
@@ -54,7 +58,7 @@ def run_bench(args: argparse.Namespace, services: Services) -> int:
     if args.account is not None:
         from desktop.bench.endpoint import run_endpoint
 
-        return run_endpoint(args, services, prices)
+        return run_endpoint(args, app, prices)
     if args.max_usd is not None:
         raise CommandError("--max-usd caps a run against a real account; give the account with --account.")
     if args.out is not None:
@@ -76,7 +80,7 @@ def run_bench(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _prices(model: str, services: Services) -> Cost:
+def _prices(model: str, services: Root) -> Cost:
     provider, _, name = model.partition("/")
     info = services.models_dev.model(provider, name) if name else None
     if info is None or info.cost is None or info.cost.input is None:

@@ -1,0 +1,135 @@
+"""MCP servers as the person manages them (Settings' MCP tab, ``cairn mcp``): the entries in
+the settings with their secrets in the keychain, and the running servers kept in step.
+
+A name is checked before any secret is stored: building an entry puts its secrets in the
+keychain under its name, where they would replace another server's. Every failure is an
+``McpSettingsError`` that says what to do, and leaves the settings as they were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from desktop.app.shared import AppState
+from desktop.settings.mcp_import import ImportPlan, apply_import, read_import
+from desktop.settings.mcp_servers import (
+    McpServerSetting,
+    McpSettingsError,
+    ServerEntries,
+    forget_secrets,
+    server_setting,
+)
+from desktop.settings.store import Settings
+from desktop.tools.mcp_hub import ServerView
+from host.mcp import ServerStatus
+from host.tools import Tool
+
+__all__ = ["McpServers"]
+
+
+class McpServers:
+    def __init__(self, shared: AppState) -> None:
+        self._root = shared.root
+        self._hub = shared.root.mcp
+
+    def entries(self) -> ServerEntries:
+        """The servers in the settings, and the entries that cannot be read."""
+        return self._root.load_settings().servers()
+
+    def watch(self, listener: Callable[[ServerView], None]) -> tuple[list[ServerView], Callable[[], None]]:
+        """The servers as they are now, and ``listener`` called (on the core) with each change
+        from now on; with what unsubscribes it."""
+        return self._hub.views(), self._hub.subscribe(listener)
+
+    def views(self) -> list[ServerView]:
+        return self._hub.views()
+
+    async def save(
+        self,
+        fields: Mapping[str, object],
+        env: Mapping[str, str | None],
+        headers: Mapping[str, str | None],
+        replacing: str | None = None,
+    ) -> McpServerSetting:
+        """Save a server as a person entered it (``server_setting`` says what each part is; a
+        ``None`` value keeps the secret the entry ``replacing`` has)."""
+        settings = self._check_name(str(fields.get("name", "")), replacing=replacing)
+        kept = settings.servers().get(replacing) if replacing is not None else None
+        server = server_setting(self._root.secrets, fields, env=env, headers=headers, kept=kept)
+        await self.put(server, replacing=replacing)
+        return server
+
+    async def remove(self, name: str) -> None:
+        """Remove a server's entry, its secrets from the keychain, and stop it."""
+        store = self._root.settings_store
+        settings = store.load()
+        server = settings.servers().get(name)
+        store.save(settings.without_server(name))
+        if server is not None:
+            forget_secrets(self._root.secrets, server)
+        await self._hub.settings_changed()
+
+    async def set_enabled(self, name: str, enabled: bool) -> McpServerSetting:
+        server = self._server(name).model_copy(update={"enabled": enabled})
+        await self.put(server, replacing=server.name)
+        return server
+
+    async def restart(self, name: str) -> ServerView:
+        """Stop an enabled server and start it again; its view once it is ready or failed."""
+        server = self._server(name)
+        try:
+            return await self._hub.restart(server.name)
+        except KeyError:
+            raise McpSettingsError(
+                f"The MCP server {server.name!r} is not running because it is disabled or cannot run; "
+                "enable it, or use Test to try it."
+            ) from None
+
+    async def test(self, name: str) -> tuple[ServerStatus, list[Tool]]:
+        """Start a server on its own (enabled or not), list its tools, stop it."""
+        return await self._hub.probe(self._server(name))
+
+    def import_preview(self, path: Path | None) -> ImportPlan:
+        """What importing ``path`` (default: Claude Desktop's own file) would add; nothing is saved."""
+        existing = [server.name for server in self.entries().servers]
+        return read_import(path, existing)
+
+    async def import_servers(self, plan: ImportPlan) -> list[McpServerSetting]:
+        """Save the servers of an import plan a person has seen. Nothing is saved when the
+        keychain refuses a secret or a name was taken since the plan was made."""
+        store = self._root.settings_store
+        settings = store.load()
+        for imported in plan.servers:
+            if settings.servers().get(imported.name) is not None:
+                raise McpSettingsError(
+                    f"An MCP server named {imported.name!r} was added since this import was shown; "
+                    "import again to see what it would add now."
+                )
+        servers = apply_import(plan, self._root.secrets)
+        for server in servers:
+            settings = settings.with_server(server)
+        store.save(settings)
+        await self._hub.settings_changed()
+        return servers
+
+    async def put(self, server: McpServerSetting, *, replacing: str | None = None) -> None:
+        """Save a server's entry as it is (in place of ``replacing``, when it is an edit);
+        ``McpSettingsError`` when another server has its name."""
+        settings = self._check_name(server.name, replacing=replacing)
+        self._root.settings_store.save(settings.with_server(server, replacing=replacing))
+        await self._hub.settings_changed()
+
+    def _check_name(self, name: str, *, replacing: str | None) -> Settings:
+        """The settings as they are now; ``McpSettingsError`` when another server has ``name``."""
+        settings = self._root.load_settings()
+        clash = settings.servers().get(name)
+        if clash is not None and (replacing is None or clash.name.casefold() != replacing.casefold()):
+            raise McpSettingsError(f"An MCP server named {name!r} already exists; pick another name.")
+        return settings
+
+    def _server(self, name: str) -> McpServerSetting:
+        server = self.entries().get(name)
+        if server is None:
+            raise McpSettingsError(f"No MCP server is named {name!r}; it may have been removed meanwhile.")
+        return server
