@@ -40,6 +40,7 @@ from desktop.turn.approvals import Approver, WaitingApprovals
 from desktop.turn.events import RuntimeEvent
 from desktop.turn.runtime import ChatRuntime
 from host.content import ToolIdentity
+from host.errors import CairnError
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.permissions import CatalogGate, PermissionPolicy, ToolGate
@@ -49,7 +50,7 @@ __all__ = ["Component", "Root", "WorkspaceError"]
 log = logging.getLogger(__name__)
 
 
-class WorkspaceError(ValueError):
+class WorkspaceError(CairnError, ValueError):
     """A workspace that is not a folder."""
 
 

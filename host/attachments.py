@@ -17,6 +17,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from host.errors import CairnError
 from host.files import PRIVATE_FILE, private_dir
 
 __all__ = ["AttachmentStore", "AttachmentUnavailable", "sha256_of"]
@@ -24,7 +25,7 @@ __all__ = ["AttachmentStore", "AttachmentUnavailable", "sha256_of"]
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
-class AttachmentUnavailable(Exception):
+class AttachmentUnavailable(CairnError):
     """A stored attachment cannot be read as it was saved; the message says why, in a sentence."""
 
 

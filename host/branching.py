@@ -14,15 +14,17 @@ from __future__ import annotations
 
 from host.canonical import canonical_json_bytes
 from host.content import Checkpoint, SupersedeContent, dump
-from host.errors import JournalWriteError
+from host.errors import CairnError, JournalWriteError
+from host.folds import superseded
 from host.ids import new_id
 from host.journal import Journal, SessionRecord, utc_now
-from host.transcript import TranscriptRow, TranscriptWriter, superseded
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
 
 __all__ = ["NotABranchPoint", "branch_rows", "branch_session"]
 
 
-class NotABranchPoint(Exception):
+class NotABranchPoint(CairnError):
     """The message asked for is not one a new chat can start from."""
 
 

@@ -1,4 +1,28 @@
-"""The journal's errors.
+"""Cairn's one error root, and the journal's errors.
+
+Every error Cairn raises on purpose is a ``CairnError``: its message says, in a sentence or
+two, what happened and what to do, so it can be shown as it is. The command line and the
+window each catch it in one place (``desktop.cli.run_command``; the window's notice) and show
+the message; anything else that escapes is a defect, logged with its traceback and shown as
+one. The family, by room:
+
+    CairnError
+    ├── JournalError                    host.errors (below)
+    ├── SkillError, ToolError           host.skills, host.tools (a tool's refusal goes to the model)
+    ├── NotAVersion, NotABranchPoint    host.versions, host.branching
+    ├── AttachmentUnavailable           host.attachments
+    ├── ProviderError                   desktop.provider.errors (connection, timeout, status, stream)
+    ├── CatalogError                    desktop.catalog.transport
+    ├── SettingsError, RouteError, KeychainUnavailable, McpSettingsError, ConfigImportError
+    │                                   desktop.settings
+    ├── WorkspaceError, SectionNameError, ChatSettingsError
+    ├── CompactionFailed, NothingToCompact
+    ├── NothingToRetry, TurnInProgress  desktop.turn, desktop.app
+    ├── NoRoute, NoSuchChat, AttachmentRefused, InputRefused
+    │                                   desktop.app
+    └── CommandError                    desktop.cli
+
+The journal's own:
 
     JournalError
     ├── JournalOpenError          the journal cannot be opened; nothing was changed
@@ -22,6 +46,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "CairnError",
     "JournalError",
     "JournalLockedError",
     "JournalOpenError",
@@ -31,7 +56,11 @@ __all__ = [
 ]
 
 
-class JournalError(Exception):
+class CairnError(Exception):
+    """An error Cairn raises on purpose; its message says what happened and what to do."""
+
+
+class JournalError(CairnError):
     """Base of every journal error; ``path`` is the journal file concerned."""
 
     def __init__(self, message: str, path: Path) -> None:

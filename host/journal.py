@@ -21,23 +21,24 @@ from types import TracebackType
 from pydantic import BaseModel, ConfigDict
 
 from host.errors import (
-    JournalLockedError,
-    JournalOpenError,
     JournalReadOnlyError,
     JournalWriteError,
 )
-from host.files import PRIVATE_FILE, private_dir, private_file
+from host.files import private_file
 from host.ids import is_uuid7, new_id
 from host.journal_search import search
-from host.lock import LockHeldError, ProcessLock
+from host.lock import ProcessLock
 from host.opening import (
     configure,
     configure_read_only,
     connect_read_only,
     inspect_schema,
+    make_folder,
     migrate,
     newer_schema_detail,
+    own_side_files,
     refuse_foreign_file,
+    take_lock,
 )
 from host.schema import MIGRATIONS, Migration, latest_version
 
@@ -114,35 +115,10 @@ class Journal:
         not a Cairn journal or is held by another Cairn.
         """
         path = path.absolute()
-        try:
-            private_dir(path.parent)
-        except OSError as exc:
-            raise JournalOpenError(
-                f"Cairn cannot create the folder for its journal {path}: {exc.strerror}. "
-                "Check the folder's permissions or set CAIRN_HOME to a writable folder.",
-                path,
-            ) from exc
+        make_folder(path)
         refuse_foreign_file(path)
-
-        lock = ProcessLock(path.with_name(path.name + ".lock"))
-        try:
-            lock.acquire()
-        except LockHeldError as exc:
-            who = f"process {exc.holder_pid}" if exc.holder_pid else "another process"
-            raise JournalLockedError(
-                f"The journal {path} is in use by another running Cairn ({who}). "
-                "Close that Cairn first, or set CAIRN_HOME to use a separate journal.",
-                path,
-                exc.holder_pid,
-            ) from None
-        except OSError as exc:
-            raise JournalOpenError(
-                f"Cairn cannot lock its journal {path}: {exc.strerror}. "
-                "Check the folder's permissions or set CAIRN_HOME to a writable folder.",
-                path,
-            ) from exc
-
-        _own_side_files(path)
+        lock = take_lock(path)
+        own_side_files(path)
         connection: sqlite3.Connection | None = None
         try:
             state = inspect_schema(path)
@@ -411,16 +387,3 @@ class Journal:
             )
             for h in hits
         ]
-
-
-def _own_side_files(path: Path) -> None:
-    """Make the journal's -wal and -shm files owner-only and writable again. SQLite creates them
-    with the journal's mode, so a journal that was read-only for a moment leaves side files
-    nothing can write to until they are fixed; Cairn owns them and fixes them here."""
-    for suffix in ("-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        try:
-            if side.exists() and (side.stat().st_mode & 0o777) != PRIVATE_FILE:
-                side.chmod(PRIVATE_FILE)
-        except OSError:
-            log.warning("could not make %s owner-only", side)

@@ -19,8 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from host.errors import JournalOpenError, NotAJournalError
-from host.files import private_dir, private_file
+from host.errors import JournalLockedError, JournalOpenError, NotAJournalError
+from host.files import PRIVATE_FILE, private_dir, private_file
+from host.lock import LockHeldError, ProcessLock
 from host.schema import APPLICATION_ID, META_MIN_READER, Migration
 
 __all__ = [
@@ -29,9 +30,12 @@ __all__ = [
     "configure_read_only",
     "connect_read_only",
     "inspect_schema",
+    "make_folder",
     "migrate",
     "newer_schema_detail",
+    "own_side_files",
     "refuse_foreign_file",
+    "take_lock",
 ]
 
 
@@ -242,3 +246,50 @@ def configure_read_only(conn: sqlite3.Connection, path: Path) -> None:
             "permissions of the file and its folder, or set CAIRN_HOME to another folder.",
             path,
         ) from exc
+
+
+def make_folder(path: Path) -> None:
+    """The journal's folder, made owner-only if Cairn creates it."""
+    try:
+        private_dir(path.parent)
+    except OSError as exc:
+        raise JournalOpenError(
+            f"Cairn cannot create the folder for its journal {path}: {exc.strerror}. "
+            "Check the folder's permissions or set CAIRN_HOME to a writable folder.",
+            path,
+        ) from exc
+
+
+def take_lock(path: Path) -> ProcessLock:
+    """The lock that keeps a second running Cairn off the journal at ``path``, taken."""
+    lock = ProcessLock(path.with_name(path.name + ".lock"))
+    try:
+        lock.acquire()
+    except LockHeldError as exc:
+        who = f"process {exc.holder_pid}" if exc.holder_pid else "another process"
+        raise JournalLockedError(
+            f"The journal {path} is in use by another running Cairn ({who}). "
+            "Close that Cairn first, or set CAIRN_HOME to use a separate journal.",
+            path,
+            exc.holder_pid,
+        ) from None
+    except OSError as exc:
+        raise JournalOpenError(
+            f"Cairn cannot lock its journal {path}: {exc.strerror}. "
+            "Check the folder's permissions or set CAIRN_HOME to a writable folder.",
+            path,
+        ) from exc
+    return lock
+
+
+def own_side_files(path: Path) -> None:
+    """Make the journal's -wal and -shm files owner-only and writable again. SQLite creates them
+    with the journal's mode, so a journal that was read-only for a moment leaves side files
+    nothing can write to until they are fixed; Cairn owns them and fixes them here."""
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        try:
+            if side.exists() and (side.stat().st_mode & 0o777) != PRIVATE_FILE:
+                side.chmod(PRIVATE_FILE)
+        except OSError:
+            log.warning("could not make %s owner-only", side)

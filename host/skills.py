@@ -24,6 +24,7 @@ from typing import Literal
 
 import yaml
 
+from host.errors import CairnError
 from host.text import printable
 
 __all__ = ["InvalidSkill", "Skill", "SkillCatalog", "SkillError", "SkillStore", "Source"]
@@ -37,7 +38,7 @@ _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 Source = Literal["user", "workspace"]
 
 
-class SkillError(Exception):
+class SkillError(CairnError):
     """A skill body cannot be loaded; the message says why (it goes back to the model)."""
 
 

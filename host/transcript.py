@@ -10,96 +10,27 @@ an older Cairn can still read a newer journal.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from functools import cached_property
-from typing import Any, Literal, NamedTuple
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, JsonValue
 
 from host.canonical import canonical_json_bytes
 from host.content import (
     CONTENT,
-    Checkpoint,
     ModelSystem,
     RowContent,
     SectionUpdate,
     SupersedeContent,
-    Unknown,
     dump,
     parse_content,
-    parse_model_system,
 )
 from host.errors import JournalWriteError
+from host.folds import fold_sections, order_for_model, replay
 from host.ids import is_uuid7, new_id
 from host.journal import Journal, utc_now
+from host.rows import Role, TranscriptRow, VersionEntry
 
-__all__ = [
-    "Role",
-    "SectionUpdate",
-    "TranscriptRow",
-    "TranscriptWriter",
-    "VersionEntry",
-    "fold_sections",
-    "last_checkpoint",
-    "order_for_model",
-    "replay",
-    "superseded",
-]
-
-Role = Literal["user", "assistant", "tool", "system"]
-
-
-class TranscriptRow(BaseModel):
-    """One committed row, exactly as stored. ``body()`` and ``meta()`` read it typed."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    session_id: str
-    seq: int
-    role: Role
-    hidden: bool
-    content: JsonValue
-    model_system: JsonValue = None
-    anchor: str | None = None
-    created_at: str
-
-    def body(self) -> RowContent | Unknown:
-        """The row's content, typed; ``Unknown`` for a shape this Cairn does not know."""
-        return self.typed_body
-
-    def meta(self) -> ModelSystem | Unknown | None:
-        """The row's ``model_system`` metadata, typed; ``None`` when it has none."""
-        return self.typed_meta
-
-    # A row never changes, so it is parsed once however often it is read (every request reads
-    # every row of its chat). The parsed forms are no fields: they are not dumped or compared.
-    @cached_property
-    def typed_body(self) -> RowContent | Unknown:
-        return parse_content(self.content)
-
-    @cached_property
-    def typed_meta(self) -> ModelSystem | Unknown | None:
-        if self.role != "system" or self.model_system is None:
-            return None
-        return parse_model_system(self.model_system)
-
-    def section_update(self) -> SectionUpdate | None:
-        """The row's section update, or ``None`` if it has none or one this Cairn does not know."""
-        meta = self.meta()
-        return meta if isinstance(meta, SectionUpdate) else None
-
-
-class VersionEntry(NamedTuple):
-    """A row as ``host.versions`` sees it: no message text, a supersede marker's content."""
-
-    id: str
-    seq: int
-    role: str
-    hidden: bool
-    anchor: str | None
-    marker: SupersedeContent | None
-
+__all__ = ["TranscriptWriter"]
 
 _COLUMNS = "id, session_id, seq, role, hidden, content, model_system, anchor, created_at"
 
@@ -316,83 +247,6 @@ class TranscriptWriter:
     def effective_state(self, session_id: str) -> dict[str, Any]:
         """Section name to content, folded from the system rows in model order."""
         return fold_sections(self.model_order(session_id))
-
-
-def order_for_model(rows: list[TranscriptRow]) -> list[TranscriptRow]:
-    """Place every anchored row just before its anchor; see ``TranscriptWriter.model_order``."""
-    anchored: dict[str, list[TranscriptRow]] = {}
-    for row in rows:
-        if row.anchor is not None:
-            anchored.setdefault(row.anchor, []).append(row)
-    ordered: list[TranscriptRow] = []
-    for row in rows:
-        if row.anchor is None:
-            ordered.extend(anchored.get(row.id, ()))
-            ordered.append(row)
-    return ordered
-
-
-def last_checkpoint(rows: list[TranscriptRow], gone: set[str] | None = None) -> int | None:
-    """The index of the last compaction checkpoint among ``rows`` that is not superseded (a
-    checkpoint in a branch the person left does not apply), if any. ``gone``: the rows'
-    ``superseded`` set, when the caller has it already."""
-    if gone is None:
-        gone = superseded(rows)
-    for index in range(len(rows) - 1, -1, -1):
-        meta = rows[index].model_system
-        # Most rows are not: look at the kind before parsing the whole row.
-        if (
-            isinstance(meta, dict)
-            and meta.get("kind") == "checkpoint"
-            and rows[index].id not in gone
-            and isinstance(rows[index].meta(), Checkpoint)
-        ):
-            return index
-    return None
-
-
-def superseded(rows: list[TranscriptRow]) -> set[str]:
-    """The ids that supersede markers among ``rows`` have taken out and not put back.
-
-    Markers apply in storage order; they are never anchored, so their order in model order
-    is the same."""
-    return replay(
-        marker
-        for row in rows
-        if row.role == "system" and row.model_system is None and isinstance(marker := row.body(), SupersedeContent)
-    )
-
-
-def replay(markers: Iterable[SupersedeContent]) -> set[str]:
-    """The ids taken out by ``markers`` applied in order: each takes its ``supersedes`` out,
-    then puts its ``restores`` back."""
-    gone: set[str] = set()
-    for marker in markers:
-        gone.update(marker.supersedes)
-        gone.difference_update(marker.restores)
-    return gone
-
-
-def fold_sections(rows_in_model_order: list[TranscriptRow]) -> dict[str, Any]:
-    """Fold section updates in order from the last compaction checkpoint (whose saved state
-    they start from) or the first row; tombstones remove; unknown versions are ignored.
-    Superseded rows (a branch the person left) are not folded."""
-    gone = superseded(rows_in_model_order)
-    start = last_checkpoint(rows_in_model_order, gone)
-    state: dict[str, Any] = {}
-    if start is not None:
-        checkpoint = rows_in_model_order[start].meta()
-        assert isinstance(checkpoint, Checkpoint)
-        state = checkpoint.state()
-    for row in rows_in_model_order[(start or -1) + 1 :]:
-        update = row.section_update()
-        if update is None or row.id in gone:
-            continue
-        if update.is_tombstone:
-            state.pop(update.section, None)
-        else:
-            state[update.section] = update.content
-    return state
 
 
 def _row(r: tuple[Any, ...]) -> TranscriptRow:

@@ -22,14 +22,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from host.content import SupersedeContent
-from host.transcript import TranscriptRow, TranscriptWriter, VersionEntry
+from host.errors import CairnError
+from host.rows import TranscriptRow, VersionEntry
+from host.transcript import TranscriptWriter
 
 __all__ = ["NotAVersion", "Versions", "entries_of", "switch_version"]
 
 VISIBLE = frozenset({"user", "assistant", "tool"})
 
 
-class NotAVersion(Exception):
+class NotAVersion(CairnError):
     """The row asked for is not a version the person can switch to or edit now."""
 
 

@@ -36,10 +36,11 @@ from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.settings.routes import ResolvedRoute, resolve_route
 from desktop.settings.store import Account
 from desktop.turn.runtime import ChatRuntime
+from host.folds import fold_sections
 from host.journal import Journal
 from host.paths import CairnPaths
+from host.rows import TranscriptRow
 from host.skills import SkillStore
-from host.transcript import TranscriptRow, fold_sections
 
 TURNS = 32
 # Custom instructions are settings: edited at these turns, read back by a restarted process.

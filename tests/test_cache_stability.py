@@ -14,7 +14,8 @@ from desktop.loopback import LoopbackProvider, RecordedRequest
 from desktop.loopback.cache import PrefixCache, prompt_tokens
 from host.journal import Journal
 from host.paths import CairnPaths
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
 from tests import cache_scenario
 
 REPO = Path(__file__).resolve().parents[1]

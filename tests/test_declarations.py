@@ -19,7 +19,8 @@ from desktop.turn.events import RequestStarted, RuntimeEvent
 from host.content import MessageContent, PlanRecord, ToolResultPart
 from host.journal import Journal
 from host.paths import CairnPaths
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
 from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime
 from tests.test_cache_stability import messages_prefix
 

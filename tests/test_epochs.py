@@ -32,7 +32,8 @@ from host.content import (
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.permissions import ToolRequest
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
 from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime, lab_spec
 from tests.test_cache_stability import messages_prefix
 

@@ -40,9 +40,11 @@ from host.content import (
     ToolIdentity,
     ToolResultPart,
 )
+from host.folds import fold_sections, last_checkpoint, superseded
 from host.journal import Journal
 from host.permissions import Permissions
-from host.transcript import TranscriptRow, TranscriptWriter, fold_sections, last_checkpoint, superseded
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
 from host.versions import Versions
 
 SECTIONS = ("instructions", "skills", "guidance:a", "tool_activation")

@@ -3,12 +3,13 @@ import math
 
 import pytest
 
+from host.content import SectionUpdate
 from host.errors import JournalWriteError
 from host.ids import new_id
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.schema import MIGRATIONS, Migration, latest_version
-from host.transcript import SectionUpdate, TranscriptWriter
+from host.transcript import TranscriptWriter
 
 
 def test_rows_of_every_role_are_appended_in_order(journal: Journal, writer: TranscriptWriter) -> None:

@@ -3,6 +3,7 @@ pydantic's own words: checked on bad values hypothesis makes for each settings m
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from desktop.settings.mcp_servers import McpServerSetting
 from desktop.settings.problems import problem_text
 from desktop.settings.store import Account, Settings, SummaryRoute
+from host.errors import CairnError
 
 # pydantic's own wording, and what a traceback looks like: none of it may reach a person.
 RAW = (
@@ -105,4 +107,26 @@ def test_sentences_name_the_field_as_the_form_does(entry: dict[str, Any], expect
 
 
 def test_an_error_without_words_still_gets_a_sentence() -> None:
-    assert problem_text(KeyError()) == "Something went wrong (KeyError); try again."
+    assert problem_text(CairnError()) == "Something went wrong (CairnError); try again."
+
+
+def test_an_error_cairn_did_not_expect_is_said_to_be_one_and_its_traceback_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    try:
+        {}["missing"]
+    except KeyError as exc:
+        error = exc
+    with caplog.at_level(logging.ERROR, logger="desktop.settings.problems"):
+        text = problem_text(error)
+    assert text.startswith("Cairn ran into a problem it did not expect (KeyError: 'missing').")
+    assert "the details are in Cairn's log" in text
+    assert "Traceback" not in text
+    assert caplog.records[-1].exc_info is not None  # the traceback went to the log
+
+
+def test_a_file_the_system_refused_is_said_in_its_words() -> None:
+    error = PermissionError(13, "Permission denied", "/read-only/chat.md")
+    assert problem_text(error) == (
+        "Cairn could not use /read-only/chat.md: Permission denied. Check the file and its folder, then try again."
+    )

@@ -10,8 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from host.content import MessageContent, SupersedeContent, TextPart
+from host.folds import replay, superseded
 from host.journal import Journal
-from host.transcript import TranscriptWriter, VersionEntry, replay, superseded
+from host.rows import VersionEntry
+from host.transcript import TranscriptWriter
 from host.versions import NotAVersion, Versions, entries_of, switch_version
 
 
@@ -228,7 +230,7 @@ def test_a_branch_left_takes_its_sections_checkpoint_and_parked_call_with_it(jou
     from desktop.context.messages import context_from_rows
     from desktop.session.parked import parked_calls
     from host.content import Checkpoint, SectionEntry, ToolApproval, ToolCallPart, ToolIdentity
-    from host.transcript import fold_sections, last_checkpoint
+    from host.folds import fold_sections, last_checkpoint
 
     writer = TranscriptWriter(journal)
     session = journal.create_session().id

@@ -13,9 +13,9 @@ from desktop.app.accounts import Accounts
 from desktop.app.attachments import LIMITS, Attachment, AttachmentRefused, shown_size, too_many
 from desktop.app.cairn import CairnApp, open_cairn
 from desktop.app.chats import PAGE, ChatPage, OpenedChat
-from desktop.app.message_checks import CONTINUE, MAX_MESSAGE_CHARS, decode_input, message_problem
+from desktop.app.message_checks import CONTINUE, MAX_MESSAGE_CHARS, InputRefused, decode_input, message_problem
 from desktop.app.models import LOCAL_PORTS, LocalServer
-from desktop.app.shared import NoRoute
+from desktop.app.shared import NoRoute, NoSuchChat, TurnInProgress
 from desktop.app.snapshot import AccountView, AppSnapshot
 from desktop.app.turns import STOPPED, SessionEvent, TurnBusy, TurnRoute
 from desktop.app.usage_words import cost_text, request_text, totals_text, turn_usage_text
@@ -39,15 +39,15 @@ from desktop.tools.mcp_hub import ServerView
 from desktop.turn.approvals import Approval, Approver, Choice
 from desktop.turn.outcome import NothingToRetry, TurnOutcome
 from desktop.version import cairn_version
-from host.errors import JournalError
+from host.errors import CairnError, JournalError
 from host.journal import SessionRecord
 from host.mcp import ServerState, ServerStatus
 from host.paths import CairnPaths
 from host.permissions import ToolRequest
+from host.rows import TranscriptRow
 from host.skills import SKILL_FILE, SkillCatalog, SkillStore
 from host.text import printable
 from host.tools import Tool
-from host.transcript import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
 from host.versions import NotAVersion
 
@@ -74,6 +74,7 @@ __all__ = [
     "Attachment",
     "AttachmentRefused",
     "CairnApp",
+    "CairnError",
     "CairnPaths",
     "CatalogError",
     "ChatPage",
@@ -85,12 +86,14 @@ __all__ = [
     "ConfigImportError",
     "ContextFill",
     "ImportPlan",
+    "InputRefused",
     "JournalError",
     "KeychainUnavailable",
     "LocalServer",
     "McpServerSetting",
     "McpSettingsError",
     "NoRoute",
+    "NoSuchChat",
     "NotAVersion",
     "NothingToCompact",
     "NothingToRetry",
@@ -116,6 +119,7 @@ __all__ = [
     "ToolRequest",
     "TranscriptRow",
     "TurnBusy",
+    "TurnInProgress",
     "TurnOutcome",
     "TurnRoute",
     "UsageTotals",

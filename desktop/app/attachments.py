@@ -20,6 +20,7 @@ from desktop.app.shared import AppState, NoRoute
 from desktop.settings.routes import ResolvedRoute, RouteError
 from host.attachments import AttachmentStore
 from host.content import FilePart, ImagePart
+from host.errors import CairnError
 
 __all__ = [
     "LIMITS",
@@ -50,7 +51,7 @@ LIMITS = (
 Attachment = ImagePart | FilePart
 
 
-class AttachmentRefused(ValueError):
+class AttachmentRefused(CairnError, ValueError):
     """A file Cairn will not attach; the message says why and what it takes, in a sentence."""
 
 

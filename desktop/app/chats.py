@@ -11,7 +11,7 @@ from pathlib import Path
 from desktop.app.assistants import start_from
 from desktop.app.chat_options import ChatOptions
 from desktop.app.export import to_json, to_markdown
-from desktop.app.shared import AppState
+from desktop.app.shared import AppState, NoSuchChat
 from desktop.compaction.policy import ContextFill, context_fill
 from desktop.session.chat_route import ChatRouteView
 from desktop.session.parked import ParkedCall
@@ -20,7 +20,7 @@ from host.branching import branch_session
 from host.content import Checkpoint, Mode
 from host.files import atomic_write_text
 from host.journal import Journal, SessionRecord
-from host.transcript import TranscriptRow
+from host.rows import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
 from host.versions import NotAVersion, switch_version
 
@@ -122,7 +122,7 @@ class Chats:
         """Write the chat to ``path``: JSON for a .json name, Markdown otherwise."""
         session = self._journal.session(session_id)
         if session is None:
-            raise KeyError(f"Session {session_id} is not in the journal; it may have been deleted.")
+            raise NoSuchChat(f"Session {session_id} is not in the journal; it may have been deleted.")
         rows = self._shared.writer.rows(session_id)
         if path.suffix.lower() == ".json":
             text = to_json(session, rows, self._shared.ledger.requests(session_id))

@@ -16,8 +16,9 @@ from host.content import (
     ToolCallPart,
     ToolResultPart,
 )
+from host.folds import superseded
 from host.journal import SessionRecord
-from host.transcript import TranscriptRow, superseded
+from host.rows import TranscriptRow
 from host.usage import RequestUsage
 from host.versions import Versions, entries_of
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
+from host.errors import CairnError
 from host.text import printable
 
-__all__ = ["CONTINUE", "MAX_MESSAGE_CHARS", "decode_input", "message_problem", "printable"]
+__all__ = ["CONTINUE", "MAX_MESSAGE_CHARS", "InputRefused", "decode_input", "message_problem", "printable"]
 
 MAX_MESSAGE_CHARS = 1_000_000
 # What Continue sends after a reply was cut off at the length limit.
@@ -53,12 +54,16 @@ def message_problem(text: str, *, where: str = "composer") -> tuple[str | None, 
     return None, text
 
 
+class InputRefused(CairnError, ValueError):
+    """Input that is not text Cairn can send; the message says why and what to do."""
+
+
 def decode_input(data: bytes, where: str) -> str:
-    """Bytes read from ``where`` (stdin, say) as text; ``ValueError`` saying why when they are not."""
+    """Bytes read from ``where`` (stdin, say) as text; ``InputRefused`` saying why when they are not."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(
+        raise InputRefused(
             f"The message on {where} is not UTF-8 text (byte {exc.start} is {data[exc.start : exc.start + 1]!r}); "
             "send text, or convert it to UTF-8 first."
         ) from None

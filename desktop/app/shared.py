@@ -18,15 +18,24 @@ from desktop.session.states import SessionStates
 from desktop.settings.routes import ResolvedRoute, RouteError
 from desktop.settings.store import Account, Settings
 from host.attachments import AttachmentStore
+from host.errors import CairnError
 from host.journal import Journal
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 
-__all__ = ["AppState", "NoRoute"]
+__all__ = ["AppState", "NoRoute", "NoSuchChat", "TurnInProgress"]
 
 
-class NoRoute(Exception):
+class NoRoute(CairnError):
     """There is no account to send to yet."""
+
+
+class NoSuchChat(CairnError):
+    """The chat asked for is not in the journal (deleted meanwhile, or never there)."""
+
+
+class TurnInProgress(CairnError):
+    """The chat is already answering; a second turn waits until the first ends or is stopped."""
 
 
 class AppState:

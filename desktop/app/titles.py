@@ -25,7 +25,7 @@ from desktop.settings.routes import ResolvedRoute
 from desktop.settings.store import AutoTitles
 from desktop.turn.reply import record_usage, stream_reply
 from host.journal import Journal
-from host.transcript import TranscriptRow
+from host.rows import TranscriptRow
 
 __all__ = [
     "TITLE_MAX_TOKENS",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from desktop.app.attachments import Attachment
 from desktop.app.chat_options import ChatOptions
 from desktop.app.preferences import Preferences
-from desktop.app.shared import AppState
+from desktop.app.shared import AppState, TurnInProgress
 from desktop.app.titles import auto_title, first_message_title
 from desktop.compaction.compactor import CompactionFailed
 from desktop.compaction.policy import NothingToCompact, focus_problem
@@ -216,7 +216,7 @@ class Turns:
         via: TurnRoute | None = None,
     ) -> TurnOutcome:
         if self.busy(session_id):
-            raise RuntimeError("This session is already answering; stop it first.")
+            raise TurnInProgress("This chat is already answering; wait for the reply or stop it first.")
         shared = self._shared
         if via is None:
             route, account = self._options.next_route(session_id)

@@ -43,11 +43,13 @@ from desktop.tools.registry import ToolRegistry, TurnInputs
 from desktop.tools.sources import skill_tools
 from desktop.turn.runtime import ChatRuntime
 from host.content import PlanRecord, RouteFallback
+from host.folds import fold_sections
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.permissions import PermissionPolicy
+from host.rows import TranscriptRow
 from host.tools import Tool, ToolOutput, ToolSpec
-from host.transcript import TranscriptRow, TranscriptWriter, fold_sections
+from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 
 __all__ = ["STRATEGIES", "BenchTools", "Run", "apply_step", "bench_state", "run", "strategies_for"]

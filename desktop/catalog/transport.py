@@ -17,6 +17,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from assets import ASSETS_DIR
+from host.errors import CairnError
 
 __all__ = [
     "ApiKind",
@@ -34,7 +35,7 @@ ANY_MODEL = "*"
 TRANSPORT_CATALOG_PATH = ASSETS_DIR / "catalog" / "transport.json"
 
 
-class CatalogError(Exception):
+class CatalogError(CairnError):
     """A catalog file is missing or malformed; the message names the file."""
 
 

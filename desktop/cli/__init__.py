@@ -18,12 +18,9 @@ from pydantic import ValidationError
 from desktop.app import (
     MODELS_DEV_URL,
     CairnApp,
+    CairnError,
     CairnPaths,
-    CatalogError,
-    JournalError,
-    RouteError,
     SecretStore,
-    SettingsError,
     open_cairn,
     printable,
     problem_text,
@@ -32,7 +29,6 @@ from desktop.bench.command import add_bench_command, run_bench
 from desktop.cli.accounts import run_accounts
 from desktop.cli.approve import TerminalApprover
 from desktop.cli.chat import run_chat, turn_printer
-from desktop.cli.common import CommandError
 from desktop.cli.compact import add_compact_command, compact_progress, run_compact
 from desktop.cli.mcp import add_mcp_commands, run_mcp
 
@@ -116,11 +112,10 @@ def run_command(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStor
         return 2
     try:
         return _dispatch(args, paths, secrets)
-    except ValidationError as exc:
+    except (CairnError, ValidationError) as exc:
+        # The one place a command's expected failures are shown; anything else is a defect,
+        # left to the last resort in desktop/__main__.py (which logs its traceback).
         print(f"cairn: {printable(problem_text(exc))}", file=sys.stderr)
-        return 2
-    except (CommandError, JournalError, SettingsError, CatalogError, RouteError, ValueError) as exc:
-        print(f"cairn: {printable(str(exc))}", file=sys.stderr)
         return 2
 
 

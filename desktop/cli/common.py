@@ -9,12 +9,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from desktop.app import KEY_ENV, Account, CairnApp, ResolvedRoute, printable
+from desktop.app import KEY_ENV, Account, CairnApp, CairnError, ResolvedRoute, printable
 
 __all__ = ["CommandError", "account_for", "api_key_for", "printable", "session_account", "sigterm_stops"]
 
 
-class CommandError(Exception):
+class CommandError(CairnError):
     """A command cannot go on; the message tells the person what to do."""
 
 

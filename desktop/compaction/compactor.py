@@ -35,10 +35,11 @@ from desktop.turn.preparation import PreparedRequest
 from desktop.turn.reply import Shown, record_usage, stream_reply
 from host.canonical import canonical_json_bytes
 from host.content import Checkpoint, TextPart, dump
-from host.errors import JournalWriteError
+from host.errors import CairnError, JournalWriteError
 from host.journal import Journal, utc_now
+from host.rows import TranscriptRow
 from host.tools import ToolSpec
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.transcript import TranscriptWriter
 
 __all__ = ["CompactionFailed", "Compactor", "NothingToCompact", "Summarizer"]
 
@@ -56,7 +57,29 @@ class Summarizer:
     note: str | None = None
 
 
-class CompactionFailed(Exception):
+@dataclass(frozen=True)
+class _Job:
+    """One compaction's givens: the chat, its route, where the summary is asked, and how."""
+
+    session: SessionState
+    route: ResolvedRoute
+    asked: Summarizer
+    prepared: PreparedRequest
+    reason: Reason
+    fold_updates: bool
+    measured: Measured | None
+
+    @property
+    def own(self) -> bool:
+        """The summary is asked of the chat's own route (whose cache it hits)."""
+        return self.asked.route == self.route
+
+    @property
+    def declared(self) -> list[ToolSpec]:
+        return list(self.prepared.declared)
+
+
+class CompactionFailed(CairnError):
     """The summary could not be made or saved; nothing was changed."""
 
 
@@ -125,10 +148,9 @@ class Compactor:
         summarizer: Summarizer | None,
     ) -> TranscriptRow:
         asked = summarizer or Summarizer(route, client, budget)
-        own = asked.route == route
-        session_id, rows = session.session_id, session.rows
-        declared = list(prepared.declared)
-        context = context_from_rows(rows, declared)
+        job = _Job(session, route, asked, prepared, reason, fold_updates, measured)
+        rows = session.rows
+        context = context_from_rows(rows, job.declared)
         before_bytes = len(project(context, route, fold_updates=fold_updates).body_bytes)
         before = estimate_tokens(before_bytes, measured)
         # Asked for by the person, a compaction frees room now: at most half the conversation
@@ -138,22 +160,39 @@ class Compactor:
             talk = [m for m in context.messages if m.role != "system"]
             tail = min(tail, estimate_tokens(len(canonical_json_bytes([m.model_dump(mode="json") for m in talk]))) // 2)
         choice = choose_tail(rows, tail)
-        self._emit(CompactionStarted(session_id, reason, before, budget.limit))
+        self._emit(CompactionStarted(session.session_id, reason, before, budget.limit))
         tail_text = next((m.text() for r in rows if r.id == choice.tail_from if (m := message_from_row(r))), None)
         prompt = prompt_message(tail_text, focus)
         head = context.messages[: len(context.messages) - tail_messages(rows, choice.tail_from)]
         # The whole request first, for the cache; if even that is too long for the model, only
         # what comes before the tail (the tail is kept as it is anyway).
         attempts = [context.messages, head] if choice.tail_from else [context.messages]
-        for number, messages in enumerate(attempts, start=1):
-            asking = Context(messages=[*messages, prompt], tools=context.tools if asked.route.accepts_tools else [])
+        tools = context.tools if asked.route.accepts_tools else []
+        finished, request, text = await self._ask(job, [Context(messages=[*m, prompt], tools=tools) for m in attempts])
+        summary = self.redactor.redact(text).strip()
+        if not summary:
+            self._spent(session.session_id, finished, request, asked.route)
+            raise CompactionFailed(
+                f"{asked.route.actual.model} answered the summary request without any text, so nothing was compacted."
+            )
+        return self._keep(job, summary, choice.tail_from, before=(before, before_bytes), finished=finished,
+                          request=request)  # fmt: skip
+
+    async def _ask(self, job: _Job, attempts: list[Context]) -> tuple[Finished, ProjectedRequest, str]:
+        """The summary, from the first of ``attempts`` the model takes: the reply's end, the
+        request it answered, and its text."""
+        asked, own = job.asked, job.own
+        rows = job.session.rows
+        for number, asking in enumerate(attempts, start=1):
             request = project(
-                asking, asked.route, fold_updates=fold_updates and own, tool_choice="none" if asking.tools else None
-            )
-            started = request_started(
-                session_id, asked.route, request, prepared, budget=asked.budget, measured=measured if own else None
-            )
-            notes = [f"The summary request of a compaction ({reason})" + (", without the tail." if number > 1 else ".")]
+                asking, asked.route, fold_updates=job.fold_updates and own,
+                tool_choice="none" if asking.tools else None,
+            )  # fmt: skip
+            started = request_started(job.session.session_id, asked.route, request, job.prepared,
+                                      budget=asked.budget, measured=job.measured if own else None)  # fmt: skip
+            notes = [
+                f"The summary request of a compaction ({job.reason})" + (", without the tail." if number > 1 else ".")
+            ]
             notes += [asked.note] if asked.note else []
             self._emit(
                 replace(started, notes=(*notes, *started.notes), purpose="summary", checkpoint=checkpoint_text(rows))
@@ -161,45 +200,49 @@ class Compactor:
             assembler = ReplyAssembler(asked.route.key)
             try:
                 finished = await stream_reply(asked.client, request, assembler, self.redactor, self._progress)
-                break
             except ProviderError as exc:
-                size = estimate_tokens(len(request.body_bytes), measured if own else None)
+                size = estimate_tokens(len(request.body_bytes), job.measured if own else None)
                 # The summary request is the largest there is: a stream that ended empty is taken for
                 # an overflow whatever the estimate (a server's context may be smaller than it says).
                 too_long = overflowed(exc, size, asked.budget) or isinstance(exc, MalformedResponse)
                 if number == len(attempts) or assembler.has_content or not too_long:
                     raise
-        text = "".join(p.text for p in assembler.parts(complete=True) if isinstance(p, TextPart))
-        summary = self.redactor.redact(text).strip()
-        if not summary:
-            self._spent(session_id, finished, request, asked.route)
-            raise CompactionFailed(
-                f"{asked.route.actual.model} answered the summary request without any text, so nothing was compacted."
-            )
+                continue
+            text = "".join(p.text for p in assembler.parts(complete=True) if isinstance(p, TextPart))
+            return finished, request, text
+        raise AssertionError("every attempt either answered or raised")
+
+    def _keep(
+        self,
+        job: _Job,
+        summary: str,
+        tail_from: str | None,
+        *,
+        before: tuple[int, int],
+        finished: Finished,
+        request: ProjectedRequest,
+    ) -> TranscriptRow:
+        """Commit the checkpoint of ``summary`` (with the summary request's usage), unless it
+        would not make the chat shorter; ``before``: the estimate and bytes it replaces."""
+        session, route = job.session, job.route
+        session_id = session.session_id
         session.advance()
         state, plan = dict(session.sections), session.plan
         checkpoint = make_checkpoint(
-            state,
-            sorted(state, key=section_order),
-            epoch=plan.epoch if plan else 0,
-            summary=summary,
-            tail_from=choice.tail_from,
-            reason=reason,
-            tokens_before=before,
-            tokens_after=0,
-        )
-        after_bytes = self._after(
-            session_id, session.rows, checkpoint, declared=declared, route=route, fold=fold_updates
-        )
-        if after_bytes >= before_bytes:
-            self._spent(session_id, finished, request, asked.route)
+            state, sorted(state, key=section_order), epoch=plan.epoch if plan else 0, summary=summary,
+            tail_from=tail_from, reason=job.reason, tokens_before=before[0], tokens_after=0,
+        )  # fmt: skip
+        after_bytes = self._after(session_id, session.rows, checkpoint, declared=job.declared, route=route,
+                                  fold=job.fold_updates)  # fmt: skip
+        if after_bytes >= before[1]:
+            self._spent(session_id, finished, request, job.asked.route)
             raise CompactionFailed("The summary would not make the chat any shorter, so it was not kept.")
         # At the rate ``before`` was estimated at: both sides of "before → after" alike.
-        after = math.ceil(before * after_bytes / before_bytes)
+        after = math.ceil(before[0] * after_bytes / before[1])
         checkpoint = checkpoint.model_copy(update={"tokens_after": after})
         with self.journal.write("the compaction checkpoint"):
             row = self.writer.append_meta(session_id, checkpoint)
-            record_usage(self.journal, session_id, row.id, finished=finished, request=request, route=asked.route,
+            record_usage(self.journal, session_id, row.id, finished=finished, request=request, route=job.asked.route,
                          kind="compaction")  # fmt: skip
         self._emit(CompactionCommitted(row, checkpoint))
         return row

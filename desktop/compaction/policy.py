@@ -37,8 +37,10 @@ from desktop.provider.errors import ContextOverflow, MalformedResponse
 from desktop.settings.routes import ResolvedRoute
 from host.canonical import canonical_json_bytes
 from host.content import Checkpoint, SectionEntry
+from host.errors import CairnError
+from host.folds import last_checkpoint, superseded
 from host.journal import utc_now
-from host.transcript import TranscriptRow, last_checkpoint, superseded
+from host.rows import TranscriptRow
 from host.usage import RequestUsage
 
 __all__ = [
@@ -69,7 +71,7 @@ NEAR_LIMIT = 0.5
 Reason = Literal["automatic", "manual", "overflow"]
 
 
-class NothingToCompact(Exception):
+class NothingToCompact(CairnError):
     """The conversation has nothing before its latest turn to summarise."""
 
 

@@ -29,9 +29,10 @@ from desktop.context.sections import (
 from desktop.context.system_state import SystemState
 from desktop.tools.registry import ToolRegistry, TurnInputs
 from desktop.tools.sources import skill_tools
+from host.rows import TranscriptRow
 from host.skills import SkillCatalog, SkillStore, Source
 from host.tools import ToolCatalog
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.transcript import TranscriptWriter
 
 __all__ = ["ContextEngine", "Prepared"]
 

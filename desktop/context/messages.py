@@ -22,8 +22,9 @@ from host.content import (
     ToolCallPart,
     ToolResultPart,
 )
+from host.folds import last_checkpoint, superseded
+from host.rows import TranscriptRow
 from host.tools import ToolSpec
-from host.transcript import TranscriptRow, last_checkpoint, superseded
 
 __all__ = [
     "Context",

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
+from host.errors import CairnError
+
 __all__ = [
     "GUIDANCE_PREFIX",
     "INSTRUCTIONS",
@@ -30,7 +32,7 @@ GUIDANCE_PREFIX = "guidance:"
 TOOL_ACTIVATION = "tool_activation"
 
 
-class SectionNameError(ValueError):
+class SectionNameError(CairnError, ValueError):
     """A section name that a caller may not use."""
 
 

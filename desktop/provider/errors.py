@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 import httpx
 
+from host.errors import CairnError
+
 __all__ = [
     "AuthenticationFailed",
     "ContextOverflow",
@@ -48,7 +50,7 @@ __all__ = [
 Limit = Literal["connect", "first_token", "idle", "total"]
 
 
-class ProviderError(Exception):
+class ProviderError(CairnError):
     retryable = False
 
     @property

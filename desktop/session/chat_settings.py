@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from desktop.context.system_state import SystemState
 from desktop.settings.routes import ResolvedRoute
 from host.content import ChatSettings, ReasoningEffort
-from host.transcript import TranscriptRow
+from host.errors import CairnError
+from host.rows import TranscriptRow
 
 __all__ = [
     "EFFORTS",
@@ -36,7 +37,7 @@ EFFORTS: tuple[ReasoningEffort, ...] = ("low", "medium", "high")
 TEMPERATURE_MAX = 2.0
 
 
-class ChatSettingsError(ValueError):
+class ChatSettingsError(CairnError, ValueError):
     """A chat setting that cannot be used; the message says what to do."""
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from host.content import MessageContent, ToolApproval, ToolCallPart, ToolResultPart
-from host.transcript import TranscriptRow, superseded
+from host.folds import superseded
+from host.rows import TranscriptRow
 
 __all__ = ["ParkedCall", "open_calls", "parked_calls"]
 

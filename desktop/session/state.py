@@ -38,9 +38,11 @@ from host.content import (
     ToolCallPart,
     ToolIdentity,
 )
+from host.folds import fold_sections, last_checkpoint
 from host.journal import Journal
 from host.permissions import PermissionPolicy, Permissions
-from host.transcript import TranscriptRow, TranscriptWriter, fold_sections, last_checkpoint
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
 from host.versions import Versions, entries_of
 
 __all__ = ["FoldCount", "SessionState"]

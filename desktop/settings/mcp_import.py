@@ -29,6 +29,7 @@ from desktop.settings.mcp_servers import (
     server_setting,
 )
 from desktop.settings.secrets import SecretStore
+from host.errors import CairnError
 from host.text import printable
 
 __all__ = ["ConfigImportError", "ImportPlan", "ImportedServer", "apply_import", "claude_config_path", "read_import"]
@@ -39,7 +40,7 @@ MAX_SERVERS = 100
 _INVALID = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-class ConfigImportError(Exception):
+class ConfigImportError(CairnError):
     """The file cannot be imported at all; the message says why and what to do."""
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from desktop.settings.problems import problem_text
 from desktop.settings.secrets import KeychainUnavailable, SecretStore
+from host.errors import CairnError
 from host.mcp.config import SERVER_NAME_PATTERN, McpServerConfig
 from host.text import printable
 
@@ -38,7 +39,7 @@ _SECRET_NAME = re.compile(r"(key|token|secret|password|passwd|pwd|auth|credentia
 _SECRET_VALUE = re.compile(r"^(sk-|sk_|ghp_|gho_|github_pat_|xox[abp]-|glpat-|AKIA|AIza|bearer\s|basic\s)", re.I)
 
 
-class McpSettingsError(Exception):
+class McpSettingsError(CairnError):
     """A server could not be saved as asked; the message says why and what to do."""
 
 

@@ -9,10 +9,16 @@ sentence of its own, not pydantic's text. Only the sentences Cairn's own validat
 
 from __future__ import annotations
 
+import logging
+
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from host.errors import CairnError
+
 __all__ = ["problem_text"]
+
+log = logging.getLogger(__name__)
 
 # A setting's name in the words the forms use, by its field name.
 FIELDS = {
@@ -174,8 +180,18 @@ def _own_words(message: str, field: str) -> str:
 
 
 def problem_text(error: BaseException) -> str:
-    """What went wrong, in sentences; a ``ValidationError`` one sentence per problem."""
+    """What went wrong, in sentences a person reads: one per problem of a ``ValidationError``, a
+    ``CairnError``'s own message, what the system said of a file; anything else is a defect,
+    said to be one (its traceback goes to the log, never to the person)."""
     if isinstance(error, ValidationError):
         return " ".join(dict.fromkeys(_sentence(e) for e in error.errors()))
-    text = str(error).strip()
-    return text or f"Something went wrong ({type(error).__name__}); try again."
+    if isinstance(error, CairnError):
+        return str(error).strip() or f"Something went wrong ({type(error).__name__}); try again."
+    if isinstance(error, OSError):
+        where = f" {error.filename}" if error.filename else ""
+        return f"Cairn could not use{where}: {error.strerror or error}. Check the file and its folder, then try again."
+    log.error("an unexpected %s reached a person", type(error).__name__, exc_info=error)
+    return (
+        f"Cairn ran into a problem it did not expect ({type(error).__name__}: {error}). What was saved is safe; "
+        "the details are in Cairn's log."
+    )

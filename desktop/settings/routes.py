@@ -16,13 +16,14 @@ from pydantic import BaseModel, ConfigDict
 from desktop.catalog.modelsdev import ModelInfo, ModelsDevCatalog
 from desktop.catalog.transport import ApiKind, TransportCatalog, TransportFlags, normalize_base_url
 from desktop.settings.store import Account
+from host.errors import CairnError
 
 __all__ = ["ResolvedRoute", "RouteError", "RouteIdentity", "Routes", "resolve_route"]
 
 CUSTOM = "custom"
 
 
-class RouteError(Exception):
+class RouteError(CairnError):
     """The account cannot make a route (unknown preset, no endpoint)."""
 
 

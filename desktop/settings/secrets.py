@@ -14,6 +14,8 @@ import keyring
 import keyring.backend
 import keyring.errors
 
+from host.errors import CairnError
+
 __all__ = ["KEY_ENV", "KeychainUnavailable", "SecretStore"]
 
 SERVICE = "Cairn"
@@ -22,7 +24,7 @@ KEY_ENV = "CAIRN_API_KEY"
 _UNUSABLE_MODULES = ("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")
 
 
-class KeychainUnavailable(Exception):
+class KeychainUnavailable(CairnError):
     """No OS keychain can hold the key; the message says why and what can be done, and
     ``problem`` only why (for a caller that offers something else to do)."""
 

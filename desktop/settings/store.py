@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, f
 from desktop.catalog.transport import normalize_base_url
 from desktop.settings.mcp_servers import McpServerSetting, ServerEntries, read_entries
 from host.content import Mode, ReasoningEffort, ToolIdentity
+from host.errors import CairnError
 from host.files import atomic_write_text
 from host.ids import new_id
 from host.permissions import PermissionPolicy
@@ -51,7 +52,7 @@ _SECRET_HEADER = re.compile(r"(authorization|api[-_]?key|token|secret|cookie)", 
 _SECRET_VALUE = re.compile(r"(sk-|sk_|bearer\s|basic\s)", re.IGNORECASE)
 
 
-class SettingsError(Exception):
+class SettingsError(CairnError):
     """The settings file or a setting is not usable; the message says what to do."""
 
 

@@ -31,7 +31,7 @@ from desktop.settings.routes import ResolvedRoute
 from desktop.tools.epochs import REKEY
 from host.canonical import sha256_hex
 from host.content import Checkpoint, MessageContent, PlanRecord, SectionUpdate, ToolResultPart
-from host.transcript import TranscriptRow
+from host.rows import TranscriptRow
 
 __all__ = ["ACTIVATION_VERSION", "Activation", "activation_identity", "restore_activation"]
 

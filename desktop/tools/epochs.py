@@ -29,8 +29,8 @@ from host.canonical import canonical_json_bytes, sha256_hex
 from host.content import Mode, PlanRecord, Policy
 from host.identity import prefix_sha256, tool_schema_sha256
 from host.journal import utc_now
+from host.rows import TranscriptRow
 from host.tools import ToolCatalog, ToolSpec
-from host.transcript import TranscriptRow
 
 __all__ = [
     "REKEY",

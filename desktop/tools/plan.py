@@ -26,8 +26,9 @@ from desktop.tools.tool_search import tool_search
 from host.canonical import canonical_json_bytes
 from host.content import Mode, PlanRecord
 from host.permissions import Permissions
+from host.rows import TranscriptRow
 from host.tools import ToolCatalog, ToolSpec
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.transcript import TranscriptWriter
 
 __all__ = ["StepTools", "ToolPlanner"]
 

@@ -8,8 +8,8 @@ from typing import Literal
 from desktop.provider.stream import ReasoningDelta, Retrying, TextDelta, ToolCallDelta, Waiting
 from desktop.provider.usage import Usage
 from host.content import Checkpoint, ToolCallPart
+from host.rows import TranscriptRow
 from host.tools import ToolSpec
-from host.transcript import TranscriptRow
 
 __all__ = [
     "ApprovalAnswered",

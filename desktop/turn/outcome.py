@@ -6,13 +6,14 @@ from dataclasses import dataclass, field
 
 from desktop.provider.usage import Usage
 from host.content import MessageContent
+from host.errors import CairnError
+from host.rows import TranscriptRow
 from host.tools import ToolCatalog
-from host.transcript import TranscriptRow
 
 __all__ = ["NothingToRetry", "Step", "TurnOutcome", "outcome"]
 
 
-class NothingToRetry(Exception):
+class NothingToRetry(CairnError):
     """The conversation does not end where a reply is owed."""
 
 

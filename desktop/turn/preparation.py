@@ -30,8 +30,9 @@ from desktop.tools.activation import Activation, restore_activation
 from desktop.tools.plan import ToolPlanner
 from host.content import PlanRecord
 from host.permissions import Permissions
+from host.rows import TranscriptRow
 from host.tools import ToolCatalog, ToolSpec
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.transcript import TranscriptWriter
 
 __all__ = ["PreparedRequest", "RequestPreparer"]
 

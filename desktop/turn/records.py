@@ -20,7 +20,8 @@ from desktop.turn.reply import redacted_parts
 from desktop.turn.tool_calls import ResultNotSaved
 from host.content import ErrorContent, ErrorRecord, MessageContent, RouteFallback
 from host.errors import JournalWriteError
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
 
 __all__ = ["TurnRecords"]
 

@@ -31,7 +31,8 @@ from desktop.settings.routes import ResolvedRoute
 from host.content import MessageContent, Part, ReasoningPart, TextPart, ToolCallPart
 from host.errors import JournalWriteError
 from host.journal import Journal
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
 from host.usage import UsageKind, UsageLedger
 
 __all__ = ["Shown", "commit_reply", "record_interrupted", "record_usage", "redacted_parts", "stream_reply"]

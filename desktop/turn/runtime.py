@@ -42,7 +42,8 @@ from host.content import FilePart, ImagePart, MessageContent, Part, TextPart, To
 from host.errors import JournalWriteError
 from host.journal import Journal
 from host.permissions import CatalogGate, PermissionPolicy, ToolGate, ToolRequest
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
 from host.versions import NotAVersion, Versions, switch_version
 
 __all__ = ["ChatRuntime", "NotAVersion", "NothingToRetry", "TurnOutcome"]

@@ -19,10 +19,11 @@ from desktop.settings.redaction import Redactor
 from desktop.turn.approvals import SUPERSEDED, Approval, Approver
 from desktop.turn.events import ApprovalAnswered, ApprovalRequested, RuntimeEvent, ToolResultCommitted
 from host.content import ChatGrant, MessageContent, ToolApproval, ToolCallPart, ToolIdentity, ToolResultPart
-from host.errors import JournalWriteError
+from host.errors import CairnError, JournalWriteError
 from host.permissions import Decision, Permissions, ToolGate, ToolRequest, identity_of
+from host.rows import TranscriptRow
 from host.tools import ToolCatalog
-from host.transcript import TranscriptRow, TranscriptWriter
+from host.transcript import TranscriptWriter
 
 __all__ = [
     "MAX_RESULT_CHARS",
@@ -34,11 +35,11 @@ __all__ = [
 MAX_RESULT_CHARS = 100_000  # what a model reads of one result; the rest is cut, and said so
 
 
-class CallsStopped(Exception):
+class CallsStopped(CairnError):
     """A parked call was superseded by a new message: the turn ends after recording it."""
 
 
-class ResultNotSaved(Exception):
+class ResultNotSaved(CairnError):
     """A call was answered but its result could not be committed."""
 
     def __init__(self, call: ToolCallPart, result: ToolResultPart, error: JournalWriteError) -> None:

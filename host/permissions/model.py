@@ -19,8 +19,8 @@ from typing import Literal
 
 from host.canonical import sha256_hex
 from host.content import ChatGrant, Mode, PermissionMode, ToolIdentity
+from host.rows import TranscriptRow
 from host.tools import Tool, ToolSpec
-from host.transcript import TranscriptRow
 
 __all__ = ["MODES", "Decision", "PermissionPolicy", "Permissions", "identity_of", "mode_allows", "spec_pin"]
 

@@ -49,148 +49,167 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 def builtin_specs(limits: ToolLimits = DEFAULT_LIMITS) -> tuple[ToolSpec, ...]:
     """The built-in tools' specs, in name order."""
-    link_rule = "Symbolic links are never followed."
-    return (
-        ToolSpec(
-            name="edit_file",
-            description=(
-                "Replace one exact piece of text in a text file in the workspace. old_text must occur exactly "
-                "once in the file, matched character for character (spaces, indentation and line breaks "
-                "included), so read the file first and include enough surrounding lines to make it unique. "
-                "The file is written atomically. To write a whole file, use write_file."
-            ),
-            parameters=_schema(
-                {
-                    "path": {"type": "string", "minLength": 1, "description": _PATH},
-                    "old_text": {"type": "string", "minLength": 1, "description": "The exact text to replace."},
-                    "new_text": {"type": "string", "description": "The text to put in its place (may be empty)."},
+    return tuple(spec(limits) for spec in (_edit_file, _fetch_url, _list_folder, _read_file, _search_text, _write_file))
+
+
+_LINKS = "Symbolic links are never followed."
+
+
+def _edit_file(_limits: ToolLimits) -> ToolSpec:
+    return ToolSpec(
+        name="edit_file",
+        description=(
+            "Replace one exact piece of text in a text file in the workspace. old_text must occur exactly "
+            "once in the file, matched character for character (spaces, indentation and line breaks "
+            "included), so read the file first and include enough surrounding lines to make it unique. "
+            "The file is written atomically. To write a whole file, use write_file."
+        ),
+        parameters=_schema(
+            {
+                "path": {"type": "string", "minLength": 1, "description": _PATH},
+                "old_text": {"type": "string", "minLength": 1, "description": "The exact text to replace."},
+                "new_text": {"type": "string", "description": "The text to put in its place (may be empty)."},
+            },
+            ["path", "old_text", "new_text"],
+        ),
+        required_scopes={WRITE},
+    )
+
+
+def _fetch_url(limits: ToolLimits) -> ToolSpec:
+    return ToolSpec(
+        name="fetch_url",
+        description=(
+            "Fetch one web page over http or https and return it as text: HTML is turned into plain text "
+            "with headings, lists and [links](address); JSON, XML and other text come back as they are. "
+            f"Binary content (images, PDFs, archives) is refused. At most {limits.fetch_bytes:,} bytes are "
+            f"read and {limits.output_chars:,} characters returned; redirects are followed up to "
+            f"{limits.fetch_redirects} times. Addresses with a user name or password are refused."
+        ),
+        parameters=_schema(
+            {
+                "url": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 8192,
+                    "description": "The full address, starting with http:// or https://.",
+                }
+            },
+            ["url"],
+        ),
+        required_scopes={FETCH},
+    )
+
+
+def _list_folder(limits: ToolLimits) -> ToolSpec:
+    return ToolSpec(
+        name="list_folder",
+        description=(
+            "List a folder in the workspace: each entry's type (folder, file, link, other) and a file's "
+            f"size, sorted by name, at most {limits.list_entries:,} entries. {_LINKS}"
+        ),
+        parameters=_schema(
+            {"path": {"type": "string", "default": ".", "description": f"{_PATH} '.' is the workspace itself."}},
+            [],
+        ),
+        required_scopes={READ},
+        read_only=True,
+    )
+
+
+def _read_file(limits: ToolLimits) -> ToolSpec:
+    return ToolSpec(
+        name="read_file",
+        description=(
+            "Read a text file in the workspace. Lines come numbered (number, tab, text). At most "
+            f"{limits.read_lines:,} lines and {limits.output_chars:,} characters come back per call, and "
+            f"only the first {limits.read_bytes // 1_000_000} MB of a file is read; when a result is cut it "
+            "says so and which offset reads on. Binary files are refused. "
+            f"{_LINKS}"
+        ),
+        parameters=_schema(
+            {
+                "path": {"type": "string", "minLength": 1, "description": _PATH},
+                "offset": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "default": 1,
+                    "description": "The first line to return, counting from 1.",
                 },
-                ["path", "old_text", "new_text"],
-            ),
-            required_scopes={WRITE},
-        ),
-        ToolSpec(
-            name="fetch_url",
-            description=(
-                "Fetch one web page over http or https and return it as text: HTML is turned into plain text "
-                "with headings, lists and [links](address); JSON, XML and other text come back as they are. "
-                f"Binary content (images, PDFs, archives) is refused. At most {limits.fetch_bytes:,} bytes are "
-                f"read and {limits.output_chars:,} characters returned; redirects are followed up to "
-                f"{limits.fetch_redirects} times. Addresses with a user name or password are refused."
-            ),
-            parameters=_schema(
-                {
-                    "url": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 8192,
-                        "description": "The full address, starting with http:// or https://.",
-                    }
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": limits.read_lines,
+                    "default": limits.read_lines,
+                    "description": "How many lines to return at most.",
                 },
-                ["url"],
-            ),
-            required_scopes={FETCH},
+            },
+            ["path"],
         ),
-        ToolSpec(
-            name="list_folder",
-            description=(
-                "List a folder in the workspace: each entry's type (folder, file, link, other) and a file's "
-                f"size, sorted by name, at most {limits.list_entries:,} entries. {link_rule}"
-            ),
-            parameters=_schema(
-                {"path": {"type": "string", "default": ".", "description": f"{_PATH} '.' is the workspace itself."}},
-                [],
-            ),
-            required_scopes={READ},
-            read_only=True,
+        required_scopes={READ},
+        read_only=True,
+    )
+
+
+def _search_text(limits: ToolLimits) -> ToolSpec:
+    return ToolSpec(
+        name="search_text",
+        description=(
+            "Search the text files under a workspace folder (or one file) for lines containing a pattern. "
+            "Answers 'path:line: text' lines, in path order. Plain text by default; with regex=true a "
+            "Python regular expression, where back-references and nested or chained repetition that "
+            "could run for hours (like (a+)+ or .*a.*b.*c) are refused. Binary files, .git, .hg, .svn "
+            f"and links are skipped. At most {limits.search_results} matches; large searches stop at "
+            f"{limits.search_files:,} files or {limits.search_seconds:g} seconds, and say so."
         ),
-        ToolSpec(
-            name="read_file",
-            description=(
-                "Read a text file in the workspace. Lines come numbered (number, tab, text). At most "
-                f"{limits.read_lines:,} lines and {limits.output_chars:,} characters come back per call, and "
-                f"only the first {limits.read_bytes // 1_000_000} MB of a file is read; when a result is cut it "
-                "says so and which offset reads on. Binary files are refused. "
-                f"{link_rule}"
-            ),
-            parameters=_schema(
-                {
-                    "path": {"type": "string", "minLength": 1, "description": _PATH},
-                    "offset": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "default": 1,
-                        "description": "The first line to return, counting from 1.",
-                    },
-                    "limit": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": limits.read_lines,
-                        "default": limits.read_lines,
-                        "description": "How many lines to return at most.",
-                    },
+        parameters=_schema(
+            {
+                "pattern": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "What to find."},
+                "regex": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Treat pattern as a regular expression instead of plain text.",
                 },
-                ["path"],
-            ),
-            required_scopes={READ},
-            read_only=True,
-        ),
-        ToolSpec(
-            name="search_text",
-            description=(
-                "Search the text files under a workspace folder (or one file) for lines containing a pattern. "
-                "Answers 'path:line: text' lines, in path order. Plain text by default; with regex=true a "
-                "Python regular expression, where back-references and nested or chained repetition that "
-                "could run for hours (like (a+)+ or .*a.*b.*c) are refused. Binary files, .git, .hg, .svn "
-                f"and links are skipped. At most {limits.search_results} matches; large searches stop at "
-                f"{limits.search_files:,} files or {limits.search_seconds:g} seconds, and say so."
-            ),
-            parameters=_schema(
-                {
-                    "pattern": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "What to find."},
-                    "regex": {
-                        "type": "boolean",
-                        "default": False,
-                        "description": "Treat pattern as a regular expression instead of plain text.",
-                    },
-                    "ignore_case": {"type": "boolean", "default": False, "description": "Match regardless of case."},
-                    "path": {
-                        "type": "string",
-                        "default": ".",
-                        "description": f"The folder to search (with everything under it), or one file. {_PATH}",
-                    },
-                    "glob": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 200,
-                        "description": (
-                            "Only files whose name matches this shell pattern, such as '*.py' or '*.{ts,tsx}'; "
-                            "with a '/', the path from the workspace is matched, such as 'src/**/*.py'."
-                        ),
-                    },
+                "ignore_case": {"type": "boolean", "default": False, "description": "Match regardless of case."},
+                "path": {
+                    "type": "string",
+                    "default": ".",
+                    "description": f"The folder to search (with everything under it), or one file. {_PATH}",
                 },
-                ["pattern"],
-            ),
-            required_scopes={READ},
-            read_only=True,
-        ),
-        ToolSpec(
-            name="write_file",
-            description=(
-                "Create a text file in the workspace, or replace one, with the given content (UTF-8). "
-                "Missing folders are made. The file is written atomically: a reader sees the old content or "
-                f"the new, never half. At most {limits.write_bytes // 1_000_000} MB. To change part of a file, "
-                f"use edit_file. {link_rule}"
-            ),
-            parameters=_schema(
-                {
-                    "path": {"type": "string", "minLength": 1, "description": _PATH},
-                    "content": {"type": "string", "description": "The whole new content of the file."},
+                "glob": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "description": (
+                        "Only files whose name matches this shell pattern, such as '*.py' or '*.{ts,tsx}'; "
+                        "with a '/', the path from the workspace is matched, such as 'src/**/*.py'."
+                    ),
                 },
-                ["path", "content"],
-            ),
-            required_scopes={WRITE},
+            },
+            ["pattern"],
         ),
+        required_scopes={READ},
+        read_only=True,
+    )
+
+
+def _write_file(limits: ToolLimits) -> ToolSpec:
+    return ToolSpec(
+        name="write_file",
+        description=(
+            "Create a text file in the workspace, or replace one, with the given content (UTF-8). "
+            "Missing folders are made. The file is written atomically: a reader sees the old content or "
+            f"the new, never half. At most {limits.write_bytes // 1_000_000} MB. To change part of a file, "
+            f"use edit_file. {_LINKS}"
+        ),
+        parameters=_schema(
+            {
+                "path": {"type": "string", "minLength": 1, "description": _PATH},
+                "content": {"type": "string", "description": "The whole new content of the file."},
+            },
+            ["path", "content"],
+        ),
+        required_scopes={WRITE},
     )
 
 

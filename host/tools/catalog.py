@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 import host.identity  # a module, not its names: host.identity imports host.tools.spec
+from host.errors import CairnError
 from host.tools.spec import ToolSpec
 
 __all__ = ["Tool", "ToolCatalog", "ToolError", "ToolOutput", "ToolRun"]
 
 
-class ToolError(Exception):
+class ToolError(CairnError):
     """A tool could not do what it was asked; the message goes back to the model."""
 
 
