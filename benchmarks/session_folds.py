@@ -1,15 +1,15 @@
 """How often a turn reads its whole chat from the journal, and how long a step takes to
-prepare, as the chat grows (issue: a chat's state folded once, then advanced).
+prepare, as the chat grows (a chat's state folded once, then advanced).
 
     .venv/bin/python -m benchmarks.session_folds [--turns 200] [--at 20 200]
 
 A chat on the loopback provider (a context large enough that nothing is compacted) gets
 ``--turns`` turns, each on a fresh runtime as the window's are. For each turn it counts the
-*full folds*: reads of every row of the chat (``TranscriptWriter.model_order`` or
-``rows`` from the start). It times the *preparation* of the turn's first step: from the call
-to ``send`` until the request is about to go out (``RequestStarted``), which covers the user
-row's commit, the sections, the tools, the plan and the projection, and reports its median
-over the five turns around each of ``--at``.
+*full folds*: reads of every row of the chat (``TranscriptWriter.rows`` from the first row,
+which ``model_order`` and ``effective_state`` make too). It times the *preparation* of the
+turn's first step: from the call to ``send`` until the request is about to go out
+(``RequestStarted``), which covers the user row's commit, the sections, the tools, the plan
+and the projection, and reports its median over the five turns around each of ``--at``.
 """
 
 from __future__ import annotations
@@ -36,32 +36,26 @@ SENTENCE = "Cairns are human-made piles of stones that mark trails, summits and 
 
 
 class FoldCounter:
-    """Counts full reads of a chat's rows by patching the writer's two whole-chat reads."""
+    """Counts full reads of a chat's rows: ``TranscriptWriter.rows`` from the first row (what
+    ``model_order`` and ``effective_state`` read too)."""
 
     def __init__(self) -> None:
         self.count = 0
-        self._model_order = TranscriptWriter.model_order
         self._rows = TranscriptWriter.rows
 
     def __enter__(self) -> FoldCounter:
         counter = self
-        model_order, rows = self._model_order, self._rows
-
-        def counted_order(writer: TranscriptWriter, session_id: str) -> Any:
-            counter.count += 1
-            return model_order(writer, session_id)
+        rows = self._rows
 
         def counted_rows(writer: TranscriptWriter, session_id: str, **kwargs: Any) -> Any:
             if not kwargs.get("after_seq"):
                 counter.count += 1
             return rows(writer, session_id, **kwargs)
 
-        TranscriptWriter.model_order = counted_order  # type: ignore[method-assign]
         TranscriptWriter.rows = counted_rows  # type: ignore[method-assign]
         return self
 
     def __exit__(self, *_: object) -> None:
-        TranscriptWriter.model_order = self._model_order  # type: ignore[method-assign]
         TranscriptWriter.rows = self._rows  # type: ignore[method-assign]
 
 

@@ -111,7 +111,9 @@ def message_from_row(row: TranscriptRow) -> Message | None:
     body = row.body()
     if row.hidden or not isinstance(body, MessageContent) or not body.parts:
         return None
-    return Message(role=row.role, parts=list(body.parts))
+    # The parts were validated when the row was parsed: built again from them, not re-checked
+    # (every request builds every row's message).
+    return Message.model_construct(role=row.role, parts=list(body.parts))
 
 
 def context_from_rows(rows_in_model_order: list[TranscriptRow], tools: list[ToolSpec] | None = None) -> Context:
