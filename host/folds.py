@@ -1,5 +1,5 @@
 """Folding a chat's rows: the order the model sees them in, what supersede markers took out,
-the last compaction checkpoint that counts, and the effective sections (DESIGN.md section 2,
+the last compaction checkpoint that counts, and the effective sections (docs/architecture.md §1,
 "Model order" and "Effective state").
 
 These read rows already in memory; ``desktop.session.state`` applies them to a chat's rows once

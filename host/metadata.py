@@ -96,7 +96,7 @@ class RouteFallback(Frozen):
 
 
 class PermissionMode(Frozen):
-    """The chat's permission mode from this row on (DESIGN.md invariant 7, the mode check)."""
+    """The chat's permission mode from this row on (docs/architecture.md §6, invariant 7: the mode check)."""
 
     v: Literal[1] = 1
     kind: Literal["permission_mode"] = "permission_mode"
@@ -167,7 +167,7 @@ Policy = Literal["fixed", "on_demand"]
 
 
 class PlanRecord(Frozen):
-    """One declaration epoch's plan (seed 000): what the chat declared and under which identity.
+    """One declaration epoch's plan (docs/architecture.md §1): what the chat declared and under which identity.
 
     ``specs`` holds every spec the catalog defined, as dumped when the epoch began (so an
     identity can be re-rendered exactly as it was hashed); ``declared`` names the ones declared
@@ -199,7 +199,7 @@ class SectionEntry(Frozen):
 
 
 class Checkpoint(Frozen):
-    """A compaction (seed 002): the effective state saved once, with the summary of the
+    """A compaction (docs/architecture.md §5): the effective state saved once, with the summary of the
     conversation before the retained tail. The model's context after it is this state (as
     leading system content, rendered as a session's first request is), the summary as a
     user-role block, the retained tail from ``tail_from`` and what follows. It keeps the

@@ -1,4 +1,4 @@
-"""Hash-seed sweeps (seed 000, decision 12): a plan's JSON and hashes, and a chat with a
+"""Hash-seed sweeps (architecture §6, invariant 4): a plan's JSON and hashes, and a chat with a
 two-scope tool, are the same under every ``PYTHONHASHSEED`` from 0 to 99.
 
 The chat is answered once over HTTP under seed 0. Each of the 100 seeds then re-renders it

@@ -1,4 +1,4 @@
-"""Identity across interpreters: one identity over PYTHONHASHSEED 0 to 99 (DESIGN.md invariant 4)."""
+"""Identity across interpreters: one identity over PYTHONHASHSEED 0 to 99 (architecture §6, invariant 4)."""
 
 import json
 import os

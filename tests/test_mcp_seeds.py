@@ -1,5 +1,5 @@
 """A server that builds an enum and a ``required`` list from sets sends them in a new order
-after every restart; Cairn's tool identity stays one (DESIGN.md invariant 4)."""
+after every restart; Cairn's tool identity stays one (architecture §6, invariant 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`cairn bench`: the acceptance comparison of seed 002, as a tool anyone can run.
+"""`cairn bench`: the comparison of the declaration policies (architecture §1), as a tool anyone can run.
 
 Synthetic conversations (short, medium, long with compaction, tool-heavy, over the function
 limit) go through Cairn's real runtime under each declaration strategy, and through the naive

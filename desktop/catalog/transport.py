@@ -40,7 +40,7 @@ class CatalogError(CairnError):
 
 
 class TransportFlags(BaseModel):
-    """The five transcript transport flags (DESIGN.md section 2). All false is the fallback."""
+    """The five transcript transport flags (architecture §1). All false is the fallback."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

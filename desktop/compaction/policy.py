@@ -1,4 +1,4 @@
-"""Compaction: a long chat summarised, with the effective state saved once (seed 002).
+"""Compaction: a long chat summarised, with the effective state saved once (architecture §5).
 
 When the next request would pass the compaction threshold (the context limit less the reply
 reserve), or the person asks, or the provider says the prompt is too long, Cairn:

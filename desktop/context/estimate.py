@@ -6,7 +6,7 @@ the next request is the last count plus what was appended, at the same rate. Wit
 reported yet (a new chat, a server that reports no usage) the estimate is conservative:
 one token for every three bytes, which overcounts ordinary text in every common tokenizer.
 
-The context budget (DESIGN.md; seed 002): the model's context limit (models.dev, the
+The context budget (architecture §3): the model's context limit (models.dev, the
 account's own setting, a local server's report, else 8,192), less a reserve for the reply
 (the smaller of 16,000 tokens and a quarter of the context) is the automatic compaction
 threshold; the retained tail after a compaction is the smaller of 20,000 tokens and 35% of
@@ -82,7 +82,8 @@ class ContextBudget:
 
     def fits_fixed_declarations(self, opening_tokens: int) -> bool:
         """Whether a conversation that opens with ``opening_tokens`` (system content and every
-        tool schema) still leaves the ordinary retained tail below the threshold (seed 002)."""
+        tool schema) still leaves the ordinary retained tail below the threshold (architecture
+        §1, declaration policy)."""
         return opening_tokens <= self.threshold - self.tail
 
 

@@ -1,4 +1,4 @@
-"""Activation: which deferred tools the model may run now (seed 002).
+"""Activation: which deferred tools the model may run now (architecture §1, §6 invariant 6).
 
 Kept apart from the declarations, in the versioned ``tool_activation`` section: version 1
 records the active deferred names, sorted, and a SHA-256 identity of the account, the model,

@@ -1,4 +1,4 @@
-"""The declaration policy: which tool schemas a request declares (seed 002).
+"""The declaration policy: which tool schemas a request declares (architecture §1).
 
 - ``fixed``: the complete catalog, in name order, from the first request; a tool search then
   only changes activation. Only for a verified binding (``fixed_declarations_verified`` in the

@@ -1,4 +1,4 @@
-"""Declaration epochs and their plans (seed 000).
+"""Declaration epochs and their plans (architecture §1, §6 invariant 4).
 
 An epoch is one stretch of a chat with one tool catalog, schemas, mode, account, route and
 declaration policy. Its plan is recorded as a hidden ``plan`` row with both identity hashes
@@ -8,7 +8,7 @@ new epoch, with the reason (``catalog_changed``, ``schema_changed``, ``mode_chan
 ``account_changed``, ``route_changed``, ``policy_changed``) and voids earlier activation. An
 activation, a grant or a compaction does not.
 
-Re-keying (seed 000, decisions 6 to 11): a recorded plan whose hashes match its canonical
+Re-keying (architecture §6, invariant 4): a recorded plan whose hashes match its canonical
 rendering stays current. Otherwise the plan is rendered with every scope list in the order
 its record holds; if that matches the stored hashes and nothing else changed, the same plan
 is appended as a new epoch with reason ``prefix_hash_canonicalized``: only the two hashes,

@@ -4,7 +4,7 @@ In order, before every request:
 
 1. the planner builds the catalog fresh (with ``tool_search`` when deferred tools exist),
    chooses the declaration policy and sees whether a new epoch starts;
-2. the session's activation is restored from its rows the first time (seed 002's rules, see
+2. the session's activation is restored from its rows the first time (the rules of architecture §6, invariant 6: see
    ``desktop.tools.activation``) and cleared when a new epoch starts; after that the runtime's own
    activation is authoritative, and a tool search adds to it;
 3. the context engine commits the changed sections, ``tool_activation`` among them;

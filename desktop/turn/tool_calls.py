@@ -1,6 +1,6 @@
 """Answering the model's tool calls: the gate, a person when the gate asks, the run, the record.
 
-Each call goes through the gate (DESIGN.md invariant 7). A call the gate wants a person to
+Each call goes through the gate (architecture §6, invariant 7). A call the gate wants a person to
 decide is parked first, as a hidden ``tool_approval`` row pinned to the exact spec it was made
 against, so it survives closing the window; the approver is then asked and waited on. The
 answer is recorded too: a "This chat" answer as a grant row, "Always" and "Never" in the

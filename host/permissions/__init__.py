@@ -1,5 +1,5 @@
 """Whether a tool call may run: modes, scopes, grants, the decision type and the gate that
-applies DESIGN.md invariant 7 in order."""
+applies invariant 7 (docs/architecture.md §6) in order."""
 
 from host.permissions.gate import AfterHook, BeforeHook, CatalogGate, ToolGate, ToolRequest
 from host.permissions.model import (

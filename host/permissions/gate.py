@@ -1,4 +1,4 @@
-"""The gate: every tool call passes the checks of DESIGN.md invariant 7, in this order.
+"""The gate: every tool call passes the checks of invariant 7 (docs/architecture.md §6), in this order.
 
 1. the tool exists in the turn's catalog (the current catalog and epoch), and is core or
    activated;
