@@ -5,9 +5,9 @@ transaction together with the ``user_version`` bump, so a crash leaves either th
 schema or the new one. Migrations never drop user data; one that must reshape a table
 rebuilds it in that same transaction and copies every row.
 
-The schema is meant to stay small. The seed state that later work adds (activation,
-declaration epochs with their plan records, tool calls with their pins and approval state,
-chat-scoped grants, compaction checkpoints) is kept as versioned ``model_system`` metadata
+The schema is meant to stay small. A chat's system state (activation, declaration epochs
+with their plan records, tool calls with their pins and approval state, chat-scoped grants,
+compaction checkpoints) is kept as versioned ``model_system`` metadata
 on hidden transcript rows, never in new tables: a kind or version this Cairn does not know
 is kept byte for byte and ignored, so older and newer Cairns share one journal without a
 migration. Only a table change that is truly needed is a migration here.

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from desktop.session.chat_settings import chat_settings_of
 from desktop.session.parked import parked_calls
 from desktop.session.state import SessionState
+from desktop.session.states import SessionStates
 from desktop.tools.epochs import latest_plan
 from host.content import (
     ChatGrant,
@@ -221,3 +222,19 @@ def test_advancing_reads_only_the_rows_written_since(tmp_path: Path) -> None:
         assert state.advance() == (row,)
         assert state.sections == {"instructions": "be brief"}
         assert SessionState.folds.loads == loads + 1  # advancing is no full fold
+
+
+def test_only_the_chats_asked_about_last_are_kept_and_a_chat_in_a_turn_always(tmp_path: Path) -> None:
+    with Journal.open(tmp_path / "journal.sqlite3") as journal:
+        chats = [journal.create_session().id for _ in range(5)]
+        states = SessionStates(journal, keep=2)
+        loads = SessionState.folds.loads
+        with states.holding(chats[0]):
+            first = states.get(chats[0])
+            for chat in chats[1:]:
+                states.get(chat)
+            assert states.get(chats[0]) is first  # held: never let go
+            assert SessionState.folds.loads == loads + 5
+        states.get(chats[4])
+        states.get(chats[1])  # let go meanwhile: loaded again
+        assert SessionState.folds.loads == loads + 6

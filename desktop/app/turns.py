@@ -241,7 +241,8 @@ class Turns:
         self._running[session_id] = task
         shared.emit(TurnBusy(session_id, True))
         try:
-            return await task
+            with shared.states.holding(session_id):
+                return await task
         except asyncio.CancelledError:
             if session_id not in self._stopped:
                 raise  # the app itself is closing

@@ -1,8 +1,9 @@
 """Keeping secrets out of everything Cairn stores, logs, prints or exports.
 
 A provider can echo the API key back (some 401 pages quote it), and a model or a tool can
-repeat it. The ``Redactor`` knows every secret this run has handed out (account keys now,
-MCP servers' secret environment values later) and replaces each with ``[redacted]`` in any
+repeat it. The ``Redactor`` knows every secret this run has handed out (account keys, keys
+typed for one run, MCP servers' secret environment values and headers) and replaces each
+with ``[redacted]`` in any
 text before it reaches the journal, the log, the terminal or an export. Streamed text is
 redacted as it streams: a tail that could be the start of a secret is held back until the
 next piece shows whether it is one.

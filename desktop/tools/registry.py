@@ -1,7 +1,7 @@
 """The tool registry: where a turn's tools come from.
 
-A registry holds the tool sources (skills' ``load_skill`` now; the built-in workspace tools,
-and MCP servers next), each a function of the turn's system state and skill catalog. Each
+A registry holds the tool sources (``desktop.tools.sources``: skills' ``load_skill``, the
+built-in workspace tools, the MCP servers), each a function of the turn's inputs. Each
 turn asks it for a fresh ``ToolCatalog``, so a tool whose spec changed is never run from an
 old copy, and the catalog's identity covers every spec it defines.
 """
