@@ -122,7 +122,7 @@ def test_an_error_cairn_did_not_expect_is_said_to_be_one_and_its_traceback_logge
     assert text.startswith("Cairn ran into a problem it did not expect (KeyError: 'missing').")
     assert "the details are in Cairn's log" in text
     assert "Traceback" not in text
-    assert caplog.records[-1].exc_info is not None  # the traceback went to the log
+    assert "Traceback" in caplog.text  # it went to the log (redacted, when secrets are known)
 
 
 def test_a_file_the_system_refused_is_said_in_its_words() -> None:
