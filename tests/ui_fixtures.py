@@ -74,6 +74,10 @@ def running_cairn(
             open_window.close()
         shell.shut_down()
         services.close()
+        # Each holds the other through a signal connection, which the collector cannot see;
+        # conftest's process_state deletes the windows.
+        shell.deleteLater()
+        core.deleteLater()
 
 
 def rename_in_place(chats: ChatList, session_id: str, title: str) -> None:
