@@ -78,3 +78,10 @@ def journal(cairn_paths: CairnPaths) -> Iterator[Journal]:
 @pytest.fixture
 def writer(journal: Journal) -> TranscriptWriter:
     return TranscriptWriter(journal)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked slow first (otherwise in file order): one of them handed out near the end
+    would keep a worker busy long after the others had finished."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

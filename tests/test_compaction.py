@@ -22,6 +22,8 @@ from host.usage import UsageLedger
 from tests.compaction_chat import LIMIT, drive
 from tests.recorded_requests import is_summary_request, messages_prefix
 
+pytestmark = pytest.mark.slow  # the 200-turn chat all these tests read takes tens of seconds
+
 UNIT = 64
 TURNS = 200
 
