@@ -24,8 +24,9 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
+# The tests' helper modules too: hundreds of the suite's child processes import them.
 unit: $(VENV)/.installed-dev
-	$(COMPILE)
+	$(COMPILE) tests
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-dev

@@ -1,4 +1,5 @@
-"""A long chat on a small context, for the compaction tests, the kill test and the benchmark.
+"""A long chat on a small context, for the compaction tests, the kill test and the benchmark,
+and the runtime and journal reads those tests use around it.
 
     python -m tests.compaction_chat --home H --base-url U --session S --turns 0:200 [--limit 8000]
 
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 
@@ -24,11 +27,16 @@ from desktop.settings.routes import ResolvedRoute, resolve_route
 from desktop.settings.store import Account
 from desktop.turn.events import RuntimeEvent
 from desktop.turn.runtime import ChatRuntime
+from host.content import Checkpoint
 from host.journal import Journal
 from host.paths import CairnPaths
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
 
 MODEL = "loopback-chat"
 LIMIT = 8_000
+
+T = TypeVar("T")
 
 
 def message(turn: int) -> str:
@@ -54,6 +62,47 @@ def state(home: Path) -> SystemState:
     return SystemState(environment="The person uses Linux.", skill_roots=(("user", paths.skills_dir),))
 
 
+def new_session(home: Path) -> str:
+    with Journal.open(CairnPaths.under(home).journal) as journal:
+        return journal.create_session().id
+
+
+def journal_rows(home: Path, session: str) -> list[TranscriptRow]:
+    """The chat's rows in model order, read from its journal as a restarted Cairn would."""
+    with Journal.open(CairnPaths.under(home).journal) as journal:
+        return TranscriptWriter(journal).model_order(session)
+
+
+def checkpoints(home: Path, session: str) -> list[Checkpoint]:
+    return [m for r in journal_rows(home, session) if isinstance(m := r.meta(), Checkpoint)]
+
+
+@asynccontextmanager
+async def open_runtime(
+    home: Path,
+    base_url: str,
+    *,
+    limit: int = LIMIT,
+    on_event: Callable[[RuntimeEvent], None] | None = None,
+    engine: ContextEngine | None = None,
+    catalog: Path | None = None,
+) -> AsyncIterator[ChatRuntime]:
+    """A runtime on the journal under ``home``, routed to the loopback provider at ``base_url``."""
+    paths = CairnPaths.under(home)
+    the_route = route(base_url, home, limit, catalog)
+    with Journal.open(paths.journal) as journal:
+        async with httpx.AsyncClient(timeout=30) as http:
+            client = OpenAICompatClient(http, the_route.actual.base_url, api_key=None)
+            yield ChatRuntime(journal, the_route, client, engine=engine or ContextEngine(),
+                              system=lambda: state(home), on_event=on_event)  # fmt: skip
+
+
+async def with_runtime(home: Path, base_url: str, run: Callable[[ChatRuntime], Awaitable[T]]) -> T:
+    """``run`` on a fresh runtime (a Cairn started for it) and what it returned."""
+    async with open_runtime(home, base_url) as runtime:
+        return await run(runtime)
+
+
 async def drive(
     home: Path,
     base_url: str,
@@ -66,18 +115,12 @@ async def drive(
     catalog: Path | None = None,
     text: Callable[[int], str] = message,
 ) -> None:
-    paths = CairnPaths.under(home)
-    the_route = route(base_url, home, limit, catalog)
-    with Journal.open(paths.journal) as journal:
-        async with httpx.AsyncClient(timeout=30) as http:
-            client = OpenAICompatClient(http, the_route.actual.base_url, api_key=None)
-            runtime = ChatRuntime(journal, the_route, client, engine=engine or ContextEngine(),
-                                  system=lambda: state(home), on_event=on_event)  # fmt: skip
-            for turn in turns:
-                outcome = await runtime.send(session_id, text(turn))
-                if not outcome.ok:
-                    raise SystemExit(f"turn {turn} failed: {outcome.error}")
-                print(f"turn {turn}", flush=True)
+    async with open_runtime(home, base_url, limit=limit, on_event=on_event, engine=engine, catalog=catalog) as runtime:
+        for turn in turns:
+            outcome = await runtime.send(session_id, text(turn))
+            if not outcome.ok:
+                raise SystemExit(f"turn {turn} failed: {outcome.error}")
+            print(f"turn {turn}", flush=True)
 
 
 def main() -> None:

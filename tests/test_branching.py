@@ -13,8 +13,7 @@ from desktop.loopback import LoopbackProvider, Reply
 from host.branching import NotABranchPoint, branch_session
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.test_ui_chat import WAIT, idle, type_and_send
-from tests.ui_fixtures import add_loopback_account, running_cairn
+from tests.ui_fixtures import WAIT, add_loopback_account, idle, running_cairn, type_and_send
 from ui.main_window import MainWindow
 
 

@@ -17,6 +17,7 @@ from host.paths import CairnPaths
 from host.rows import TranscriptRow
 from host.transcript import TranscriptWriter
 from tests import cache_scenario
+from tests.recorded_requests import messages_prefix
 
 REPO = Path(__file__).resolve().parents[1]
 UNIT = 64
@@ -37,13 +38,6 @@ def run_chat(home: Path, provider: LoopbackProvider, catalog: Path, workspace: P
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
     return session_id
-
-
-def messages_prefix(body: bytes) -> bytes:
-    """The canonical body up to the end of its messages (keys sort as messages, model, ...)."""
-    end = body.rindex(b'],"model":"')
-    assert body.startswith(b'{"messages":[')
-    return body[:end]
 
 
 def check_append_only(requests: list[RecordedRequest]) -> None:

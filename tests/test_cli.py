@@ -3,24 +3,10 @@
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from host.journal import Journal
 from host.paths import CairnPaths
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def cairn(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "desktop", *args],
-        cwd=REPO,
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+from tests.cli_fixtures import REPO, cairn
 
 
 def test_sessions_lists_the_journal(cairn_paths: CairnPaths) -> None:

@@ -2,31 +2,16 @@
 the loopback provider. None of them loads Qt."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
+from tests.cli_fixtures import KEY, cairn
 
-REPO = Path(__file__).resolve().parents[1]
 # Declared from the first request on a route that takes tools, in name order.
 CORE_TOOLS = ["edit_file", "fetch_url", "list_folder", "load_skill", "read_file", "search_text", "write_file"]
-KEY = "sk-cli-test"
-
-
-def cairn(*args: str, stdin: str = "", key: str | None = KEY) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ}
-    if key:
-        env["CAIRN_API_KEY"] = key
-    return subprocess.run(
-        [sys.executable, "-m", "desktop", *args],
-        cwd=REPO, env=env, input=stdin, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
 
 
 def test_chat_streams_the_answer_and_continues_a_session(cairn_paths: CairnPaths) -> None:

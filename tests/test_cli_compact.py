@@ -9,8 +9,8 @@ from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
-from tests.test_cli_chat import KEY, cairn
-from tests.test_compaction import is_summary_request
+from tests.cli_fixtures import KEY, cairn
+from tests.recorded_requests import is_summary_request
 
 
 def a_chat(provider: LoopbackProvider, turns: int) -> str:

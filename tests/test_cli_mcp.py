@@ -12,9 +12,9 @@ from desktop.cli import add_commands, run_command
 from desktop.settings.mcp_servers import secret_id
 from desktop.settings.secrets import SecretStore
 from host.paths import CairnPaths
+from tests.cli_fixtures import cairn
 from tests.fake_keyring import MemoryKeyring
 from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
-from tests.test_cli import cairn
 
 
 def claude_file(tmp_path: Path, servers: dict) -> Path:

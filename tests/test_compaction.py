@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from desktop.loopback import LoopbackProvider, RecordedRequest
+from desktop.loopback import LoopbackProvider
 from desktop.turn.events import CompactionCommitted, RequestStarted, RuntimeEvent
 from host.content import Checkpoint, MessageContent
 from host.journal import Journal
@@ -20,15 +20,12 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 from tests.compaction_chat import LIMIT, drive
-from tests.test_cache_stability import messages_prefix
+from tests.recorded_requests import is_summary_request, messages_prefix
+
+pytestmark = pytest.mark.slow  # the 200-turn chat all these tests read takes tens of seconds
 
 UNIT = 64
 TURNS = 200
-
-
-def is_summary_request(request: RecordedRequest) -> bool:
-    last = request.body["messages"][-1]
-    return last["role"] == "user" and str(last["content"]).startswith("Cairn needs to shorten this conversation")
 
 
 @pytest.fixture(scope="module")

@@ -8,41 +8,23 @@ import asyncio
 from itertools import pairwise
 from pathlib import Path
 
-import httpx
 import pytest
 
 from desktop.compaction.compactor import NothingToCompact
 from desktop.context.context_engine import ContextEngine
 from desktop.loopback import LoopbackProvider
-from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.tools.registry import ToolRegistry
 from desktop.tools.sources import skill_tools
 from desktop.turn.events import RuntimeEvent, TurnFailed
 from desktop.turn.runtime import ChatRuntime
-from host.content import Checkpoint, MessageContent, ToolResultPart
+from host.content import MessageContent, ToolResultPart
 from host.journal import Journal
 from host.paths import CairnPaths
-from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 from tests.cache_scenario import write_skill
-from tests.compaction_chat import drive, message, route, state
+from tests.compaction_chat import checkpoints, drive, journal_rows, message, new_session, with_runtime
 from tests.lab_tools import Lab, lab_catalog
-from tests.test_cache_stability import messages_prefix
-from tests.test_compaction import is_summary_request
-
-
-def new_session(home: Path) -> str:
-    with Journal.open(CairnPaths.under(home).journal) as journal:
-        return journal.create_session().id
-
-
-def journal_rows(home: Path, session: str):
-    with Journal.open(CairnPaths.under(home).journal) as journal:
-        return TranscriptWriter(journal).model_order(session)
-
-
-def checkpoints(home: Path, session: str) -> list[Checkpoint]:
-    return [m for r in journal_rows(home, session) if isinstance(m := r.meta(), Checkpoint)]
+from tests.recorded_requests import is_summary_request, messages_prefix
 
 
 def test_a_skill_changed_before_a_compaction_is_in_the_restored_state(tmp_path: Path) -> None:
@@ -137,15 +119,6 @@ def test_a_message_too_long_for_the_model_says_so_with_the_sizes(tmp_path: Path)
     assert not checkpoints(home, session)
 
 
-async def _runtime_turns(home: Path, base_url: str, session: str, run) -> object:  # type: ignore[no-untyped-def]
-    the_route = route(base_url, home)
-    with Journal.open(CairnPaths.under(home).journal) as journal:
-        async with httpx.AsyncClient(timeout=30) as http:
-            runtime = ChatRuntime(journal, the_route, OpenAICompatClient(http, the_route.actual.base_url, api_key=None),
-                                  engine=ContextEngine(), system=lambda: state(home))  # fmt: skip
-            return await run(runtime)
-
-
 def test_a_manual_compaction_keeps_its_focus_and_records_its_usage(tmp_path: Path) -> None:
     home = tmp_path / "home"
     session = new_session(home)
@@ -158,13 +131,13 @@ def test_a_manual_compaction_keeps_its_focus_and_records_its_usage(tmp_path: Pat
             with pytest.raises(NothingToCompact):
                 await runtime.compact(session)  # one turn: nothing before it
 
-        asyncio.run(_runtime_turns(home, provider.base_url, session, nothing_yet))
+        asyncio.run(with_runtime(home, provider.base_url, nothing_yet))
         asyncio.run(drive(home, provider.base_url, session, range(1, 6)))
 
         async def compact(runtime: ChatRuntime) -> object:
             return await runtime.compact(session, focus="the heights of the cairns")
 
-        asyncio.run(_runtime_turns(home, provider.base_url, session, compact))
+        asyncio.run(with_runtime(home, provider.base_url, compact))
         summary_request = provider.requests[-1]
         asyncio.run(drive(home, provider.base_url, session, range(6, 7)))
         after = provider.requests[-1]

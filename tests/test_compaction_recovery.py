@@ -22,10 +22,9 @@ from host.content import Checkpoint
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.usage import UsageLedger
-from tests.compaction_chat import drive, message
+from tests.compaction_chat import checkpoints, drive, journal_rows, message, new_session, with_runtime
 from tests.fake_keyring import MemoryKeyring
-from tests.test_compaction import is_summary_request
-from tests.test_compaction_cases import _runtime_turns, checkpoints, journal_rows, new_session
+from tests.recorded_requests import is_summary_request
 
 
 def test_a_summary_route_that_is_down_falls_back_to_the_chat_and_says_so(cairn_paths: CairnPaths) -> None:
@@ -139,7 +138,7 @@ def test_compacting_again_and_again_ends_with_a_plain_answer(tmp_path: Path) -> 
                         assert len(provider.requests) == sent  # nothing was asked of the provider
                     return
 
-        asyncio.run(_runtime_turns(home, provider.base_url, session, again))
+        asyncio.run(with_runtime(home, provider.base_url, again))
     assert refusals, "compaction never stopped"
     assert str(refusals[0]) in (
         "Everything before the latest message is summarised already.",

@@ -22,7 +22,7 @@ from host.paths import CairnPaths
 from host.rows import TranscriptRow
 from host.transcript import TranscriptWriter
 from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime
-from tests.test_cache_stability import messages_prefix
+from tests.recorded_requests import messages_prefix
 
 UNIT = 64
 TURNS = 30

@@ -35,7 +35,7 @@ from host.permissions import ToolRequest
 from host.rows import TranscriptRow
 from host.transcript import TranscriptWriter
 from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime, lab_spec
-from tests.test_cache_stability import messages_prefix
+from tests.recorded_requests import messages_prefix
 
 NOT_ACTIVE = "lab__weather is not activated in this chat; find it with the tool search first."
 SEARCH = '[[call tool_search {"query": "weather forecast"}]]'

@@ -27,7 +27,7 @@ from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.lab_tools import lab_catalog
-from tests.test_cache_stability import messages_prefix
+from tests.recorded_requests import messages_prefix
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = range(100)

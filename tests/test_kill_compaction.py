@@ -20,7 +20,7 @@ from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
-from tests.test_compaction import is_summary_request
+from tests.recorded_requests import is_summary_request
 
 REPO = Path(__file__).resolve().parents[1]
 ROUNDS = 4

@@ -1,23 +1,15 @@
-"""A journal from a future Cairn: used as far as its minimum reader version allows.
-
-The future is simulated honestly: the journal is made with every real migration, then a
-migration 5 of the test's own (a new table, as a later Cairn might add) moves it to schema 5
-and records a minimum reader version. This Cairn (latest schema 4) then opens it with the
-real ``MIGRATIONS``.
-"""
+"""A journal from a future Cairn (``tests/future_journal.py`` makes one): used as far as its
+minimum reader version allows."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,62 +18,12 @@ from desktop.settings.store import Account, SettingsStore
 from host.errors import JournalReadOnlyError
 from host.journal import Journal
 from host.paths import CairnPaths
-from host.schema import MIGRATIONS, Migration, latest_version
+from host.schema import latest_version
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
+from tests.future_journal import FUTURE, Future, digest, future_migrations, make_future_journal, usage_values
 
 REPO = Path(__file__).resolve().parents[1]
-FUTURE = latest_version() + 1
-
-
-def future_migrations(min_reader: int | None) -> tuple[Migration, ...]:
-    bookmarks = Migration(
-        version=FUTURE,
-        description="bookmarks (a future Cairn's table)",
-        statements=(
-            "CREATE TABLE bookmarks (row_id TEXT NOT NULL REFERENCES transcript_rows(id), note TEXT NOT NULL) STRICT",
-        ),
-        min_reader=min_reader,
-    )
-    return (*MIGRATIONS, bookmarks)
-
-
-@dataclass
-class Future:
-    session: str
-    user_row: str
-    reply_row: str
-
-
-def usage_values(session_id: str, row_id: str | None, tokens: int | None) -> dict[str, Any]:
-    return {
-        "session_id": session_id, "row_id": row_id, "account_id": "acct", "provider": "deepseek",
-        "model": "deepseek-flash", "api": "openai-completions", "base_url": "https://api.deepseek.com",
-        "prompt_tokens": tokens, "cached_tokens": None if tokens is None else tokens // 2,
-        "uncached_tokens": None if tokens is None else tokens - tokens // 2,
-        "output_tokens": None if tokens is None else 7, "reasoning_tokens": None if tokens is None else 0,
-        "cost_usd": None if tokens is None else 0.001, "body_sha256": "a" * 64,
-    }  # fmt: skip
-
-
-def make_future_journal(path: Path, min_reader: int | None) -> Future:
-    with Journal.open(path) as journal:
-        writer, ledger = TranscriptWriter(journal), UsageLedger(journal)
-        session = journal.create_session("Written by a newer Cairn")
-        user = writer.append_user(session.id, {"parts": [{"kind": "text", "text": "Tell me about basalt columns"}]})
-        writer.append_system(session.id, "instructions", "Be brief.", anchor=user.id)
-        reply = writer.append_assistant(session.id, {"parts": [{"kind": "text", "text": "They form as lava cools."}]})
-        ledger.record(**usage_values(session.id, reply.id, 100))
-        ledger.record(**usage_values(session.id, None, None), kind="title")
-    with Journal.open(path, migrations=future_migrations(min_reader)) as journal:
-        assert journal.schema_version == FUTURE
-        with journal.write("a bookmark") as conn:
-            conn.execute("INSERT INTO bookmarks (row_id, note) VALUES (?, 'nice')", (reply.id,))
-    return Future(session.id, user.id, reply.id)
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def raw_user_version(path: Path) -> int:

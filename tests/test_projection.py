@@ -6,57 +6,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-from desktop.catalog.modelsdev import load_models_dev
-from desktop.catalog.transport import TransportFlags, load_transport_catalog
 from desktop.context.messages import (
     Context,
     ImagePart,
     Message,
     ReasoningPart,
-    SystemUpdatePart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
     context_from_rows,
 )
 from desktop.context.projection import MISSING_RESULT, project
-from desktop.settings.routes import ResolvedRoute, resolve_route
-from desktop.settings.store import Account
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.tools import ToolSpec
 from host.transcript import TranscriptWriter
+from tests.projection_fixtures import CHAT, assistant, make_route, system, user
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def make_route(provider: str = "deepseek", model: str = "deepseek-flash", **flags: bool) -> ResolvedRoute:
-    account = Account(name="A", provider=provider, default_model=model)
-    route = resolve_route(account, None, load_transport_catalog(), load_models_dev(Path("/nonexistent")))
-    # The flags under test are set explicitly; catalog grants are covered in test_catalogs.
-    return route.model_copy(update={"flags": TransportFlags(**flags)})
-
-
-def system(section: str, content: object) -> Message:
-    return Message(role="system", parts=[SystemUpdatePart(section=section, content=content)])
-
-
-def user(text: str) -> Message:
-    return Message(role="user", parts=[TextPart(text=text)])
-
-
-def assistant(*parts) -> Message:
-    return Message(role="assistant", parts=list(parts))
-
-
-CHAT = [
-    system("instructions", "You are Cairn."),
-    system("guidance:os", "Linux"),
-    user("hi"),
-    assistant(TextPart(text="hello")),
-    system("instructions", "You are Cairn. Be brief."),
-    user("again"),
-]
 
 
 def test_leading_sections_become_one_instruction_message_in_the_routes_role() -> None:
@@ -168,7 +135,7 @@ def test_the_fold_is_never_written_to_the_journal(journal: Journal) -> None:
 
 PROBE = """
 import sys
-from tests.test_projection import CHAT, make_route
+from tests.projection_fixtures import CHAT, make_route
 from desktop.context.messages import Context
 from host.tools import ToolSpec
 tools = [ToolSpec(name=n, description=n, parameters={"type": "object", "properties": {k: {} for k in "zyxw"}},

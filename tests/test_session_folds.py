@@ -10,18 +10,13 @@ from collections.abc import Iterator
 import pytest
 
 from desktop.app.cairn import CairnApp, open_cairn
-from desktop.loopback import LoopbackProvider, RecordedRequest, Reply
+from desktop.loopback import LoopbackProvider, Reply
 from desktop.session.state import SessionState
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, SettingsStore
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
-
-
-def is_summary_request(request: RecordedRequest) -> bool:
-    last = request.body["messages"][-1]
-    return last["role"] == "user" and str(last["content"]).startswith("Cairn needs to shorten this conversation")
-
+from tests.recorded_requests import is_summary_request
 
 SENTENCE = "Cairns are piles of stones that mark trails, summits and memorials. "
 

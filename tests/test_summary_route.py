@@ -17,7 +17,7 @@ from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 from tests.compaction_chat import message
 from tests.fake_keyring import MemoryKeyring
-from tests.test_compaction import is_summary_request
+from tests.recorded_requests import is_summary_request
 
 
 def chat_then_compact(

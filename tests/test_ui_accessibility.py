@@ -13,8 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider, Reply
 from host.paths import CairnPaths
-from tests.test_ui_chat import WAIT, idle, type_and_send
-from tests.ui_fixtures import add_loopback_account, running_cairn
+from tests.ui_fixtures import WAIT, add_loopback_account, idle, running_cairn, type_and_send
 from ui.settings_dialog import SettingsDialog
 
 Role = QAccessible.Role

@@ -24,9 +24,8 @@ from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, SettingsStore
 from host.paths import CairnPaths
 from tests.fake_keyring import BrokenKeyring
-from tests.test_ui_settings import SECRET, WAIT, fill, open_settings
-from tests.test_validation_text import RAW
-from tests.ui_fixtures import running_cairn
+from tests.pydantic_words import RAW
+from tests.ui_fixtures import SECRET, WAIT, fill, open_settings, running_cairn
 from ui.accounts_tab import AccountsTab
 from ui.collapsible import Collapsible
 

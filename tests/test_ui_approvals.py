@@ -180,7 +180,7 @@ def test_the_mode_selector_makes_a_chat_read_only(qtbot: QtBot, cairn_paths: Cai
 def test_settings_list_and_revoke_answers(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:
     import json
 
-    from tests.test_ui_settings import open_settings
+    from tests.ui_fixtures import open_settings
 
     notes = Notes(tmp_path)
     with LoopbackProvider() as provider:

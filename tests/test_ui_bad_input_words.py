@@ -12,9 +12,8 @@ from pytestqt.qtbot import QtBot
 
 from desktop.settings.store import Account, SettingsStore
 from host.paths import CairnPaths
-from tests.test_ui_settings import WAIT, open_settings
-from tests.test_validation_text import RAW
-from tests.ui_fixtures import running_cairn
+from tests.pydantic_words import RAW
+from tests.ui_fixtures import WAIT, open_settings, running_cairn
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40)
 ENV_NAMES = st.one_of(st.just(""), st.just("MY VAR"), st.just("A=B"), st.from_regex(r"[A-Z_]{1,8}", fullmatch=True))

@@ -12,11 +12,9 @@ from pytestqt.qtbot import QtBot
 from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.ui_fixtures import add_loopback_account, running_cairn
+from tests.ui_fixtures import WAIT, add_loopback_account, idle, kinds, running_cairn, type_and_send
 from ui.chat_view import MESSAGE_ROLE
 from ui.main_window import MainWindow
-
-WAIT = 10_000
 
 
 @pytest.fixture
@@ -25,22 +23,8 @@ def provider():
         yield running
 
 
-def kinds(window: MainWindow) -> list[tuple[str, str]]:
-    return [(m.kind, m.status) for m in window.chat.model_rows().messages]
-
-
-def type_and_send(qtbot: QtBot, window: MainWindow, text: str) -> None:
-    window.composer.editor.setFocus()
-    window.composer.set_text(text)
-    QTest.keyClick(window.composer.editor, Qt.Key.Key_Return)
-
-
 def texts(window: MainWindow) -> list[str]:
     return [m.text for m in window.chat.model_rows().messages]
-
-
-def idle(window: MainWindow) -> bool:
-    return not window.controller.busy and window.composer.button.text() == "Send"
 
 
 def test_send_streams_the_reply_and_shows_it(qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider, Reply
 from host.content import ChatRoute
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.ui_fixtures import add_loopback_account, running_cairn
+from tests.ui_fixtures import add_loopback_account, answered, running_cairn
 from ui.main_window import MainWindow
 
 WAIT = 10_000
@@ -21,15 +19,6 @@ WAIT = 10_000
 def provider():
     with LoopbackProvider() as running:
         yield running
-
-
-def answered(qtbot: QtBot, window: MainWindow, text: str) -> None:
-    count = len(window.chat.model_rows().messages)
-    window.composer.set_text(text)
-    QTest.keyClick(window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(
-        lambda: len(window.chat.model_rows().messages) >= count + 2 and not window.controller.busy, timeout=WAIT
-    )
 
 
 def choose_account(window: MainWindow, name: str) -> None:

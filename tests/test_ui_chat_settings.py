@@ -14,9 +14,7 @@ from desktop.session.chat_settings import chat_settings_of
 from host.content import ChatSettings
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.test_ui_chat_routes import answered
-from tests.test_ui_settings import WAIT, open_settings
-from tests.ui_fixtures import add_loopback_account, running_cairn
+from tests.ui_fixtures import WAIT, add_loopback_account, answered, open_settings, running_cairn
 from ui.chat_settings import ChatSettingsDialog
 from ui.main_window import MainWindow
 

@@ -18,9 +18,8 @@ from host.content import Checkpoint
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.compaction_chat import message
-from tests.test_compaction import is_summary_request
-from tests.test_ui_chat import WAIT, idle, kinds, type_and_send
-from tests.ui_fixtures import Running, running_cairn
+from tests.recorded_requests import is_summary_request
+from tests.ui_fixtures import WAIT, Running, idle, kinds, running_cairn, type_and_send
 from ui.main_window import MainWindow
 from ui.messages import message_html
 

@@ -12,8 +12,7 @@ from desktop.context.estimate import budget_for
 from desktop.loopback import LoopbackProvider
 from desktop.settings.store import Account, SettingsStore
 from host.paths import CairnPaths
-from tests.test_ui_settings import WAIT, open_settings
-from tests.ui_fixtures import running_cairn
+from tests.ui_fixtures import WAIT, open_settings, running_cairn
 from ui.context_tab import ContextTab
 
 
@@ -92,7 +91,7 @@ def test_an_accounts_context_size_is_set_in_its_options(qtbot: QtBot, cairn_path
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
-    from tests.test_ui_settings import fill
+    from tests.ui_fixtures import fill
 
     with LoopbackProvider() as provider, running_cairn(cairn_paths) as run:
         dialog = open_settings(qtbot, run.window)

@@ -15,8 +15,7 @@ from pytestqt.qtbot import QtBot
 from desktop.loopback import LoopbackProvider, Reply
 from desktop.settings.store import SettingsError, SettingsStore
 from host.paths import CairnPaths
-from tests.test_ui_chat import WAIT, idle, type_and_send
-from tests.ui_fixtures import add_loopback_account, running_cairn
+from tests.ui_fixtures import WAIT, add_loopback_account, idle, running_cairn, type_and_send
 from ui.main_window import MainWindow
 from ui.messages import shown_time
 from ui.theme import Tokens

@@ -23,8 +23,7 @@ from desktop.settings.store import Settings, SettingsStore
 from host.paths import CairnPaths
 from tests.fake_keyring import BrokenKeyring
 from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
-from tests.test_ui_settings import open_settings
-from tests.ui_fixtures import Running, running_cairn
+from tests.ui_fixtures import Running, open_settings, running_cairn
 from ui.mcp_tab import McpTab
 from ui.mcp_values import KEPT
 from ui.settings_dialog import SettingsDialog

@@ -206,7 +206,7 @@ def _inner(control: object) -> bool:
 
 
 def test_a_journal_from_a_newer_cairn_opens_read_only_with_a_banner(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
-    from tests.test_newer_journal import FUTURE, digest, make_future_journal
+    from tests.future_journal import FUTURE, digest, make_future_journal
 
     future = make_future_journal(cairn_paths.journal, min_reader=FUTURE)
     before = digest(cairn_paths.journal)

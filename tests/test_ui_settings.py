@@ -13,33 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider
 from host.paths import CairnPaths
-from tests.ui_fixtures import running_cairn
-from ui.main_window import MainWindow
-from ui.settings_dialog import SettingsDialog
-
-WAIT = 10_000
-SECRET = "sk-ui-secret-5e1d"
-
-
-def open_settings(qtbot: QtBot, window: MainWindow) -> SettingsDialog:
-    window.activateWindow()  # shortcuts act on the active window
-    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
-    window.settings_dialog = None
-    QTest.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: getattr(window, "settings_dialog", None) is not None, timeout=WAIT)
-    return window.settings_dialog
-
-
-def fill(
-    dialog: SettingsDialog, *, provider: str, name: str, base_url: str = "", model: str = "", key: str = ""
-) -> None:
-    tab = dialog.accounts
-    tab.new_account(provider)
-    tab.name.setText(name)
-    tab.base_url.setText(base_url)
-    if model:
-        tab.model.setCurrentText(model)
-    tab.key.setText(key)
+from tests.ui_fixtures import SECRET, WAIT, fill, open_settings, running_cairn
 
 
 def test_a_settings_round_trip(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
@@ -204,7 +178,7 @@ def test_account_options_round_trip(qtbot: QtBot, cairn_paths: CairnPaths) -> No
 
 
 def test_test_connection_offers_instructions_in_the_first_message(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
-    from tests.test_local_server import GEMMA_JINJA
+    from tests.chat_templates import GEMMA_JINJA
 
     with LoopbackProvider(chat_template=GEMMA_JINJA) as local, running_cairn(cairn_paths) as run:
         dialog = open_settings(qtbot, run.window)

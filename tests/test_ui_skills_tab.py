@@ -13,8 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from host.paths import CairnPaths
 from tests.cache_scenario import remove_skill, write_skill
-from tests.test_ui_settings import WAIT, open_settings
-from tests.ui_fixtures import running_cairn
+from tests.ui_fixtures import WAIT, open_settings, running_cairn
 from ui.skills_tab import SkillsTab
 
 

@@ -15,23 +15,7 @@ from desktop.settings.mcp_servers import McpServerSetting
 from desktop.settings.problems import problem_text
 from desktop.settings.store import Account, Settings, SummaryRoute
 from host.errors import CairnError
-
-# pydantic's own wording, and what a traceback looks like: none of it may reach a person.
-RAW = (
-    "should have at least",
-    "Input should",
-    "String should",
-    "Value error",
-    "validation error",
-    "Field required",
-    "Traceback",
-    "type=",
-    "[type",
-    "pydantic",
-    "For further information",
-    "errors.pydantic.dev",
-)
-
+from tests.pydantic_words import RAW
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),

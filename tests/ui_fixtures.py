@@ -1,4 +1,5 @@
-"""The real window, offscreen, on a real core thread, journal and loopback provider."""
+"""The real window, offscreen, on a real core thread, journal and loopback provider, and what a
+person does in it: type and send, wait till it is idle, open the settings and fill in an account."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
+from pytestqt.qtbot import QtBot
 
 from desktop.app.cairn import CairnApp
 from desktop.loopback import LoopbackProvider
@@ -22,7 +24,11 @@ from ui.app import Shell
 from ui.chat_list import ChatList
 from ui.core import CoreThread
 from ui.main_window import MainWindow
+from ui.settings_dialog import SettingsDialog
 from ui.window_state import WindowState
+
+WAIT = 10_000  # ms a step in the window may take before a test gives up on it
+SECRET = "sk-ui-secret-5e1d"  # an API key the settings tests type into the account form
 
 
 @dataclass
@@ -68,6 +74,10 @@ def running_cairn(
             open_window.close()
         shell.shut_down()
         services.close()
+        # Each holds the other through a signal connection, which the collector cannot see;
+        # conftest's process_state deletes the windows.
+        shell.deleteLater()
+        core.deleteLater()
 
 
 def rename_in_place(chats: ChatList, session_id: str, title: str) -> None:
@@ -81,3 +91,50 @@ def rename_in_place(chats: ChatList, session_id: str, title: str) -> None:
     QTest.keyClicks(editors[0], title)
     QTest.keyClick(editors[0], Qt.Key.Key_Return)
     QApplication.processEvents()  # the delegate commits what was typed on the next turn of the loop
+
+
+def kinds(window: MainWindow) -> list[tuple[str, str]]:
+    return [(m.kind, m.status) for m in window.chat.model_rows().messages]
+
+
+def idle(window: MainWindow) -> bool:
+    return not window.controller.busy and window.composer.button.text() == "Send"
+
+
+def type_and_send(qtbot: QtBot, window: MainWindow, text: str) -> None:
+    window.composer.editor.setFocus()
+    window.composer.set_text(text)
+    QTest.keyClick(window.composer.editor, Qt.Key.Key_Return)
+
+
+def answered(qtbot: QtBot, window: MainWindow, text: str) -> None:
+    """Send ``text`` and wait until its reply is in and the window is free again."""
+    count = len(window.chat.model_rows().messages)
+    window.composer.set_text(text)
+    QTest.keyClick(window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: len(window.chat.model_rows().messages) >= count + 2 and not window.controller.busy, timeout=WAIT
+    )
+
+
+def open_settings(qtbot: QtBot, window: MainWindow) -> SettingsDialog:
+    """Settings opened by its shortcut, Ctrl+Comma, as a person opens it."""
+    window.activateWindow()  # shortcuts act on the active window
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT)
+    window.settings_dialog = None
+    QTest.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: getattr(window, "settings_dialog", None) is not None, timeout=WAIT)
+    return window.settings_dialog
+
+
+def fill(
+    dialog: SettingsDialog, *, provider: str, name: str, base_url: str = "", model: str = "", key: str = ""
+) -> None:
+    """A new account of ``provider`` in the Accounts tab, its fields filled in but not saved."""
+    tab = dialog.accounts
+    tab.new_account(provider)
+    tab.name.setText(name)
+    tab.base_url.setText(base_url)
+    if model:
+        tab.model.setCurrentText(model)
+    tab.key.setText(key)
