@@ -31,7 +31,7 @@ from desktop.loopback import LoopbackProvider
 from host.journal import Journal
 from host.paths import CairnPaths
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -29,7 +29,7 @@ from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 REPO = Path(__file__).resolve().parents[1]
 PARAGRAPH = (

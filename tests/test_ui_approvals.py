@@ -19,7 +19,7 @@ from host.paths import CairnPaths
 from host.tools import Tool, ToolOutput, ToolSpec
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import Running, add_loopback_account, running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 WRITE = ToolSpec(
@@ -65,7 +65,7 @@ def tool_results(run: Running, session_id: str) -> list[ToolResultPart]:
 
 
 def test_a_card_waits_and_enter_allows_once(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:
-    from ui.messages import message_html
+    from ui.message_list.display_message import message_html
 
     notes = Notes(tmp_path)
     with LoopbackProvider() as provider:

@@ -21,8 +21,8 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.attachment_fixtures import png
 from tests.ui_fixtures import running_cairn
-from ui.main_window import MainWindow
-from ui.messages import message_html
+from ui.message_list.display_message import message_html
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 

@@ -13,8 +13,8 @@ from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.chat_view import MESSAGE_ROLE
-from ui.main_window import MainWindow
+from ui.message_list.chat_view import MESSAGE_ROLE
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 
@@ -307,7 +307,7 @@ def test_a_reply_cut_off_at_the_length_limit_says_so_and_continues(
     qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
 ) -> None:
     from desktop.app.message_checks import CONTINUE
-    from ui.messages import message_actions, message_html
+    from ui.message_list.display_message import message_actions, message_html
 
     add_loopback_account(cairn_paths, provider)
     provider.script(Reply(text="The first half of a long", finish_reason="length"), Reply(text="answer."))
@@ -344,7 +344,7 @@ def test_a_local_server_without_streamed_usage_says_usage_not_reported(qtbot: Qt
             w.inspector.show()
             type_and_send(qtbot, w, "one")
             # While the model reads the prompt, the reply says so.
-            from ui.messages import message_html
+            from ui.message_list.display_message import message_html
 
             def reading() -> bool:
                 stream = w.controller.streaming.get(w.session_id or "")

@@ -12,7 +12,7 @@ from host.content import ChatRoute
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 

@@ -19,10 +19,10 @@ from desktop.settings.store import SettingsStore
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.help_dialogs import DataFolders, Shortcuts
-from ui.main_window import MainWindow
-from ui.notify import LONG_REPLY_SECONDS, ReplyNotifier, should_notify
-from ui.settings_dialog import SettingsDialog
+from ui.chat_panel.reply_notifier import LONG_REPLY_SECONDS, ReplyNotifier, should_notify
+from ui.settings_dialog.dialog import SettingsDialog
+from ui.window.help_dialogs import DataFolders, Shortcuts
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 

@@ -7,7 +7,7 @@ from pytestqt.qtbot import QtBot
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 

@@ -12,10 +12,10 @@ from desktop.loopback import LoopbackProvider
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, rename_in_place, running_cairn
-from ui.chat_list import ID_ROLE
-from ui.composer import MAX_MESSAGE_CHARS
-from ui.main_window import MainWindow
-from ui.window_state import WindowState
+from ui.chat_panel.composer import MAX_MESSAGE_CHARS
+from ui.window.chat_list import ID_ROLE
+from ui.window.main_window import MainWindow
+from ui.window.window_state import WindowState
 
 WAIT = 10_000
 

@@ -14,8 +14,8 @@ from pytestqt.qtbot import QtBot
 from desktop.loopback import LoopbackProvider
 from host.paths import CairnPaths
 from tests.ui_fixtures import running_cairn
-from ui.main_window import MainWindow
-from ui.settings_dialog import SettingsDialog
+from ui.settings_dialog.dialog import SettingsDialog
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 SECRET = "sk-ui-secret-5e1d"

@@ -16,9 +16,9 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.versions import NotAVersion
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.banners import EARLIER, LAST
-from ui.main_window import MainWindow
-from ui.messages import DisplayMessage, message_actions
+from ui.message_list.display_message import DisplayMessage, message_actions
+from ui.widgets.banners import EARLIER, LAST
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 

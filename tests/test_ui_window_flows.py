@@ -19,12 +19,12 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 from tests.ui_fixtures import add_loopback_account, rename_in_place, running_cairn
-from ui.chat_list import ID_ROLE
-from ui.export_name import export_folder, file_name
-from ui.main_window import MainWindow
-from ui.messages import DisplayMessage
-from ui.theme import Tokens
-from ui.window_state import WindowState, fitted_rect
+from ui.message_list.display_message import DisplayMessage
+from ui.widgets.theme import Tokens
+from ui.window.chat_list import ID_ROLE
+from ui.window.export_name import export_folder, file_name
+from ui.window.main_window import MainWindow
+from ui.window.window_state import WindowState, fitted_rect
 
 WAIT = 10_000
 
@@ -366,7 +366,7 @@ def test_sending_from_a_search_match_brings_the_new_message_into_view(
 
 
 def test_hard_breaks_keep_typed_lines_and_leave_code_and_breaks_alone() -> None:
-    from ui.messages import hard_breaks
+    from ui.message_list.display_message import hard_breaks
 
     assert hard_breaks("a\nb\n\nc") == "a  \nb\n\nc"
     assert hard_breaks("```\nx\ny\n```\nz\nw") == "```\nx\ny\n```\nz  \nw"  # a fence stays as typed

@@ -247,7 +247,7 @@ def compaction_shots(run: Any, provider: Any, out: Path) -> None:
     from PySide6.QtWidgets import QInputDialog
 
     from tests.compaction_chat import message
-    from ui.main_window import COMPACT_PROMPT
+    from ui.window.main_window import COMPACT_PROMPT
 
     window = run.window
     window.new_session()
@@ -335,7 +335,7 @@ def attachment_shots(run: Any, out: Path) -> None:
 
 
 def settings_shots(window: Any, out: Path, *, suffix: str = "", tabs: bool = True) -> None:
-    from ui.settings_dialog import SettingsDialog
+    from ui.settings_dialog.dialog import SettingsDialog
 
     window.settings_dialog = None
     window.open_settings(None)
@@ -360,7 +360,7 @@ def mcp_shots(run: Any, out: Path) -> None:
     """The MCP servers tab with one server ready and one failed, and an import's preview."""
     from desktop.tools.mcp_hub import ServerView
     from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
-    from ui.settings_dialog import SettingsDialog
+    from ui.settings_dialog.dialog import SettingsDialog
 
     window = run.window
     servers = (
