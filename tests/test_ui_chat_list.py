@@ -96,7 +96,7 @@ def shown(window: MainWindow) -> list[str]:
 
 def show_grouped(window: MainWindow, qtbot: QtBot) -> None:
     window.sidebar.list.now = lambda: NOW
-    window.refresh_sessions()
+    window.sessions.refresh()
     qtbot.waitUntil(lambda: "[Pinned]" in shown(window), timeout=WAIT)
 
 

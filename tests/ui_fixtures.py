@@ -59,7 +59,7 @@ def running_cairn(
     snapshot = core.submit(app.snapshot).result(timeout=10)
     core.submit(app.start).result(timeout=10)
     # No local server probing unless a test asks for it: the machine's own ports are not ours.
-    shell = Shell(qt, app, core, snapshot, local_ports={})
+    shell = Shell(qt, app, core, snapshot, paths, local_ports={})
     window = shell.open_window(state)
     try:
         yield Running(shell, window, journal, app, keyring)

@@ -13,16 +13,16 @@ import inspect
 import logging
 import threading
 import traceback
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TypeVar, cast, overload
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-__all__ = ["CoreThread"]
+__all__ = ["CoreThread", "Failed"]
 
 log = logging.getLogger(__name__)
 
-Done = Callable[[Any], None]
+T = TypeVar("T")
 Failed = Callable[[BaseException], None]
 
 
@@ -31,7 +31,7 @@ class CoreThread(QObject):
 
     reported = Signal(object)  # anything the core reports (SessionEvent, ...)
     crashed = Signal(str)
-    _finished = Signal(object, object, object)  # future, on_done, on_error
+    _finished = Signal(object, object)  # a settled future, and what to do with it on the GUI thread
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -56,30 +56,52 @@ class CoreThread(QObject):
 
     # -- work ------------------------------------------------------------------------------
 
+    @overload
     def submit(
         self,
-        work: Callable[[], Awaitable[Any]] | Callable[[], Any],
-        on_done: Done | None = None,
+        work: Callable[[], Awaitable[T]],
+        on_done: Callable[[T], None] | None = None,
         on_error: Failed | None = None,
-    ) -> concurrent.futures.Future[Any]:
+    ) -> concurrent.futures.Future[T]: ...
+
+    @overload
+    def submit(
+        self,
+        work: Callable[[], T],
+        on_done: Callable[[T], None] | None = None,
+        on_error: Failed | None = None,
+    ) -> concurrent.futures.Future[T]: ...
+
+    @overload
+    def submit(
+        self,
+        work: Callable[[], Awaitable[T] | T],
+        on_done: Callable[[T], None] | None = None,
+        on_error: Failed | None = None,
+    ) -> concurrent.futures.Future[T]: ...
+
+    def submit(
+        self,
+        work: Callable[[], Awaitable[T] | T],
+        on_done: Callable[[T], None] | None = None,
+        on_error: Failed | None = None,
+    ) -> concurrent.futures.Future[T]:
         """Run ``work`` on the core loop (a coroutine function or a plain function); call back on
         the GUI thread with its result or its exception."""
 
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
         if not self.alive or self.loop.is_closed():
-            stopped: concurrent.futures.Future[Any] = concurrent.futures.Future()
-            stopped.set_exception(RuntimeError("Cairn's core has stopped."))
+            future.set_exception(RuntimeError("Cairn's core has stopped."))
             log.warning("work submitted after the core stopped was dropped")
-            return stopped
+            return future
 
-        async def run() -> Any:
+        async def run() -> T:
             result = work()
             if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
-                return await result
-            return result
+                return cast(T, await result)
+            return cast(T, result)
 
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-
-        def settle(task: asyncio.Task[Any]) -> None:
+        def settle(task: asyncio.Task[T]) -> None:
             if task.cancelled():
                 future.set_exception(asyncio.CancelledError("the work was cancelled"))
             elif (error := task.exception()) is not None:
@@ -93,10 +115,22 @@ class CoreThread(QObject):
             if future.set_running_or_notify_cancel():
                 self.loop.create_task(run()).add_done_callback(settle)
 
+        def deliver(settled: concurrent.futures.Future[T]) -> None:  # on the GUI thread
+            error: BaseException | None = (
+                asyncio.CancelledError("the work was cancelled") if settled.cancelled() else settled.exception()
+            )
+            if error is None:
+                if on_done is not None:
+                    on_done(settled.result())
+            elif on_error is not None:
+                on_error(error)
+            else:
+                log.error("core work failed: %s", "".join(traceback.format_exception(error)))
+
         # The callback is added before the work can start, so it always runs on the core thread
         # and its queued signal reaches the GUI after every event the work emitted (a snapshot,
         # say), never before.
-        future.add_done_callback(lambda f: self._finished.emit(f, on_done, on_error))
+        future.add_done_callback(lambda settled: self._finished.emit(settled, deliver))
         self.loop.call_soon_threadsafe(begin)
         return future
 
@@ -104,20 +138,11 @@ class CoreThread(QObject):
         """For the core side: hand an event to the GUI thread."""
         self.reported.emit(event)
 
-    @Slot(object, object, object)
-    def _deliver(self, future: concurrent.futures.Future[Any], on_done: Done | None, on_error: Failed | None) -> None:
-        error: BaseException | None = (
-            asyncio.CancelledError("the work was cancelled") if future.cancelled() else future.exception()
-        )
-        if error is None:
-            if on_done is not None:
-                on_done(future.result())
-        elif on_error is not None:
-            on_error(error)
-        else:
-            log.error("core work failed: %s", "".join(traceback.format_exception(error)))
+    @Slot(object, object)
+    def _deliver(self, settled: object, deliver: Callable[[object], None]) -> None:
+        deliver(settled)
 
-    def stop(self, last: Callable[[], Coroutine[Any, Any, None]] | None = None, timeout: float = 10.0) -> None:
+    def stop(self, last: Callable[[], Awaitable[None]] | None = None, timeout: float = 10.0) -> None:
         """Run ``last`` on the loop, cancel whatever else is still running and let it finish,
         then stop the loop and join the thread (as ``asyncio.run`` ends its loop)."""
 

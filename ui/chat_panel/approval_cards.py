@@ -9,17 +9,18 @@ the card with "denied: superseded by a new message" and goes out.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QObject
 
 from desktop.app import Choice, ParkedCall, SessionEvent
 from desktop.turn.events import ApprovalAnswered, ApprovalRequested
+from ui.bridge.core_client import CoreClient
+from ui.chat_panel.composer import Composer
+from ui.chat_panel.shown_chat import ShownChat
+from ui.chat_panel.turn_controller import TurnController
+from ui.message_list.chat_view import ChatView
 from ui.message_list.display_message import DisplayMessage
 from ui.message_list.tool_cards import ApprovalView
-
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+from ui.widgets.banners import Notice
 
 __all__ = ["ApprovalCards"]
 
@@ -33,9 +34,22 @@ ANSWERS: dict[str, str] = {
 
 
 class ApprovalCards(QObject):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.w = window
+    """The cards of the calls waiting on a person in each chat of the window, as the core's
+    events and the chats' parked calls say; ``waiting`` is all the window knows of them."""
+
+    def __init__(
+        self,
+        core: CoreClient,
+        shown: ShownChat,
+        view: ChatView,
+        composer: Composer,
+        *,
+        turns: TurnController,
+        notice: Notice,
+    ) -> None:
+        super().__init__(view)
+        self.core, self.shown, self.view, self.composer = core, shown, view, composer
+        self.turns, self.notice = turns, notice
         self.waiting: dict[str, list[str]] = {}  # session id to the call ids waiting, in order
 
     @staticmethod
@@ -44,7 +58,7 @@ class ApprovalCards(QObject):
 
     def pending(self) -> str | None:
         """The first call waiting in the chat on screen."""
-        calls = self.waiting.get(self.w.session_id or "", [])
+        calls = self.waiting.get(self.shown.session_id or "", [])
         return calls[0] if calls else None
 
     # -- the core's events -----------------------------------------------------------------
@@ -53,7 +67,7 @@ class ApprovalCards(QObject):
         if not isinstance(item, SessionEvent):
             return
         event, session_id = item.event, item.session_id
-        current = session_id == self.w.session_id
+        current = self.shown.showing(session_id)
         if isinstance(event, ApprovalRequested):
             view = ApprovalView(
                 event.call.call_id, event.tool.name, event.tool.source, dict(event.call.arguments), event.reason
@@ -63,16 +77,17 @@ class ApprovalCards(QObject):
             calls = self.waiting.get(session_id, [])
             if event.call_id in calls:
                 calls.remove(event.call_id)
-            row = self.w.chat.model_rows().row_of(self.key(event.call_id)) if current else None
+            model = self.view.model_rows()
+            row = model.row_of(self.key(event.call_id)) if current else None
             if row is not None:
-                message = self.w.chat.model_rows().messages[row]
+                message = model.messages[row]
                 if message.approval is not None:
                     state = "approved" if event.choice in ("once", "chat", "always") else "denied"
                     message.approval.state, message.approval.answer = state, ANSWERS.get(event.choice, event.reason)
                     message.touch()
-                    self.w.chat.model_rows().changed(row)
-            if current and session_id in self.w.controller.busy and not calls:
-                self.w.composer.set_busy(True)
+                    model.changed(row)
+            if current and session_id in self.turns.busy and not calls:
+                self.composer.set_busy(True)
 
     def show_parked(self, session_id: str, parked: list[ParkedCall]) -> None:
         """Cards for calls parked before this run (a chat just opened)."""
@@ -81,35 +96,36 @@ class ApprovalCards(QObject):
             view = ApprovalView(
                 call.call.call_id, target.tool, target.source, dict(call.call.arguments), call.approval.reason
             )
-            self._show(session_id, view, session_id == self.w.session_id)
+            self._show(session_id, view, self.shown.showing(session_id))
 
     def _show(self, session_id: str, view: ApprovalView, current: bool) -> None:
         calls = self.waiting.setdefault(session_id, [])
         if view.call_id not in calls:
             calls.append(view.call_id)
         if current:
-            model = self.w.chat.model_rows()
-            model.replace(
+            self.view.model_rows().replace(
                 self.key(view.call_id), DisplayMessage(key=self.key(view.call_id), kind="approval", approval=view)
             )
-            self.w.chat.follow()
-            self.w.composer.set_busy(False)  # free to answer, or to write something else instead
+            self.view.follow()
+            self.composer.set_busy(False)  # free to answer, or to write something else instead
 
     # -- answers ---------------------------------------------------------------------------
 
     def answer(self, call_id: str, choice: Choice) -> None:
-        session_id = self.w.session_id
+        session_id = self.shown.session_id
         if session_id is None or call_id not in self.waiting.get(session_id, []):
             return
-        self.w.controller.busy.add(session_id)
-        self.w.composer.set_busy(True)
+        self.turns.busy.add(session_id)
+        self.composer.set_busy(True)
 
         def done(_outcome: object) -> None:
-            if session_id not in self.w.app.turns.waiting(session_id):
-                self.w.controller.turn_over(session_id)
+            # The core tells of the answer (ApprovalAnswered) before this callback comes, so
+            # the call no longer waits here once the answer is in.
+            if call_id not in self.waiting.get(session_id, []):
+                self.turns.turn_over(session_id)
 
         def failed(error: BaseException) -> None:
-            self.w.controller.turn_over(session_id)
-            self.w.show_error(error)
+            self.turns.turn_over(session_id)
+            self.notice.show_error(error)
 
-        self.w.run_on_core(lambda: self.w.app.turns.answer_approval(session_id, call_id, choice), done, failed)
+        self.core.run_on_core(lambda app: app.turns.answer_approval(session_id, call_id, choice), done, failed)

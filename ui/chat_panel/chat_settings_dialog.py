@@ -2,7 +2,7 @@
 from an assistant.
 
 The dialog shows what each setting inherits in plain words ("From Settings: …") and saves
-through the core (``CairnApp.set_chat_settings``), which refuses a bad value in a sentence
+through the core (``ChatOptions.set_settings``), which refuses a bad value in a sentence
 shown in the dialog. A new system prompt reaches the model with the chat's next message, as
 an appended update. ``ChatSettingsActions`` puts the entries in the window's Chat menu and
 wires the route bar's button.
@@ -10,9 +10,7 @@ wires the route bar's button.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -23,17 +21,18 @@ from PySide6.QtWidgets import (
     QMenu,
     QPlainTextEdit,
     QPushButton,
+    QStatusBar,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop.app import ChatSettingsView, SessionRecord, inherited_words
-from ui.settings_dialog.dialog import SettingsDialog
+from ui.bridge.core_client import CoreClient
+from ui.chat_panel.composer import Composer
+from ui.chat_panel.shown_chat import ShownChat
 from ui.widgets.parameter_fields import OWN, ParameterFields, note_label
 from ui.widgets.theme import tokens_of
-
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
 
 __all__ = ["SHORTCUT", "ChatSettingsActions", "ChatSettingsDialog"]
 
@@ -45,9 +44,11 @@ SAVED = "Chat settings saved. The next message uses them."
 class ChatSettingsDialog(QDialog):
     """One chat's settings, shown from ``view`` and saved through the core."""
 
-    def __init__(self, window: MainWindow, session_id: str, view: ChatSettingsView) -> None:
-        super().__init__(window)
-        self.w, self.session_id, self.view = window, session_id, view
+    def __init__(
+        self, parent: QWidget, core: CoreClient, session_id: str, view: ChatSettingsView, *, bar: QStatusBar
+    ) -> None:
+        super().__init__(parent)
+        self.core, self.session_id, self.view, self.bar = core, session_id, view, bar
         self.setWindowTitle("Chat settings")
         self.setAccessibleName("Chat settings")
         self.resize(560, 520)
@@ -124,11 +125,11 @@ class ChatSettingsDialog(QDialog):
     def save(self) -> None:
         temperature, max_output, effort = self.fields.values()
         prompt = self.prompt.toPlainText() if self.prompt_own.isChecked() else None
-        app, session_id = self.w.app, self.session_id
+        session_id = self.session_id
         self.save_button.setEnabled(False)
 
         def saved(_view: ChatSettingsView) -> None:
-            self.w.statusBar().showMessage(SAVED, 5000)
+            self.bar.showMessage(SAVED, 5000)
             self.accept()
 
         def refused(error: BaseException) -> None:
@@ -137,8 +138,8 @@ class ChatSettingsDialog(QDialog):
             self.status.setStyleSheet(f"color: {tokens.danger};")
             self.status.setText(str(error))
 
-        self.w.run_on_core(
-            lambda: app.options.set_settings(session_id, system_prompt=prompt, temperature=temperature,
+        self.core.run_on_core(
+            lambda app: app.options.set_settings(session_id, system_prompt=prompt, temperature=temperature,
                                           max_output=max_output, reasoning_effort=effort),
             saved,
             refused,
@@ -146,11 +147,26 @@ class ChatSettingsDialog(QDialog):
 
 
 class ChatSettingsActions(QObject):
-    """The Chat menu's "Chat settings…" and "New chat from assistant", and the route bar's button."""
+    """The Chat menu's "Chat settings…" and "New chat from assistant", and the route bar's
+    button. ``chat_made`` carries a chat made here for the chat list to show; ``manage``
+    asks for Settings on its Assistants tab."""
 
-    def __init__(self, window: MainWindow, menu: QMenu) -> None:
+    chat_made = Signal(object)  # SessionRecord
+    manage = Signal()
+
+    def __init__(
+        self,
+        core: CoreClient,
+        shown: ShownChat,
+        window: QWidget,
+        menu: QMenu,
+        *,
+        button: QToolButton,
+        composer: Composer,
+        bar: QStatusBar,
+    ) -> None:
         super().__init__(window)
-        self.w = window
+        self.core, self.shown, self.window, self.composer, self.bar = core, shown, window, composer, bar
         self.dialog: ChatSettingsDialog | None = None
         self.action = QAction("Chat settings…", window)
         self.action.setShortcut(QKeySequence(SHORTCUT))
@@ -160,59 +176,42 @@ class ChatSettingsActions(QObject):
         self.assistants = menu.addMenu("New chat from assistant")
         self.assistants.aboutToShow.connect(self._fill)
         self._fill()
-        window.route_bar.settings_button.clicked.connect(self.open)
+        button.clicked.connect(self.open)
 
     def _fill(self) -> None:
         """The assistants as the core last published them."""
         self.assistants.clear()
-        for assistant in self.w.snapshot.assistants:
+        assistants = self.core.snapshot.assistants
+        for assistant in assistants:
             action = self.assistants.addAction(assistant.name)
             action.triggered.connect(lambda _checked=False, a=assistant.id: self.start(a))
-        if not self.w.snapshot.assistants:
+        if not assistants:
             self.assistants.addAction("No assistants yet").setEnabled(False)
         self.assistants.addSeparator()
-        self.assistants.addAction("Manage assistants…", self.manage)
+        self.assistants.addAction("Manage assistants…", self.manage.emit)
 
     def open(self) -> None:
         """The chat's settings; a chat not begun yet is created first, so they have a home."""
-        w = self.w
-        if w.session_id is not None:
-            self._open_for(w.session_id)
+        if self.shown.session_id is not None:
+            self._open_for(self.shown.session_id)
             return
 
         def created(record: SessionRecord) -> None:
-            self._show_chat(record)
+            self.chat_made.emit(record)
             self._open_for(record.id)
 
-        w.run_on_core(w.app.chats.new, created)
+        self.core.run_on_core(lambda app: app.chats.new(), created)
 
     def _open_for(self, session_id: str) -> None:
         def show(view: ChatSettingsView) -> None:
-            if self.w.session_id not in (None, session_id):
+            if self.shown.session_id not in (None, session_id):
                 return  # another chat was opened meanwhile
-            self.dialog = ChatSettingsDialog(self.w, session_id, view)
-            self.dialog.finished.connect(self.w.focus_composer)
+            self.dialog = ChatSettingsDialog(self.window, self.core, session_id, view, bar=self.bar)
+            self.dialog.finished.connect(self.composer.take_focus)
             self.dialog.open()
 
-        self.w.run_on_core(lambda: self.w.app.options.settings(session_id), show)
+        self.core.run_on_core(lambda app: app.options.settings(session_id), show)
 
     def start(self, assistant_id: str) -> None:
         """A new chat with the assistant's settings and route as its own."""
-        self.w.run_on_core(lambda: self.w.app.chats.new_from(assistant_id), self._show_chat)
-
-    def _show_chat(self, record: SessionRecord) -> None:
-        self.w.sidebar.search.clear()
-        self.w.refresh_sessions(query="", select=record.id)
-        self.w.composer.editor.setFocus()
-
-    def manage(self) -> None:
-        """Settings, on its Assistants tab."""
-        w = self.w
-
-        def show(_reloaded: object) -> None:
-            dialog = SettingsDialog(w, tab="assistants")
-            dialog.finished.connect(w.focus_composer)
-            dialog.open()
-            w.settings_dialog = dialog
-
-        w.run_on_core(w.app.preferences.reload, show)
+        self.core.run_on_core(lambda app: app.chats.new_from(assistant_id), self.chat_made.emit)

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import LIMITS, MAX_MESSAGE_CHARS, Attachment, message_problem
-from ui.chat_panel.attachment_chips import AttachmentChips, Thumbnails
+from ui.chat_panel.attachment_chips import AttachmentChips
+from ui.message_list.thumbnails import Thumbnails
 from ui.widgets.icons import icon
 from ui.widgets.theme import tokens_of
 
@@ -196,6 +197,11 @@ class Composer(QWidget):
 
     def text(self) -> str:
         return self.editor.toPlainText()
+
+    def take_focus(self) -> None:
+        """Back to writing, after a dialog or a card took the focus."""
+        if self.isEnabled():
+            self.editor.setFocus()
 
     def set_text(self, text: str) -> None:
         self.editor.setPlainText(text)

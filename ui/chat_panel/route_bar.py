@@ -9,15 +9,10 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidg
 
 from desktop.app import AppSnapshot
 from ui.widgets.icons import icon
+from ui.widgets.mode_labels import MODE_LABELS
 from ui.widgets.theme import tokens_of
 
-__all__ = ["MODE_LABELS", "RouteBar"]
-
-MODE_LABELS = {
-    "ask": "Ask before changes",
-    "read_only": "Read only",
-    "auto": "Run tools without asking",
-}
+__all__ = ["RouteBar"]
 
 
 class RouteBar(QWidget):

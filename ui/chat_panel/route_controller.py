@@ -5,53 +5,71 @@ in the route bar becomes that chat's own."""
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
-
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+from PySide6.QtCore import QObject, Signal
 
 from desktop.app import ChatRouteView, ContextFill
+from ui.bridge.core_client import CoreClient
+from ui.chat_panel.chat_status import ChatStatus
+from ui.chat_panel.route_bar import RouteBar
+from ui.chat_panel.shown_chat import ShownChat
+from ui.chat_panel.status_line import StatusLine
+from ui.chat_panel.welcome import Welcome
+from ui.widgets.banners import Notice
 
-__all__ = ["ChatRoutes"]
+__all__ = ["RouteController"]
 
 
-class ChatRoutes(QObject):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.w = window
+class RouteController(QObject):
+    """Shows routes and passes on a route picked; ``has_account`` says, at each refresh,
+    whether there is an account to chat with at all (else the window shows its start page)."""
+
+    has_account = Signal(bool)
+
+    def __init__(
+        self,
+        core: CoreClient,
+        shown: ShownChat,
+        bar: RouteBar,
+        *,
+        line: StatusLine,
+        status: ChatStatus,
+        welcome: Welcome,
+        notice: Notice,
+    ) -> None:
+        super().__init__(bar)
+        self.core, self.shown, self.bar = core, shown, bar
+        self.line, self.status, self.welcome, self.notice = line, status, welcome, notice
         self.view: ChatRouteView | None = None  # the route of the chat on screen, once loaded
-        window.route_bar.account_chosen.connect(lambda account_id: self.chosen(account_id, None))
-        window.route_bar.model_chosen.connect(self.chosen)
+        bar.account_chosen.connect(lambda account_id: self.chosen(account_id, None))
+        bar.model_chosen.connect(self.chosen)
 
     def refresh(self) -> None:
         """The route bar and the status bar's route, from the snapshot and the chat's route."""
-        w = self.w
-        view = self.view if w.session_id is not None else None
-        if not w.route_bar.show_snapshot(w.snapshot, (view.account_id, view.model) if view else None):
-            w.pages.setCurrentWidget(w.start_page)
-            w.start_page.probe(w)
-            w.status_line.set_route("No account yet")
+        snapshot = self.core.snapshot
+        view = self.view if self.shown.session_id is not None else None
+        if not self.bar.show_snapshot(snapshot, (view.account_id, view.model) if view else None):
+            self.has_account.emit(False)
+            self.line.set_route("No account yet")
             return
-        w.pages.setCurrentIndex(0)
-        route, problem = (view.route, view.problem) if view else (w.snapshot.route, w.snapshot.route_problem)
-        w.welcome.show_model(route.actual.model if route is not None else "")
+        self.has_account.emit(True)
+        route, problem = (view.route, view.problem) if view else (snapshot.route, snapshot.route_problem)
+        self.welcome.show_model(route.actual.model if route is not None else "")
         if route is None:
-            w.status_line.set_route(problem or "No route")
+            self.line.set_route(problem or "No route")
             return
         granted = [name.replace("_", " ") for name, on in route.flags.model_dump().items() if on]
         flags = ", ".join(granted) if granted else "no transport flags"
-        w.status_line.set_route(f"{route.actual.provider} · {route.actual.model}", flags)
+        self.line.set_route(f"{route.actual.provider} · {route.actual.model}", flags)
 
     def show(self, session_id: str, view: ChatRouteView) -> None:
         """The chat's route, as the core resolved it; a notice when it had to fall back."""
-        if session_id != self.w.session_id:
+        if not self.shown.showing(session_id):
             return
         self.view = view
         self.refresh()
         if view.notice:
-            self.w.show_notice(view.notice)
+            self.notice.show_text(view.notice)
 
     def forget(self) -> None:
         """No chat on screen: the route bar shows the route used last."""
@@ -60,21 +78,21 @@ class ChatRoutes(QObject):
 
     def reload(self, session_id: str) -> None:
         """Resolve the chat's route again (its account may be gone), and its context's fill."""
-        w = self.w
 
         def resolved(result: tuple[ChatRouteView, ContextFill | None]) -> None:
             self.show(session_id, result[0])
-            w.controller.fill_shower(session_id)(result[1])
+            self.status.fill_shower(session_id)(result[1])
 
-        w.run_on_core(lambda: (w.app.options.route(session_id), w.app.chats.context_fill(session_id)), resolved)
+        self.core.run_on_core(lambda app: (app.options.route(session_id), app.chats.context_fill(session_id)), resolved)
 
     def chosen(self, account_id: str, model: str | None) -> None:
         """A route picked in the route bar: the chat's own from now on (and the one new chats
         start on); before a chat exists, only the latter."""
-        w = self.w
-        session_id = w.session_id
+        session_id = self.shown.session_id
         if session_id is None:
-            w.run_on_core(lambda: w.app.accounts.choose(account_id, model))
+            self.core.run_on_core(lambda app: app.accounts.choose(account_id, model))
             return
-        w.clear_notice()
-        w.run_on_core(lambda: w.app.options.set_route(session_id, account_id, model), partial(self.show, session_id))
+        self.notice.hide()
+        self.core.run_on_core(
+            lambda app: app.options.set_route(session_id, account_id, model), partial(self.show, session_id)
+        )

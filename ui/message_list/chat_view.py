@@ -8,91 +8,19 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, QPoint, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QContextMenuEvent, QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
 from ui.message_list.display_message import DisplayMessage, message_actions
-from ui.message_list.message_delegate import MESSAGE_ROLE, MessageDelegate
+from ui.message_list.message_delegate import MessageDelegate
+from ui.message_list.message_model import MESSAGE_ROLE, MessageModel
+from ui.message_list.search_marks import first_match, search_words
 
-__all__ = ["MESSAGE_ROLE", "ChatView", "MessageDelegate", "MessageModel"]
+__all__ = ["ChatView"]
 
-Index = QModelIndex | QPersistentModelIndex
 NEAR_TOP = 40  # rows above the view's top under which older messages are fetched
 MEASURED_TOGETHER = 12  # rows measured ahead between two layouts
-SPEAKERS = {  # how a screen reader introduces each kind of message
-    "user": "You",
-    "assistant": "Assistant",
-    "tool": "Tool result",
-    "error": "Error",
-    "approval": "Approval needed",
-    "summary": "Summary of earlier messages",
-}
-
-
-class MessageModel(QAbstractListModel):
-    """The messages of one session as the view shows them, oldest first."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.messages: list[DisplayMessage] = []
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(self.messages)
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.messages):
-            return None
-        message = self.messages[index.row()]
-        if role == MESSAGE_ROLE:
-            return message
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            return f"{SPEAKERS.get(message.kind, message.kind)}: {message.text or message.error}"
-        return None
-
-    def reset(self, messages: list[DisplayMessage]) -> None:
-        self.beginResetModel()
-        self.messages = messages
-        self.endResetModel()
-
-    def prepend(self, messages: list[DisplayMessage]) -> None:
-        if messages:
-            self.beginInsertRows(QModelIndex(), 0, len(messages) - 1)
-            self.messages[:0] = messages
-            self.endInsertRows()
-
-    def append(self, message: DisplayMessage) -> None:
-        self.beginInsertRows(QModelIndex(), len(self.messages), len(self.messages))
-        self.messages.append(message)
-        self.endInsertRows()
-
-    def remove(self, key: str) -> None:
-        row = self.row_of(key)
-        if row is not None:
-            self.beginRemoveRows(QModelIndex(), row, row)
-            del self.messages[row]
-            self.endRemoveRows()
-
-    def replace(self, key: str, message: DisplayMessage) -> None:
-        row = self.row_of(key)
-        if row is None:
-            self.append(message)
-        else:
-            self.messages[row] = message
-            self.changed(row)
-
-    def changed(self, row: int) -> None:
-        index = self.index(row)
-        self.dataChanged.emit(index, index)
-
-    def row_of(self, key: str) -> int | None:
-        for row in range(len(self.messages) - 1, -1, -1):
-            if self.messages[row].key == key:
-                return row
-        return None
-
-    def last_of(self, kind: str) -> DisplayMessage | None:
-        return next((m for m in reversed(self.messages) if m.kind == kind), None)
 
 
 class ChatView(QListView):
@@ -105,7 +33,8 @@ class ChatView(QListView):
         self.setObjectName("Conversation")
         self.setAccessibleName("Conversation")
         self.setModel(MessageModel(self))
-        self.message_delegate = MessageDelegate(self)
+        self.message_delegate = MessageDelegate(self, self.model_rows())
+        self.message_delegate.resized.connect(self._rows_resized)
         self.setItemDelegate(self.message_delegate)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -154,6 +83,10 @@ class ChatView(QListView):
             bar = self.verticalScrollBar()
             bar.setValue(bar.value() + self.visualRect(top).top() - before)
 
+    def _rows_resized(self) -> None:
+        if self.model_rows().messages:
+            self.relayout()
+
     def measure_ahead(self) -> None:
         """Measure, between frames, the rows laid out at an estimate (the newest first), a few at
         a time, each few laid out once measured, before the person scrolls to them."""
@@ -173,6 +106,25 @@ class ChatView(QListView):
     def jump_to_bottom(self) -> None:
         self._follow = True
         self.scrollToBottom()
+
+    # -- a search's match -----------------------------------------------------------------
+
+    def show_search_match(self, query: str) -> None:
+        """A chat opened while searching: its words are marked, and the first message that
+        matches is scrolled to the top of the view."""
+        words = search_words(query)
+        self.message_delegate.highlight = words
+        row = first_match(self.model_rows().messages, words)
+        if row is not None:
+            self.doItemsLayout()
+            self.scrollTo(self.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop)
+        self.viewport().update()
+
+    def search_changed(self, query: str) -> None:
+        """The search was cleared: no more marks."""
+        if not query.strip() and self.message_delegate.highlight:
+            self.message_delegate.highlight = ()
+            self.viewport().update()
 
     # -- the pointer and the keyboard ----------------------------------------------------
 

@@ -12,58 +12,50 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPen, QTextDocument
-from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
+from PySide6.QtWidgets import QAbstractItemView, QListView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
-from ui.chat_panel.attachment_chips import Thumbnails
-from ui.message_list.display_message import Action, DisplayMessage, message_actions, message_html, shown_time
+from ui.message_list.display_message import DisplayMessage, message_actions, message_html, shown_time
 from ui.message_list.idle_measure import IdleMeasurer
 from ui.message_list.live_document import LiveDocument
+from ui.message_list.message_layout import (
+    ACTIONS,
+    CARDS,
+    GAP,
+    ICON,
+    PAD,
+    Geometry,
+    column_of,
+    estimated_height,
+    has_button_row,
+    message_geometry,
+    text_width,
+)
+from ui.message_list.message_model import MESSAGE_ROLE, MessageModel
 from ui.message_list.search_marks import mark_words
+from ui.message_list.thumbnails import Thumbnails
 from ui.widgets.icons import icon
-from ui.widgets.theme import RADIUS, SPACE, Tokens
+from ui.widgets.theme import RADIUS, Tokens
 
-if TYPE_CHECKING:
-    from ui.message_list.chat_view import ChatView
+__all__ = ["MessageDelegate"]
 
-__all__ = ["MESSAGE_ROLE", "MessageDelegate"]
-
-MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
-SIDE = SPACE["xl"]  # space left and right of the conversation's column
-COLUMN = 860  # the column's widest: longer lines are hard to read
-BUBBLE_SHARE = 0.8  # your messages take at most this share of the column
-GAP = SPACE["m"]  # between messages
-PAD = SPACE["m"]  # inside a bubble or card
-BUTTON = 26  # an icon button under a message
-ICON = 16
-ACTIONS = BUTTON + 2  # the height of the row of buttons
 CACHE_SIZE = 400
-CARDS = {"error", "approval", "summary"}
 
 Index = QModelIndex | QPersistentModelIndex
 
 
-@dataclass
-class Geometry:
-    """Where a message's parts go inside its row."""
-
-    box: QRectF  # the bubble or card (invisible for a reply)
-    text: QPointF  # the document's top left
-    buttons: list[tuple[Action, QRectF]]
-    time: QRectF | None
-    switcher: tuple[QRectF, QRectF, QRectF] | None = None  # the earlier arrow, "1/2", the later arrow
-
-
 class MessageDelegate(QStyledItemDelegate):
-    """Paints messages and turns clicks on their links and buttons into ``action(key, name)``."""
+    """Paints messages and turns clicks on their links and buttons into ``action(key, name)``;
+    ``resized`` asks the view for a layout when rows were measured at other heights."""
 
     action = Signal(str, str)
+    resized = Signal()
 
-    def __init__(self, view: ChatView) -> None:
+    def __init__(self, view: QListView, rows: MessageModel) -> None:
         super().__init__(view)
         self.view = view
         self.dark = False
@@ -77,7 +69,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._resize_due = False  # rows measured at another height than laid out: a layout is due
         self._measuring = False  # measuring ahead of a layout: the view needs no telling
         self.later = IdleMeasurer(self.measure, self)  # messages measured between frames
-        self.rows = view.model_rows()  # the view's one model, filled afresh for each chat
+        self.rows = rows  # the view's one model, filled afresh for each chat
         self._width = 0  # the view's width as the layout under way reads it
         self.highlight: tuple[str, ...] = ()  # words marked in every message: a search's
         self.thumbnails = Thumbnails(self)  # replaced by the window's shared cache (use_thumbnails)
@@ -106,7 +98,7 @@ class MessageDelegate(QStyledItemDelegate):
         """Whether ``message`` is the chat's last message of yours, and its last answer. Read
         from the end, so it costs a few steps however long the chat (it runs on every paint)."""
         last_user = last_answer = None
-        for shown in reversed(self.view.model_rows().messages):
+        for shown in reversed(self.rows.messages):
             if last_user is None and shown.kind == "user":
                 last_user = shown
             if last_answer is None and shown.kind in ("assistant", "error"):
@@ -117,17 +109,10 @@ class MessageDelegate(QStyledItemDelegate):
 
     def _column(self) -> tuple[float, float]:
         """The conversation column's left edge and width."""
-        width = self.view.viewport().width()
-        column = min(max(width - 2 * SIDE, 160), COLUMN)
-        return (width - column) / 2, column
+        return column_of(self.view.viewport().width())
 
     def _text_width(self, message: DisplayMessage) -> int:
-        _, column = self._column()
-        if message.kind == "user":
-            return max(int(column * BUBBLE_SHARE) - 2 * PAD, 80)
-        if message.kind in CARDS:
-            return max(int(column) - 2 * PAD, 80)
-        return max(int(column), 80)
+        return text_width(message, self._column()[1])
 
     def _live_document(self, message: DisplayMessage, width: int) -> tuple[QTextDocument, list[str]]:
         waited = None if message.waited is None or message.text or message.reasoning else int(message.waited)
@@ -185,13 +170,9 @@ class MessageDelegate(QStyledItemDelegate):
         height = math.ceil(document.size().height()) + GAP
         if message.kind == "user" or message.kind in CARDS:
             height += 2 * PAD
-        if self._has_button_row(message):
+        if has_button_row(message):
             height += ACTIONS
         return height
-
-    @staticmethod
-    def _has_button_row(message: DisplayMessage) -> bool:
-        return message.kind in ("user", "assistant")
 
     def _note_height(self, message: DisplayMessage, width: int, height: int, flags: tuple[bool, bool]) -> None:
         """Remember a measured height; tell the view when it differs from what it laid out."""
@@ -234,8 +215,7 @@ class MessageDelegate(QStyledItemDelegate):
         if not self._resize_due:
             return
         self._resize_due = False
-        if self.view.model_rows().messages:
-            self.view.relayout()
+        self.resized.emit()
 
     def code_blocks(self, message: DisplayMessage) -> list[str]:
         return self.document(message)[1]
@@ -269,79 +249,21 @@ class MessageDelegate(QStyledItemDelegate):
             stamp = (message.version, width, self.view.font().pointSize())
             guessed = self._guesses.get(message.key)
             if guessed is None or guessed[0] != stamp:  # a layout asks again for every row: keep it
-                guessed = (stamp, self._estimate(message, width))
+                guessed = (stamp, estimated_height(message, width, self.view.fontMetrics()))
                 self._guesses[message.key] = guessed
             height = guessed[1]
             self._estimated.add(message.key)
         return QSize(view_width, height)
 
     def _near_viewport(self, row: int) -> bool:
-        model = self.view.model_rows()
-        return row >= len(model.messages) - 12  # the newest rows open in view; measure them exactly
-
-    def _estimate(self, message: DisplayMessage, width: int) -> int:
-        metrics = self.view.fontMetrics()
-        per_line = max(width // max(metrics.averageCharWidth(), 1), 20)
-        if message.kind == "summary" and not message.expanded:
-            return 2 * metrics.lineSpacing() + 2 * PAD + GAP  # the marker's line; its summary shows when opened
-        text = message.text or message.error or ""
-        lines = 1 + sum(max(1, math.ceil(len(line) / per_line)) for line in text.split("\n"))
-        lines += sum(3 + len(args) for _, args in message.tool_calls)
-        if message.tool_result is not None:
-            lines += 3 + min(message.tool_result.content.count("\n"), 60)
-        if message.approval is not None:
-            lines += 6
-        if message.attachments:
-            lines += math.ceil(160 / max(metrics.lineSpacing(), 1)) + len(message.attachments)
-        extra = ACTIONS if self._has_button_row(message) else 0
-        return lines * metrics.lineSpacing() + 2 * PAD + GAP + extra
+        return row >= len(self.rows.messages) - 12  # the newest rows open in view; measure them exactly
 
     # -- geometry ------------------------------------------------------------------------
 
     def geometry(self, message: DisplayMessage, row: QRect, document: QTextDocument) -> Geometry:
-        left, column = self._column()
-        top = row.top() + GAP / 2
-        text_w, text_h = document.size().width(), document.size().height()
-        if message.kind == "user":
-            box = QRectF(left + column - text_w - 2 * PAD, top, text_w + 2 * PAD, text_h + 2 * PAD)
-            text = QPointF(box.left() + PAD, box.top() + PAD)
-        elif message.kind in CARDS:
-            box = QRectF(left, top, column, text_h + 2 * PAD)
-            text = QPointF(left + PAD, top + PAD)
-        else:
-            box = QRectF(left, top, column, text_h)
-            text = QPointF(left, top)
-        buttons: list[tuple[Action, QRectF]] = []
-        time = None
-        switcher: tuple[QRectF, QRectF, QRectF] | None = None
-        if self._has_button_row(message):
-            last_user, last_answer = self.flags(message)
-            actions = message_actions(message, last_user=last_user, last_answer=last_answer)
-            versions = {a.name: a for a in actions if a.name.startswith("version-")}
-            actions = [a for a in actions if a.name not in versions]
-            metrics = self.view.fontMetrics()
-            y = box.bottom() + 2
-            stamp_w = metrics.horizontalAdvance(shown_time(message.created_at)[0]) + SPACE["s"]
-            position_w = 0
-            if message.versions is not None:
-                position_w = metrics.horizontalAdvance("{}/{}".format(*message.versions)) + SPACE["xs"]
-            width = len(actions) * BUTTON + stamp_w + (2 * BUTTON + position_w if position_w else 0)
-            x = box.right() - width if message.kind == "user" else box.left() - (BUTTON - ICON) / 2
-            if position_w:
-                switcher = (
-                    QRectF(x, y, BUTTON, BUTTON),
-                    QRectF(x + BUTTON, y, position_w, BUTTON),
-                    QRectF(x + BUTTON + position_w, y, BUTTON, BUTTON),
-                )
-                for name, rect in (("version-prev", switcher[0]), ("version-next", switcher[2])):
-                    if name in versions:
-                        buttons.append((versions[name], rect))
-                x += 2 * BUTTON + position_w
-            for action in actions:
-                buttons.append((action, QRectF(x, y, BUTTON, BUTTON)))
-                x += BUTTON
-            time = QRectF(x + SPACE["xs"], y, stamp_w, BUTTON)
-        return Geometry(box, text, buttons, time, switcher)
+        flags = self.flags(message) if has_button_row(message) else (False, False)
+        metrics = self.view.fontMetrics()
+        return message_geometry(message, row, document.size(), column=self._column(), metrics=metrics, flags=flags)
 
     # -- painting ------------------------------------------------------------------------
 

@@ -1,20 +1,16 @@
-"""A chat opened from a search: the first message that matches, and its words marked."""
+"""A search's words in the chat opened from it: the first message that matches, and the words
+marked in a message's document."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QColor, QTextCharFormat, QTextDocument
-from PySide6.QtWidgets import QAbstractItemView
 
 from ui.message_list.display_message import DisplayMessage
 from ui.widgets.theme import Tokens
 
-if TYPE_CHECKING:
-    from ui.message_list.chat_view import ChatView
-
-__all__ = ["first_match", "mark_words", "search_changed", "search_words", "show_search_match"]
+__all__ = ["first_match", "mark_words", "search_words"]
 
 
 def search_words(query: str) -> tuple[str, ...]:
@@ -46,22 +42,3 @@ def mark_words(document: QTextDocument, words: tuple[str, ...], *, dark: bool) -
             count += 1
             cursor = document.find(word, cursor)
     return count
-
-
-def show_search_match(chat: ChatView, query: str) -> None:
-    """A chat opened while searching: its words are marked, and the first message that
-    matches is scrolled to the top of the view."""
-    words = search_words(query)
-    chat.message_delegate.highlight = words
-    row = first_match(chat.model_rows().messages, words)
-    if row is not None:
-        chat.doItemsLayout()
-        chat.scrollTo(chat.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop)
-    chat.viewport().update()
-
-
-def search_changed(chat: ChatView, query: str) -> None:
-    """The search was cleared: no more marks."""
-    if not query.strip() and chat.message_delegate.highlight:
-        chat.message_delegate.highlight = ()
-        chat.viewport().update()

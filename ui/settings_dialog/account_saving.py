@@ -6,23 +6,36 @@ make room for the question. Removing an account waits for a "Remove" that was re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
+
+from PySide6.QtWidgets import QLabel, QLineEdit, QWidget
 
 from desktop.app import Account, KeychainUnavailable, printable, problem_text
+from ui.bridge.core_client import CoreClient
 from ui.settings_dialog.account_questions import KeychainQuestion, RemoveQuestion
 
-if TYPE_CHECKING:
-    from ui.settings_dialog.accounts_tab import AccountsTab
+__all__ = ["AccountForm", "AccountSaving"]
 
-__all__ = ["AccountSaving"]
+
+class AccountForm(Protocol):
+    """What saving needs of the account form: the account it describes, its key field, where
+    it says how things went, and the account list to fill again."""
+
+    key: QLineEdit
+    result: QLabel
+    editing: Account | None
+
+    def checked_account(self) -> Account | None: ...
+
+    def refill(self, select: str | None = None) -> None: ...
 
 
 class AccountSaving:
-    """The Save and Remove buttons of ``tab``; ``question`` and ``confirmation`` are the boxes
-    open now, if any."""
+    """The Save and Remove buttons of the account ``form``; its questions open over ``parent``.
+    ``question`` and ``confirmation`` are the boxes open now, if any."""
 
-    def __init__(self, tab: AccountsTab) -> None:
-        self.tab = tab
+    def __init__(self, core: CoreClient, parent: QWidget, form: AccountForm) -> None:
+        self.core, self.parent, self.tab = core, parent, form
         self.question: KeychainQuestion | None = None
         self.confirmation: RemoveQuestion | None = None
 
@@ -35,7 +48,7 @@ class AccountSaving:
         if account is None:
             return
         key = tab.key.text().strip() or None
-        problem = tab.snapshot.keychain_problem
+        problem = self.core.snapshot.keychain_problem
         if key and problem is not None:  # ask first: nothing is saved, and the key stays typed
             self._ask_keychain(account, key, problem, saved=False)
             return
@@ -60,10 +73,10 @@ class AccountSaving:
                 return
             self.say(problem_text(error))
 
-        tab.window_.run_on_core(lambda: tab.app.accounts.save(account, key, memory_only=memory_only), saved, failed)
+        self.core.run_on_core(lambda app: app.accounts.save(account, key, memory_only=memory_only), saved, failed)
 
     def _ask_keychain(self, account: Account, key: str, problem: str, *, saved: bool) -> None:
-        box = KeychainQuestion(self.tab, account.name, problem, saved=saved)
+        box = KeychainQuestion(self.parent, account.name, problem, saved=saved)
         name = printable(account.name)
 
         def answered(_result: int) -> None:
@@ -89,8 +102,8 @@ class AccountSaving:
         account = self.tab.editing
         if account is None:
             return
-        view = self.tab.snapshot.account(account.id)
-        box = RemoveQuestion(self.tab, account.name, has_key=view is not None and view.has_key)
+        view = self.core.snapshot.account(account.id)
+        box = RemoveQuestion(self.parent, account.name, has_key=view is not None and view.has_key)
 
         def answered(_result: int) -> None:
             self.confirmation = None
@@ -109,9 +122,7 @@ class AccountSaving:
             tab.refill()
             self.say(f"Removed {printable(account.name)}.")
 
-        tab.window_.run_on_core(
-            lambda: tab.app.accounts.remove(account.id), removed, lambda e: self.say(problem_text(e))
-        )
+        self.core.run_on_core(lambda app: app.accounts.remove(account.id), removed, lambda e: self.say(problem_text(e)))
 
     def close_questions(self) -> None:
         """Close a question still open (Settings is closing): nothing it would have done happens."""

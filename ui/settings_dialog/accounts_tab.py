@@ -8,7 +8,6 @@ account is removed only after a question that says what happens to its key and c
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, QTimer
@@ -28,13 +27,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import Account, AppSnapshot, RouteError, ServerReport, printable, problem_text, resolve_route
+from ui.bridge.core_client import CoreClient
 from ui.settings_dialog.account_options import AccountOptions
 from ui.settings_dialog.account_questions import choose_model
 from ui.settings_dialog.account_saving import AccountSaving
+from ui.settings_dialog.notes import quiet_note, with_note
 from ui.settings_dialog.route_details import RouteDetails
-
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
 
 __all__ = ["AccountsTab"]
 
@@ -42,13 +40,12 @@ CUSTOM = "custom"
 
 
 class AccountsTab(QWidget):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, core: CoreClient) -> None:
         super().__init__()
-        self.window_ = window
-        self.app = window.app
+        self.core = core
         self.editing: Account | None = None
         self._loading = False  # an account is being shown: its provider's defaults stay out of it
-        self.saving = AccountSaving(self)
+        self.saving = AccountSaving(core, self, self)
         layout = QHBoxLayout(self)
         layout.addLayout(self._build_list(), 1)
         layout.addWidget(self._scrolling(self._build_form()), 3)
@@ -99,7 +96,7 @@ class AccountsTab(QWidget):
         self.load_models.setToolTip("Ask the endpoint which models it has, and choose from them.")
         self.key = QLineEdit()
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.keychain_note = _note(
+        self.keychain_note = quiet_note(
             "There is no system keychain here. When you save, Cairn asks whether to keep the key in memory "
             "until it closes; it never writes a key to a file."
         )
@@ -112,7 +109,7 @@ class AccountsTab(QWidget):
         self.result.setWordWrap(True)
         self.result.setTextFormat(Qt.TextFormat.PlainText)
         self.result.setAccessibleName("Account status")
-        self.model_note = _note("")
+        self.model_note = quiet_note("")
         for widget, name in (
             (self.name, "Account name"), (self.provider, "Provider"), (self.base_url, "Base URL"),
             (self.model, "Model"), (self.load_models, "Load models"), (self.key, "API key"),
@@ -142,8 +139,8 @@ class AccountsTab(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.model, 1)
         row.addWidget(self.load_models)
-        form.addRow("Model", _with_note(model_row, self.model_note))
-        form.addRow("API key", _with_note(self.key, self.keychain_note))
+        form.addRow("Model", with_note(model_row, self.model_note))
+        form.addRow("API key", with_note(self.key, self.keychain_note))
         form.addRow("Extra headers", self.headers)
         self.options = AccountOptions()
         actions = QHBoxLayout()
@@ -188,7 +185,7 @@ class AccountsTab(QWidget):
 
     @property
     def snapshot(self) -> AppSnapshot:
-        return self.window_.snapshot
+        return self.core.snapshot
 
     def _say_if_no_keychain(self) -> None:
         problem = self.snapshot.keychain_problem
@@ -344,8 +341,8 @@ class AccountsTab(QWidget):
         """Ask the endpoint for its models (the form's key, if typed), then ``then(models)``."""
         key = self.key.text().strip() or None
         self.result.setText(waiting)
-        self.window_.run_on_core(
-            lambda: self.app.models.list_models(account, key), then, lambda e: self.result.setText(problem_text(e))
+        self.core.run_on_core(
+            lambda app: app.models.list_models(account, key), then, lambda e: self.result.setText(problem_text(e))
         )
 
     def _load_models(self) -> None:
@@ -381,27 +378,8 @@ class AccountsTab(QWidget):
             self.options.hint.setText(advice)
 
         self.result.setText("Testing the connection…")
-        self.window_.run_on_core(
-            lambda: self.app.models.test_connection(account, key),
+        self.core.run_on_core(
+            lambda app: app.models.test_connection(account, key),
             answered,
             lambda e: self.result.setText(problem_text(e)),
         )
-
-
-def _note(text: str) -> QLabel:
-    """A line of explanation under a field, in the quieter colour."""
-    label = QLabel(text)
-    label.setWordWrap(True)
-    label.setStyleSheet("color: palette(placeholder-text);")
-    return label
-
-
-def _with_note(field: QWidget, note: QLabel) -> QWidget:
-    """``field`` with its note right under it (a note in a form row of its own drifts away)."""
-    box = QWidget()
-    column = QVBoxLayout(box)
-    column.setContentsMargins(0, 0, 0, 0)
-    column.setSpacing(3)
-    column.addWidget(field)
-    column.addWidget(note)
-    return box

@@ -4,7 +4,7 @@ through the core, which refuses a bad value in a sentence shown here."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -21,12 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import Assistant
+from desktop.app import Assistant, CairnApp
+from ui.bridge.core_client import CoreClient
 from ui.widgets.parameter_fields import ParameterFields, note_label
 from ui.widgets.theme import tokens_of
-
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
 
 __all__ = ["AssistantsTab"]
 
@@ -38,9 +36,9 @@ LAST_ROUTE = "The route used last"
 
 
 class AssistantsTab(QWidget):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, core: CoreClient) -> None:
         super().__init__()
-        self.w = window
+        self.core = core
         self.current: str | None = None  # the assistant in the form; None: a new one
         self.list = QListWidget()
         self.list.setAccessibleName("Assistants")
@@ -76,7 +74,7 @@ class AssistantsTab(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(note_label(INTRO))
         layout.addLayout(columns, 1)
-        self.show_assistants(window.snapshot.assistants)
+        self.show_assistants(core.snapshot.assistants)
 
     def _form(self) -> QFormLayout:
         self.name = QLineEdit()
@@ -110,7 +108,7 @@ class AssistantsTab(QWidget):
         self.assistants = {a.id: a for a in assistants}
         self.account.clear()
         self.account.addItem(LAST_ROUTE, None)
-        for view in self.w.snapshot.accounts:
+        for view in self.core.snapshot.accounts:
             self.account.addItem(view.account.name, view.account.id)
         self.list.blockSignals(True)
         self.list.clear()
@@ -168,20 +166,20 @@ class AssistantsTab(QWidget):
         }
 
     def save(self) -> None:
-        app, current, values = self.w.app, self.current, self.values()
+        current, values = self.current, self.values()
 
         def saved(result: tuple[Assistant, tuple[Assistant, ...]]) -> None:
             self.show_assistants(result[1], select=result[0].id)
             self._say(f"Saved “{result[0].name}”.")
 
-        self.w.run_on_core(
-            lambda: (app.preferences.save_assistant(current, **values), tuple(app.settings.assistants)),
+        self.core.run_on_core(
+            lambda app: (app.preferences.save_assistant(current, **values), tuple(app.settings.assistants)),
             saved,
             self._refused,
         )
 
     def delete(self) -> None:
-        app, current = self.w.app, self.current
+        current = self.current
         if current is None:
             return
         name = self.assistants[current].name
@@ -190,11 +188,11 @@ class AssistantsTab(QWidget):
             self.show_assistants(assistants)
             self._say(f"Deleted “{name}”. Chats started from it keep their settings.")
 
-        def remove() -> tuple[Assistant, ...]:
+        def remove(app: CairnApp) -> tuple[Assistant, ...]:
             app.preferences.remove_assistant(current)
             return tuple(app.settings.assistants)
 
-        self.w.run_on_core(remove, deleted, self._refused)
+        self.core.run_on_core(remove, deleted, self._refused)
 
     def _say(self, text: str, *, problem: bool = False) -> None:
         tokens = tokens_of(self)

@@ -4,8 +4,6 @@ setting does in everyday words; the token arithmetic is in the Automatic lines o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
@@ -19,10 +17,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
-
 from desktop.app import AppSnapshot
+from ui.bridge.core_client import CoreClient
+from ui.settings_dialog.notes import quiet_note, with_note
 
 __all__ = ["ContextTab"]
 
@@ -53,10 +50,10 @@ def _tokens(box: QSpinBox) -> int | None:
 
 
 class ContextTab(QWidget):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, core: CoreClient) -> None:
         super().__init__()
-        self.window_ = window
-        snapshot = window.snapshot
+        self.core = core
+        snapshot = core.snapshot
         self.reserve = _tokens_box("Room for the reply", snapshot.reply_reserve)
         self.tail = _tokens_box("Recent messages kept", snapshot.retained_tail)
         self.summary_account = QComboBox()
@@ -106,7 +103,7 @@ class ContextTab(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         """Accounts added on the Accounts tab meanwhile can take the summaries too."""
-        self.show_snapshot(self.window_.snapshot)
+        self.show_snapshot(self.core.snapshot)
         super().showEvent(event)
 
     def show_snapshot(self, snapshot: AppSnapshot) -> None:
@@ -127,7 +124,6 @@ class ContextTab(QWidget):
         account_id = self.summary_account.currentData()
         model = self.summary_model.text()
         reserve, tail = _tokens(self.reserve), _tokens(self.tail)
-        app = self.window_.app
 
         def saved(_result: object) -> None:
             self.status.setText("Saved. The next message uses it.")
@@ -135,25 +131,11 @@ class ContextTab(QWidget):
         def failed(error: BaseException) -> None:
             self.status.setText(str(error))
 
-        self.window_.run_on_core(lambda: app.preferences.save_context(reserve, tail, account_id, model), saved, failed)
-
-
-def _note(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    label.setStyleSheet("color: palette(placeholder-text);")
-    return label
+        self.core.run_on_core(lambda app: app.preferences.save_context(reserve, tail, account_id, model), saved, failed)
 
 
 def _with_note(field: QWidget, text: str) -> QWidget:
-    """``field`` with its note under it, kept together (a note in a row of its own drifts away)."""
-    box = QWidget()
-    column = QVBoxLayout(box)
-    column.setContentsMargins(0, 0, 0, 6)
-    column.setSpacing(3)
-    column.addWidget(field)
-    column.addWidget(_note(text))
-    return box
+    return with_note(field, quiet_note(text), below=6)
 
 
 def _label(text: str, buddy: QWidget) -> QLabel:

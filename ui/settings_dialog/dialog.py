@@ -6,9 +6,7 @@ modal box outlives it and the window gets its focus back."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -23,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.bridge.core_client import CoreClient
+from ui.chat_panel.shown_chat import ShownChat
 from ui.settings_dialog.accounts_tab import AccountsTab
 from ui.settings_dialog.assistants_tab import AssistantsTab
 from ui.settings_dialog.context_tab import ContextTab
@@ -30,9 +30,6 @@ from ui.settings_dialog.mcp_tab import McpTab
 from ui.settings_dialog.permissions_tab import PermissionsTab
 from ui.settings_dialog.skills_tab import SkillsTab
 from ui.widgets.theme import TEXT_SIZES
-
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
 
 __all__ = ["SettingsDialog"]
 
@@ -44,26 +41,39 @@ TITLE_CHOICES = (
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, window: MainWindow, *, tab: str = "accounts", preset: str | None = None) -> None:
-        super().__init__(window)
-        self.window_ = window
-        self.app = window.app
+    """Settings over ``parent``; the Permissions tab lists the grants of the chat ``shown``.
+    A theme or text size chosen is asked for with ``theme_chosen`` and ``text_size_chosen``."""
+
+    theme_chosen = Signal(str)
+    text_size_chosen = Signal(int)  # points
+
+    def __init__(
+        self,
+        parent: QWidget,
+        core: CoreClient,
+        shown: ShownChat,
+        *,
+        tab: str = "accounts",
+        preset: str | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.core = core
         self.setWindowTitle("Cairn settings")
         self.resize(900, 620)
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Settings sections")
-        self.accounts = AccountsTab(window)
+        self.accounts = AccountsTab(core)
         self.tabs.addTab(self.accounts, "Accounts")
         self.tabs.addTab(self._instructions_tab(), "Instructions")
-        self.assistants = AssistantsTab(window)
+        self.assistants = AssistantsTab(core)
         self.tabs.addTab(self.assistants, "Assistants")
-        self.skills_tab = SkillsTab(window)
+        self.skills_tab = SkillsTab(core)
         self.tabs.addTab(self.skills_tab, "Skills")
-        self.permissions = PermissionsTab(window)
+        self.permissions = PermissionsTab(core, shown)
         self.tabs.addTab(self.permissions, "Permissions")
-        self.context = ContextTab(window)
+        self.context = ContextTab(core)
         self.tabs.addTab(self.context, "Context")
-        self.mcp = McpTab(window)
+        self.mcp = McpTab(core)
         self.tabs.addTab(self.mcp, "MCP servers")
         self.tabs.addTab(self._appearance_tab(), "Appearance")
         close = QPushButton("Close")
@@ -80,7 +90,7 @@ class SettingsDialog(QDialog):
 
     def _instructions_tab(self) -> QWidget:
         page = QWidget()
-        self.instructions = QPlainTextEdit(self.window_.snapshot.custom_instructions)
+        self.instructions = QPlainTextEdit(self.core.snapshot.custom_instructions)
         self.instructions.setAccessibleName("Custom instructions")
         self.instructions.setPlaceholderText("Anything the assistant should always know or do, in your words.")
         save = QPushButton("Save instructions")
@@ -92,7 +102,7 @@ class SettingsDialog(QDialog):
             self.instructions_status.setText("Saved. The next message carries the change.")
 
         save.clicked.connect(
-            lambda: self.window_.run_on_core(lambda: self.app.preferences.save_instructions(text.toPlainText()), saved)
+            lambda: self.core.run_on_core(lambda app: app.preferences.save_instructions(text.toPlainText()), saved)
         )
         layout = QVBoxLayout(page)
         intro = QLabel(
@@ -111,15 +121,15 @@ class SettingsDialog(QDialog):
         self.theme.setAccessibleName("Theme")
         for value, label in (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark")):
             self.theme.addItem(label, value)
-        self.theme.setCurrentIndex(max(self.theme.findData(self.window_.snapshot.theme), 0))
-        self.theme.activated.connect(lambda _i: self.window_.set_theme(self.theme.currentData()))
+        self.theme.setCurrentIndex(max(self.theme.findData(self.core.snapshot.theme), 0))
+        self.theme.activated.connect(lambda _i: self.theme_chosen.emit(self.theme.currentData()))
         self.text_size = QSpinBox()
         self.text_size.setAccessibleName("Text size")
         self.text_size.setRange(TEXT_SIZES[0], TEXT_SIZES[-1])
         self.text_size.setSuffix(" pt")
         self.text_size.setValue(QApplication.font().pointSize())
         self.text_size.setToolTip("Ctrl+plus and Ctrl+minus change it too; Ctrl+0 goes back to the usual size.")
-        self.text_size.valueChanged.connect(self.window_.text_size_requested.emit)
+        self.text_size.valueChanged.connect(self.text_size_chosen.emit)
         form = QFormLayout(page)
         form.addRow("Theme", self.theme)
         form.addRow("Text size", self.text_size)
@@ -139,9 +149,9 @@ class SettingsDialog(QDialog):
             titles.setCurrentIndex(max(titles.findData(choice), 0))
             titles.setEnabled(True)
 
-        self.window_.run_on_core(lambda: self.app.settings.auto_titles, show)
+        self.core.run_on_core(lambda app: app.settings.auto_titles, show)
         titles.activated.connect(
-            lambda _i: self.window_.run_on_core(lambda: self.app.preferences.save_auto_titles(titles.currentData()))
+            lambda _i: self.core.run_on_core(lambda app: app.preferences.save_auto_titles(titles.currentData()))
         )
         return titles
 

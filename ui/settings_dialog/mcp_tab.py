@@ -12,12 +12,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
-    QFileDialog,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -32,22 +30,18 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import (
-    ImportPlan,
     McpServerSetting,
     ServerState,
     ServerStatus,
     ServerView,
     Tool,
-    claude_config_path,
     printable,
     problem_text,
 )
+from ui.bridge.core_client import CoreClient
+from ui.settings_dialog.claude_import import ClaudeImport, ImportPreview
 from ui.settings_dialog.mcp_form import McpServerForm
-from ui.settings_dialog.mcp_import_preview import ImportPreview
 from ui.settings_dialog.mcp_phrases import state_phrase, status_dot, status_phrase
-
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
 
 __all__ = ["McpTab"]
 
@@ -59,15 +53,14 @@ class _Relay(QObject):
 
 
 class McpTab(QWidget):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, core: CoreClient) -> None:
         super().__init__()
-        self.window_ = window
-        self.app = window.app
+        self.core = core
         self.views: dict[str, ServerView] = {}
         self.confirmation: QMessageBox | None = None
-        self.preview: ImportPreview | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._stopped = False
+        self.importing = ClaudeImport(core, self, say=self.say, failed=self._failed, imported=self._imported)
         layout = QHBoxLayout(self)
         layout.addLayout(self._build_list(), 2)
         layout.addLayout(self._build_editor(), 3)
@@ -81,7 +74,7 @@ class McpTab(QWidget):
             with contextlib.suppress(RuntimeError):  # the tab is gone and its unsubscribe is on its way
                 relay.changed.emit(view)
 
-        window.run_on_core(lambda: self.app.mcp.watch(heard), self._watching, self._failed)
+        core.run_on_core(lambda app: app.mcp.watch(heard), self._watching, self._failed)
 
     # -- building ----------------------------------------------------------------------------
 
@@ -115,7 +108,7 @@ class McpTab(QWidget):
         self.new.clicked.connect(self.new_server)
         self.remove.clicked.connect(self._ask_remove)
         self.import_claude.clicked.connect(lambda: self.import_from(None))
-        self.import_file.clicked.connect(self._choose_import)
+        self.import_file.clicked.connect(self.importing.choose)
         self.restart.clicked.connect(self._restart)
         self.test.clicked.connect(self._test)
         self.toggle.clicked.connect(self._toggle)
@@ -182,7 +175,7 @@ class McpTab(QWidget):
         self._stopped = True
         unsubscribe, self._unsubscribe = self._unsubscribe, None
         if unsubscribe is not None:
-            self.window_.run_on_core(unsubscribe, None, lambda _e: None)
+            self.core.run_on_core(lambda _app: unsubscribe(), None, lambda _e: None)
 
     @Slot(object)
     def _changed(self, view: ServerView) -> None:
@@ -203,7 +196,7 @@ class McpTab(QWidget):
 
     def refresh(self, select: str | None = None) -> None:
         """Ask the core for the servers afresh (after a change made here)."""
-        self.window_.run_on_core(self.app.mcp.views, lambda views: self.show_views(views, select), self._failed)
+        self.core.run_on_core(lambda app: app.mcp.views(), lambda views: self.show_views(views, select), self._failed)
 
     def show_views(self, views: list[ServerView], select: str | None = None) -> None:
         self.views = {view.name: view for view in views}
@@ -301,7 +294,7 @@ class McpTab(QWidget):
             self.refresh(select=server.name)
 
         self.say("Saving…")
-        self._on_core(lambda: self.app.mcp.save(fields, env, headers, replacing), saved)
+        self.core.run_on_core(lambda app: app.mcp.save(fields, env, headers, replacing), saved, self._failed)
 
     def _ask_remove(self) -> None:
         view = self.selected()
@@ -328,7 +321,7 @@ class McpTab(QWidget):
             self.say(f"Removed {name}.")
             self.refresh()
 
-        self._on_core(lambda: self.app.mcp.remove(name), removed)
+        self.core.run_on_core(lambda app: app.mcp.remove(name), removed, self._failed)
 
     def _toggle(self) -> None:
         view = self.selected()
@@ -340,7 +333,7 @@ class McpTab(QWidget):
             self.say(f"{server.name} is {'enabled' if server.enabled else 'disabled'}.")
             self.refresh(select=server.name)
 
-        self._on_core(lambda: self.app.mcp.set_enabled(name, enabled), done)
+        self.core.run_on_core(lambda app: app.mcp.set_enabled(name, enabled), done, self._failed)
 
     def _restart(self) -> None:
         view = self.selected()
@@ -348,7 +341,9 @@ class McpTab(QWidget):
             return
         name = view.name
         self.say(f"Restarting {name}…")
-        self._on_core(lambda: self.app.mcp.restart(name), lambda v: self.say(f"{v.name}: {status_phrase(v)}"))
+        self.core.run_on_core(
+            lambda app: app.mcp.restart(name), lambda v: self.say(f"{v.name}: {status_phrase(v)}"), self._failed
+        )
 
     def _test(self) -> None:
         view = self.selected()
@@ -365,39 +360,20 @@ class McpTab(QWidget):
                 self._show_stderr(status.stderr_tail)
 
         self.say(f"Testing {name}: starting it on its own…")
-        self._on_core(lambda: self.app.mcp.test(name), tested)
+        self.core.run_on_core(lambda app: app.mcp.test(name), tested, self._failed)
 
     # -- import ------------------------------------------------------------------------------
 
-    def _choose_import(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Claude Desktop configuration", str(claude_config_path().parent), "JSON (*.json);;All files (*)"
-        )
-        if path:
-            self.import_from(Path(path))
-
     def import_from(self, path: Path | None) -> None:
-        """Show what importing ``path`` (default: Claude Desktop's own file) would add; save
-        only if the person says so."""
-        self.say("Reading the file…")
-        self._on_core(lambda: self.app.mcp.import_preview(path), self._preview)
+        """Show what importing ``path`` (default: Claude Desktop's own file) would add."""
+        self.importing.start(path)
 
-    def _preview(self, plan: ImportPlan) -> None:
-        self.say("")
-        dialog = ImportPreview(self, plan)
-        dialog.accepted.connect(lambda: self._import(plan))
-        dialog.rejected.connect(lambda: self.say("Nothing was imported."))
-        self.preview = dialog
-        dialog.open()
+    @property
+    def preview(self) -> ImportPreview | None:
+        return self.importing.preview
 
-    def _import(self, plan: ImportPlan) -> None:
-        def imported(servers: list[McpServerSetting]) -> None:
-            names = ", ".join(s.name for s in servers)
-            self.say(f"Imported {len(servers)} server{'' if len(servers) == 1 else 's'}: {names}.")
-            self.refresh(select=servers[0].name if servers else None)
-
-        self.say("Importing…")
-        self._on_core(lambda: self.app.mcp.import_servers(plan), imported)
+    def _imported(self, first: str | None) -> None:
+        self.refresh(select=first)
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -406,6 +382,3 @@ class McpTab(QWidget):
 
     def _failed(self, error: BaseException) -> None:
         self.say(problem_text(error))
-
-    def _on_core(self, work: Callable[[], Any], done: Callable[[Any], None]) -> None:
-        self.window_.run_on_core(work, done, self._failed)

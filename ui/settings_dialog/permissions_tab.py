@@ -3,8 +3,6 @@ tools (Always and Never, and this chat's), each with Revoke."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
@@ -20,18 +18,19 @@ from PySide6.QtWidgets import (
 
 from desktop.app import AppSnapshot
 from host.content import ToolIdentity
-from ui.chat_panel.route_bar import MODE_LABELS
-
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+from ui.bridge.core_client import CoreClient
+from ui.chat_panel.shown_chat import ShownChat
+from ui.widgets.mode_labels import MODE_LABELS
 
 __all__ = ["PermissionsTab"]
 
 
 class PermissionsTab(QWidget):
-    def __init__(self, window: MainWindow) -> None:
+    """``shown`` says which chat's own answers the lower list holds."""
+
+    def __init__(self, core: CoreClient, shown: ShownChat) -> None:
         super().__init__()
-        self.window_ = window
+        self.core, self.shown = core, shown
         self.default_mode = QComboBox()
         self.default_mode.setAccessibleName("Mode for new chats")
         for mode, label in MODE_LABELS.items():
@@ -63,7 +62,7 @@ class PermissionsTab(QWidget):
         row.addStretch(1)
         row.addWidget(self.revoke_chat)
         layout.addLayout(row)
-        self.show_snapshot(window.snapshot)
+        self.show_snapshot(core.snapshot)
         self.refresh_chat()
 
     def show_snapshot(self, snapshot: AppSnapshot) -> None:
@@ -77,11 +76,11 @@ class PermissionsTab(QWidget):
         self.revoke.setEnabled(bool(snapshot.tool_grants))
 
     def refresh_chat(self) -> None:
-        session_id = self.window_.session_id
+        session_id = self.shown.session_id
         if session_id is None:
             self.show_chat_grants([])
             return
-        self.window_.run_on_core(lambda: self.window_.app.options.grants(session_id), self.show_chat_grants)
+        self.core.run_on_core(lambda app: app.options.grants(session_id), self.show_chat_grants)
 
     def show_chat_grants(self, targets: list[ToolIdentity]) -> None:
         self.chat_grants.clear()
@@ -93,18 +92,18 @@ class PermissionsTab(QWidget):
 
     def _mode_chosen(self, index: int) -> None:
         mode = self.default_mode.itemData(index)
-        self.window_.run_on_core(lambda: self.window_.app.preferences.save_default_mode(mode))
+        self.core.run_on_core(lambda app: app.preferences.save_default_mode(mode))
 
     def _revoke(self) -> None:
         item = self.grants.currentItem()
         if item is not None:
             target = item.data(Qt.ItemDataRole.UserRole)
-            self.window_.run_on_core(lambda: self.window_.app.preferences.revoke_grant(target))
+            self.core.run_on_core(lambda app: app.preferences.revoke_grant(target))
 
     def _revoke_chat(self) -> None:
-        item, session_id = self.chat_grants.currentItem(), self.window_.session_id
+        item, session_id = self.chat_grants.currentItem(), self.shown.session_id
         if item is not None and session_id is not None:
             target = item.data(Qt.ItemDataRole.UserRole)
-            self.window_.run_on_core(
-                lambda: self.window_.app.preferences.revoke_grant(target, session_id), lambda _r: self.refresh_chat()
+            self.core.run_on_core(
+                lambda app: app.preferences.revoke_grant(target, session_id), lambda _r: self.refresh_chat()
             )

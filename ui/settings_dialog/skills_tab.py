@@ -3,14 +3,14 @@ they come from, and a button that opens your skills folder.
 
 The list follows the disk while the tab is open: a QFileSystemWatcher watches the skills
 folders, each skill's folder and its SKILL.md, and a change (a skill added, edited, broken or
-removed) rescans after a short pause, so a burst of saves is one scan. The scan and the look
-at the disk that decides what to watch run on the core thread, never on the GUI thread.
+removed) rescans after a short pause, so a burst of saves is one scan. The scan, the look at
+the disk that decides what to watch (``Preferences.skill_watch_paths``) and creating the
+folder run on the core thread, never on the GUI thread.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, QUrl
 from PySide6.QtGui import QDesktopServices
@@ -26,15 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+from desktop.app import SkillCatalog, SkillStore, printable
+from ui.bridge.core_client import CoreClient
+from ui.settings_dialog.notes import quiet_note
 
-from desktop.app import SKILL_FILE, SkillCatalog, SkillStore, printable
-
-__all__ = ["SkillsTab", "watch_paths"]
+__all__ = ["SkillsTab"]
 
 RESCAN_PAUSE_MS = 300  # changes closer together than this are scanned once
-MAX_WATCHED = 400  # a folder of thousands of skills is still scanned, just not each one watched
 EXPLAINED = (
     "A skill is a folder holding a SKILL.md file: instructions for one kind of task. The model sees each "
     "skill's name and description, and reads the rest when a task needs it. Add, edit or delete a skill "
@@ -42,36 +40,11 @@ EXPLAINED = (
 )
 
 
-def watch_paths(roots: list[Path]) -> list[str]:
-    """What to watch for ``roots`` (run on the core thread: it looks at the disk). Each skills
-    folder, each folder in it and its SKILL.md; for a folder not there yet, the nearest folder
-    above it that is, so its creation is noticed."""
-    paths: list[Path] = []
-    for root in roots:
-        try:
-            if root.is_dir():
-                paths.append(root)
-                for child in sorted(root.iterdir()):
-                    if child.is_dir():
-                        paths.append(child)
-                        if (child / SKILL_FILE).is_file():
-                            paths.append(child / SKILL_FILE)
-                continue
-            above = root.parent
-            while not above.is_dir() and above != above.parent:
-                above = above.parent
-            paths.append(above)
-        except OSError:
-            continue  # an unreadable folder is reported by the scan itself
-    return [str(p) for p in dict.fromkeys(paths)][:MAX_WATCHED]
-
-
 class SkillsTab(QWidget):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, core: CoreClient) -> None:
         super().__init__()
-        self.window_ = window
-        self.app = window.app
-        self._build(window.snapshot.skills_dir, window.snapshot.workspace)
+        self.core = core
+        self._build(core.snapshot.skills_dir, core.snapshot.workspace)
 
     def _build(self, skills_dir: Path, workspace: str | None) -> None:
         self.folder = QLineEdit(str(skills_dir))
@@ -97,9 +70,7 @@ class SkillsTab(QWidget):
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Skills status")
         self.status.setTextFormat(Qt.TextFormat.PlainText)  # a folder's name is never markup
-        explained = QLabel(EXPLAINED)
-        explained.setWordWrap(True)
-        explained.setStyleSheet("color: palette(placeholder-text);")
+        explained = quiet_note(EXPLAINED)
         form = QFormLayout()
         row = QHBoxLayout()
         row.addWidget(self.folder, 1)
@@ -109,7 +80,7 @@ class SkillsTab(QWidget):
         row.addWidget(self.workspace, 1)
         row.addWidget(browse)
         form.addRow("Workspace", row)
-        form.addRow("", _quiet("A workspace's own skills are in its .agents/skills folder."))
+        form.addRow("", quiet_note("A workspace's own skills are in its .agents/skills folder."))
         layout = QVBoxLayout(self)
         layout.addWidget(explained)
         layout.addLayout(form)
@@ -140,7 +111,9 @@ class SkillsTab(QWidget):
 
     def rescan(self) -> None:
         roots = self.roots()
-        self.window_.run_on_core(lambda: (self.app.preferences.skills(), watch_paths(roots)), self._scanned)
+        self.core.run_on_core(
+            lambda app: (app.preferences.skills(), app.preferences.skill_watch_paths(roots)), self._scanned
+        )
 
     def _scanned(self, result: tuple[SkillCatalog, list[str]]) -> None:
         catalog, paths = result
@@ -198,7 +171,7 @@ class SkillsTab(QWidget):
                 "its place and that you may write there."
             )
 
-        self.window_.run_on_core(lambda: folder.mkdir(parents=True, exist_ok=True), made, failed)
+        self.core.run_on_core(lambda app: app.preferences.create_skills_folder(folder), made, failed)
 
     def _choose_workspace(self) -> None:
         chosen = QFileDialog.getExistingDirectory(self, "Workspace folder", self.workspace.text())
@@ -208,13 +181,6 @@ class SkillsTab(QWidget):
     def set_workspace(self, folder: Path | None) -> None:
         self.workspace.setText(str(folder) if folder else "")
         roots = self.roots()
-        self.window_.run_on_core(
-            lambda: (self.app.preferences.set_workspace(folder), watch_paths(roots)), self._scanned
+        self.core.run_on_core(
+            lambda app: (app.preferences.set_workspace(folder), app.preferences.skill_watch_paths(roots)), self._scanned
         )
-
-
-def _quiet(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    label.setStyleSheet("color: palette(placeholder-text);")
-    return label

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton
 
-__all__ = ["EditBanner", "notice_label"]
+__all__ = ["EditBanner", "Notice", "notice_label"]
+
+log = logging.getLogger(__name__)
 
 
 def notice_label(name: str, style: str) -> QLabel:
@@ -15,6 +19,25 @@ def notice_label(name: str, style: str) -> QLabel:
     label.setStyleSheet(style)
     label.hide()
     return label
+
+
+class Notice(QLabel):
+    """The line under the chat that says what went wrong or what to know, until it is hidden."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWordWrap(True)
+        self.setAccessibleName("Notice")
+        self.setStyleSheet("color: #c62828; padding: 4px 10px;")
+        self.hide()
+
+    def show_text(self, text: str) -> None:
+        self.setText(text)
+        self.show()
+
+    def show_error(self, error: BaseException) -> None:
+        log.error("%s: %s", type(error).__name__, error)
+        self.show_text(str(error))
 
 
 SWITCH = "\u2039 \u203a"  # the arrows of a message's version switcher

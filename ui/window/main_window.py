@@ -1,22 +1,20 @@
 """Cairn's main window: the sidebar, the chat, the composer, the status bar and the inspector.
 
-The window shows state and forwards intent. Every journal read, every request and every
-settings write happens on the core thread; results come back as queued callbacks.
+The window builds its parts and wires them; each controller gets the widgets it drives and
+the core client, never the window. Every journal read, every request and every settings
+write happens on the core thread; results come back as queued callbacks.
 """
 
 from __future__ import annotations
 
 import logging
 from functools import partial
-from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
-    QFileDialog,
     QInputDialog,
     QMainWindow,
     QSplitter,
@@ -25,55 +23,36 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import (
-    Account,
-    AppSnapshot,
-    CairnApp,
-    ChatRouteView,
-    OpenedChat,
-    RequestUsage,
-    SessionRecord,
-    UsageTotals,
-)
+from desktop.app import Account, AppSnapshot, CairnPaths, ChatRouteView
 from host.content import Mode
+from ui.bridge.core_client import CoreClient
 from ui.bridge.core_thread import CoreThread
-from ui.chat_panel.approval_cards import ApprovalCards
-from ui.chat_panel.chat_controller import ChatController
 from ui.chat_panel.chat_settings_dialog import ChatSettingsActions
-from ui.chat_panel.composer import Composer
-from ui.chat_panel.route_bar import RouteBar
-from ui.chat_panel.route_controller import ChatRoutes
-from ui.chat_panel.status_line import StatusLine
-from ui.chat_panel.welcome import Welcome, show_welcome_when_empty
-from ui.message_list.chat_view import ChatView
-from ui.message_list.display_message import DisplayMessage
-from ui.message_list.search_marks import search_changed, show_search_match
+from ui.chat_panel.panel import ChatPanel
 from ui.settings_dialog.dialog import SettingsDialog
-from ui.widgets.banners import EditBanner, notice_label
+from ui.widgets.banners import notice_label
 from ui.widgets.theme import TEXT_SIZES
 from ui.window.about import show_about
+from ui.window.chat_list_actions import ChatListActions
 from ui.window.context_inspector import Inspector
-from ui.window.export_name import export_folder, file_name
 from ui.window.help_dialogs import add_help_actions
 from ui.window.narrow import NarrowLayout
 from ui.window.sidebar import Sidebar
 from ui.window.start_page import StartPage
 from ui.window.window_state import fit_to_screen
 
-__all__ = ["MainWindow"]
+__all__ = ["COMPACT_PROMPT", "MainWindow"]
 
 log = logging.getLogger(__name__)
-PAGE = 200
 COMPACT_PROMPT = (
     "Cairn will summarise the earlier messages of this chat to free its context; they stay\n"
     "on screen above the summary. What should the summary keep especially? (optional)"
 )
-ShownUsage = tuple[UsageTotals, RequestUsage | None]
-Versions = dict[str, tuple[str, ...]]  # a message on screen -> its versions
 
 
 class MainWindow(QMainWindow):
-    """One window onto the app; several may share one core."""
+    """One window onto the app; several may share one core. ``core`` is the core's thread
+    (its events reach the window's parts through it), ``client`` what they call it with."""
 
     theme_requested = Signal(str)
     text_size_requested = Signal(int)  # points; 0: Cairn's default
@@ -81,57 +60,46 @@ class MainWindow(QMainWindow):
     quit_requested = Signal()  # every window closes, and Cairn with them
     closed = Signal()
 
-    def __init__(self, core: CoreThread, app: CairnApp, snapshot: AppSnapshot) -> None:
+    def __init__(self, core: CoreThread, client: CoreClient, paths: CairnPaths) -> None:
         super().__init__()
-        self.core, self.app = core, app
-        self.snapshot = snapshot  # what the core last published; the only core state read here
-        self.pending_mode: Mode | None = None  # chosen before the chat's first message
-        self.session_id: str | None = None
+        self.core, self.paths = core, paths
+        self.client = client.with_errors(self.show_error)  # an error nobody else handles shows here
         self.settings_dialog: QDialog | None = None
         self.setWindowTitle("Cairn")
         self.resize(1100, 760)
         self._build()
-        self.controller = ChatController(self)
-        self.routes = ChatRoutes(self)
-        self.approvals = ApprovalCards(self)
-        self._older: object | None = None  # the fetch of older messages under way
-        self._oldest_shown: tuple[str, int] | None = None  # a chat and its first message, before which is nothing
-        self._listing = 0  # the newest chat list asked of the core; older answers are dropped
-        self._select: str | None = None  # a chat to open once the newest list has it
+        self.sessions = ChatListActions(
+            self.client, self.sidebar, self.shown, self.panel.opener, self.composer, parent=self
+        )
         self.narrow = NarrowLayout(self, self.splitter, self.sidebar, self.route_bar.chats_button)
         self._actions()
         self._connect()
 
     def _build(self) -> None:
-
         self.sidebar = Sidebar()
-        self.chat = ChatView()
-        self.composer = Composer()
-        self.notice = notice_label("Notice", "color: #c62828; padding: 4px 10px;")
-        self.edit_banner = EditBanner()
-        self.cancel_edit = self.edit_banner.cancel
+        self.panel = panel = ChatPanel(self.client, self, search=self.sidebar.search)
+        self.chat, self.composer, self.notice, self.welcome = panel.chat, panel.composer, panel.notice, panel.welcome
+        self.edit_banner, self.cancel_edit, self.route_bar = (
+            panel.edit_banner,
+            panel.edit_banner.cancel,
+            panel.route_bar,
+        )
+        self.accounts, self.models = self.route_bar.accounts, self.route_bar.models
+        self.shown, self.controller, self.turns, self.replies = (
+            panel.shown,
+            panel.controller,
+            panel.turns,
+            panel.replies,
+        )
+        self.edit, self.routes, self.approvals, self.intake = panel.edit, panel.routes, panel.approvals, panel.intake
+        self.status_line = panel.status_line
+        self.route_label, self.usage_label, self.context_label = self.status_line.labels
         self.read_only_banner = notice_label(
             "Read-only journal", "background: #fff4e5; color: #7a4b00; padding: 6px 10px;"
         )
-        self.route_bar = RouteBar()
-        self.accounts, self.models = self.route_bar.accounts, self.route_bar.models
-
-        chat_panel = QWidget()
-        column = QVBoxLayout(chat_panel)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.route_bar)
-        self.welcome = Welcome()
-        chat_stack = QStackedWidget()
-        chat_stack.addWidget(self.chat)
-        chat_stack.addWidget(self.welcome)
-        show_welcome_when_empty(self.chat.model(), chat_stack, self.chat, self.welcome)
-        column.addWidget(chat_stack, 1)
-        column.addWidget(self.notice)
-        column.addWidget(self.edit_banner)
-        column.addWidget(self.composer)
         self.start_page = StartPage()
         self.pages = QStackedWidget()
-        self.pages.addWidget(chat_panel)
+        self.pages.addWidget(panel)
         self.pages.addWidget(self.start_page)
 
         splitter = QSplitter()
@@ -152,19 +120,10 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
         self.inspector.hide()
 
-        self._build_status_bar()
-
-    def _build_status_bar(self) -> None:
-        self.status_line = StatusLine(self.statusBar())
-        self.route_label, self.usage_label, self.context_label = self.status_line.labels
-
-    def _cancel_edit(self) -> None:
-        self.controller.end_edit()
-
     # -- wiring --------------------------------------------------------------------------
 
     def _actions(self) -> None:
-        def add(text: str, shortcut: str, slot: Any) -> QAction:
+        def add(text: str, shortcut: str, slot: object) -> QAction:
             action = QAction(text, self)
             action.setShortcut(QKeySequence(shortcut))
             action.triggered.connect(slot)
@@ -187,7 +146,11 @@ class MainWindow(QMainWindow):
         menu.addAction(self.quit_action)
         chat = self.menuBar().addMenu("C&hat")
         chat.addAction(self.compact_action)
-        self.chat_settings = ChatSettingsActions(self, chat)  # Chat settings…, New chat from assistant
+        # Chat settings…, New chat from assistant
+        self.chat_settings = ChatSettingsActions(
+            self.client, self.shown, self, chat, button=self.route_bar.settings_button, composer=self.composer,
+            bar=self.statusBar(),
+        )  # fmt: skip
         view = self.menuBar().addMenu("&View")
         view.addAction(self.inspector_action)
         view.addAction(self.copy_action)
@@ -205,72 +168,75 @@ class MainWindow(QMainWindow):
             view.addAction(zoom)
             self.zoom_actions[step] = zoom
         help_menu = self.menuBar().addMenu("&Help")
-        self.shortcuts_action, self.data_action = add_help_actions(self, help_menu, self.app.paths)
+        self.shortcuts_action, self.data_action = add_help_actions(self, help_menu, self.paths)
         help_menu.addSeparator()
         self.about_action = help_menu.addAction("About Cairn")
-        self.about_action.triggered.connect(lambda: show_about(self, self.app.paths))
+        self.about_action.triggered.connect(lambda: show_about(self, self.paths))
 
     def _connect(self) -> None:
-        self.core.reported.connect(self.controller.on_core_event)
-        self.core.reported.connect(self.approvals.on_core_event)
-        self.composer.approve.connect(self.controller.approve_pending)
+        sidebar, sessions = self.sidebar, self.sessions
+        self.core.reported.connect(self.panel.on_core_event)
         self.core.reported.connect(self.inspector.on_event)
-        self.sidebar.selected.connect(self.open_session)
-        self.sidebar.selected.connect(lambda _id: self.narrow.fold())
-        self.sidebar.search_changed.connect(partial(search_changed, self.chat))
-        self.sidebar.new_requested.connect(self.new_session)
-        self.sidebar.search_changed.connect(self.refresh_sessions)
-        self.sidebar.rename_requested.connect(self.rename_session)
-        self.sidebar.delete_requested.connect(self.delete_session)
-        self.sidebar.undo_requested.connect(self.restore_session)
-        self.sidebar.export_requested.connect(self.export_session)
-        self.sidebar.pin_requested.connect(partial(self.mark_session, "pin"))
-        self.sidebar.archive_requested.connect(partial(self.mark_session, "archive"))
-        self.composer.send.connect(self.controller.send)
-        self.composer.stop.connect(self.controller.stop)
-        self.cancel_edit.clicked.connect(self._cancel_edit)
-        self.chat.message_delegate.action.connect(self.controller.on_message_action)
-        self.chat.wants_older.connect(self.load_older)
+        self.shown.taken.connect(self.inspector.show_session)
+        sidebar.selected.connect(sessions.open)
+        sidebar.selected.connect(lambda _id: self.narrow.fold())
+        sidebar.search_changed.connect(self.chat.search_changed)
+        sidebar.new_requested.connect(self.new_session)
+        sidebar.search_changed.connect(sessions.refresh)
+        sidebar.rename_requested.connect(sessions.rename)
+        sidebar.delete_requested.connect(sessions.delete)
+        sidebar.undo_requested.connect(sessions.restore)
+        sidebar.export_requested.connect(sessions.export)
+        sidebar.pin_requested.connect(partial(sessions.mark, "pin"))
+        sidebar.archive_requested.connect(partial(sessions.mark, "archive"))
+        self.turns.sessions_changed.connect(sessions.refresh)
+        self.controller.chat_made.connect(sessions.show_chat)
+        self.chat_settings.chat_made.connect(lambda record: sessions.show_chat(record, focus=True))
+        self.chat_settings.manage.connect(lambda: self.open_settings(tab="assistants"))
+        self.routes.has_account.connect(self._show_page)
         self.route_bar.mode_chosen.connect(self._mode_chosen)
         self.start_page.add_account.connect(self.open_settings)
         self.start_page.use_local.connect(self._use_local)
-        self.welcome.chosen.connect(self._example_chosen)
 
-    def _example_chosen(self, prompt: str) -> None:
-        self.composer.set_text(prompt)
-        self.composer.editor.setFocus()
+    @property
+    def session_id(self) -> str | None:
+        """The chat on screen."""
+        return self.shown.session_id
 
-    def run_on_core(self, work: Any, on_done: Any = None, on_error: Any = None) -> None:
-        self.core.submit(work, on_done, on_error or self.show_error)
+    @session_id.setter
+    def session_id(self, session_id: str | None) -> None:
+        self.shown.session_id = session_id
+
+    @property
+    def snapshot(self) -> AppSnapshot:
+        """What the core last published; the only core state the window reads."""
+        return self.client.snapshot
+
+    @property
+    def chat_route(self) -> ChatRouteView | None:
+        return self.routes.view
 
     def show_error(self, error: BaseException) -> None:
-        log.error("%s: %s", type(error).__name__, error)
-        self.show_notice(str(error))
+        self.notice.show_error(error)
 
     def show_notice(self, text: str) -> None:
-        self.notice.setText(text)
-        self.notice.show()
-
-    def clear_notice(self) -> None:
-        self.notice.hide()
+        self.notice.show_text(text)
 
     def focus_composer(self) -> None:
         """Back to writing, after a dialog or a card took the focus."""
-        if self.composer.isEnabled():
-            self.composer.editor.setFocus()
+        self.composer.take_focus()
 
     # -- start-up ------------------------------------------------------------------------
 
     def start(self, last_session: str | None) -> None:
         """Fill the window from the core: accounts, sessions, and the last chat."""
-        self.refresh_routes()
+        self.routes.refresh()
         self._show_read_only()
-        self.refresh_sessions(select=last_session)
+        self.sessions.refresh(select=last_session)
 
     def apply_snapshot(self, snapshot: AppSnapshot) -> None:
         """Render what the core published: accounts, the route, settings."""
-        self.snapshot = snapshot
-        self.refresh_routes()
+        self.routes.refresh()
         self._show_read_only()
         if self.session_id is not None:  # the chat's account may be gone, its route's context changed
             self.routes.reload(self.session_id)
@@ -286,63 +252,34 @@ class MainWindow(QMainWindow):
         for widget in (self.composer, self.sidebar.new_button):
             widget.setEnabled(reason is None)
 
-    def refresh_routes(self) -> None:
-        self.routes.refresh()
-
-    @property
-    def chat_route(self) -> ChatRouteView | None:
-        return self.routes.view
+    def _show_page(self, has_account: bool) -> None:
+        """The chat, or the first start's page while there is no account to chat with."""
+        if has_account:
+            self.pages.setCurrentIndex(0)
+        else:
+            self.pages.setCurrentWidget(self.start_page)
+            self.start_page.probe(self.client)
 
     def _mode_chosen(self, mode: Mode) -> None:
         """The chat's permission mode, from its next tool call on; a chat not begun yet
         starts in it."""
         session_id = self.session_id
         if session_id is None:
-            self.pending_mode = mode
+            self.shown.pending_mode = mode
             return
-        self.run_on_core(lambda: self.app.options.set_mode(session_id, mode))
+        self.client.run_on_core(lambda app: app.options.set_mode(session_id, mode))
 
     def _use_local(self, preset: str, base_url: str, model: str) -> None:
         known = self.snapshot.transport.preset(preset)
         override = None if known is not None and known.base_url == base_url else base_url
         name = known.name if known is not None else preset
         account = Account(name=name, provider=preset, base_url=override, default_model=model)
-        self.run_on_core(lambda: self.app.accounts.save(account, None))
+        self.client.run_on_core(lambda app: app.accounts.save(account, None))
 
-    # -- sessions ------------------------------------------------------------------------
-
-    def refresh_sessions(self, query: str | None = None, select: str | None = None) -> None:
-        """Ask the core for the chat list, or a search's results. Only the newest request's
-        answer is shown: one still queued when a newer request comes is not run, one that
-        arrives after it (a query typed over) is dropped, and a chat it was to select is
-        selected by the newer one. A search is short (``host.journal_search`` bounds its work), so it
-        is left to finish rather than interrupted."""
-        text = self.sidebar.search.text() if query is None else query
-        self._listing += 1
-        asked = self._listing
-        self._select = select or self._select
-
-        def listed() -> list[tuple[SessionRecord, str]] | None:
-            # Still queued on the core when a newer request came: skip the work altogether.
-            return None if asked != self._listing else self.app.chats.search(text)
-
-        def shown(found: list[tuple[SessionRecord, str]] | None) -> None:
-            if found is None or asked != self._listing:
-                return
-            chosen, self._select = self._select, None
-            self.sidebar.show_sessions(found, chosen or self.session_id)
-            if chosen and any(record.id == chosen for record, _ in found) and chosen != self.session_id:
-                self.open_session(chosen)
-
-        self.run_on_core(listed, shown)
+    # -- chats ---------------------------------------------------------------------------
 
     def new_session(self) -> None:
-        def created(record: SessionRecord) -> None:
-            self.sidebar.search.clear()
-            self.refresh_sessions(query="", select=record.id)
-            self.composer.editor.setFocus()
-
-        self.run_on_core(self.app.chats.new, created)
+        self.sessions.new()
 
     def compact_chat(self) -> None:
         """Summarise the chat's earlier messages now, with an optional focus for the summary."""
@@ -350,14 +287,14 @@ class MainWindow(QMainWindow):
         if session_id is None or self.pages.currentWidget() is self.start_page:
             self.statusBar().showMessage("Open a chat to compact it.", 5000)
             return
-        if session_id in self.controller.busy:
+        if session_id in self.turns.busy:
             self.statusBar().showMessage("The chat is answering; compact it when the reply is done.", 5000)
             return
         focus, ok = self.ask_compaction_focus()
         self.focus_composer()
         if ok:
-            self.clear_notice()
-            self.controller.compact(session_id, focus.strip() or None)
+            self.notice.hide()
+            self.turns.compact(session_id, focus.strip() or None)
 
     def ask_compaction_focus(self) -> tuple[str, bool]:
         """The focus note for Compact chat, and whether the person went ahead."""
@@ -369,146 +306,27 @@ class MainWindow(QMainWindow):
         ok = dialog.exec() == QInputDialog.DialogCode.Accepted
         return dialog.textValue(), ok
 
-    def open_session(self, session_id: str) -> None:
-        if session_id == self.session_id:
-            return
-        self.controller.end_edit(keep_text=True)  # the edit ends with the chat; what was typed stays
-        self.session_id = session_id
-        self._older = None
-        self.clear_notice()
-        self.controller.end_retrying()
-        self.routes.view = None  # the chat's own route arrives with its rows; the last one is not its
-        self.inspector.show_session(session_id)
-
-        def loaded(opened: OpenedChat) -> None:
-            if self.session_id != session_id:
-                return
-            self.routes.show(session_id, opened.route)
-            if opened.busy:  # answering in another window
-                self.controller.busy.add(session_id)
-            self.route_bar.show_mode(opened.mode)
-            self.controller.show_session(session_id, list(opened.page.rows), opened.versions)
-            show_search_match(self.chat, self.sidebar.search.text())
-            self.controller.show_usage(opened.usage)
-            self.controller.show_fill(opened.fill)
-            self.approvals.show_parked(session_id, opened.parked)
-            log.info("session opened (%d rows shown)", len(opened.page.rows))
-
-        self.run_on_core(lambda: self.app.chats.open(session_id, limit=PAGE), loaded)
-
-    def load_older(self) -> None:
-        """Put the page of messages before the first shown in front of it: read on the core
-        thread, measured between frames, then laid out once with their real sizes, so that
-        scrolling into them lays nothing out again."""
-        model = self.chat.model_rows()
-        first = next((m.seq for m in model.messages if m.seq is not None), None)
-        if self._older is not None or first is None or self.session_id is None:
-            return
-        if self._oldest_shown == (self.session_id, first):
-            return
-        session_id = self.session_id
-        self._older = token = object()  # this fetch; opening another chat forgets it
-
-        def older() -> tuple[list[DisplayMessage], bool]:  # on the core thread: reading rows is not the GUI's work
-            page = self.app.chats.page(session_id, before_seq=first, limit=PAGE)
-            messages = [m for m in (DisplayMessage.from_row(r) for r in page.rows) if m is not None]
-            return messages, page.first
-
-        def fetched(result: tuple[list[DisplayMessage], bool]) -> None:
-            messages, oldest = result
-            if self._older is not token:
-                return
-            if oldest:
-                first_now = messages[0].seq if messages and messages[0].seq is not None else first
-                self._oldest_shown = (session_id, first_now)
-            if not messages:
-                self._older = None
-                return
-            self.controller.versions.mark(messages)
-            # The messages that come into view first are measured first.
-            self.chat.message_delegate.later.measure(
-                messages[::-1], lambda completed, _changed: measured(messages, completed)
-            )
-
-        def measured(messages: list[DisplayMessage], completed: bool) -> None:
-            if self._older is not token:
-                return
-            self._older = None
-            still = next((m.seq for m in model.messages if m.seq is not None), None)
-            if not completed or self.session_id != session_id or still != first:
-                return  # the chat was shown afresh meanwhile (a version switched): fetched again when needed
-            bar = self.chat.verticalScrollBar()
-            from_bottom = bar.maximum() - bar.value()
-            model.prepend(messages)
-            self.chat.doItemsLayout()
-            self.chat.message_delegate.laid_out()
-            bar.setValue(bar.maximum() - from_bottom)
-
-        self.run_on_core(older, fetched)
-
-    def rename_session(self, session_id: str, title: str) -> None:
-        def renamed(_result: object) -> None:
-            self.refresh_sessions()
-            self.focus_composer()
-
-        self.run_on_core(lambda: self.app.chats.rename(session_id, title), renamed)
-
-    def delete_session(self, session_id: str) -> None:
-        title = self.sidebar.title_of(session_id)
-
-        def deleted(_result: object) -> None:
-            self.sidebar.show_undo(session_id, title)
-            if self.session_id == session_id:
-                self.controller.end_edit()
-                self.session_id = None
-                self.chat.model_rows().reset([])
-                self.controller.reset_status()
-                self.routes.forget()
-            self.refresh_sessions()
-
-        self.run_on_core(lambda: self.app.chats.delete(session_id), deleted)
-
-    def restore_session(self, session_id: str) -> None:
-        self.run_on_core(
-            lambda: self.app.chats.restore(session_id), lambda _r: self.refresh_sessions(select=session_id)
-        )
-
-    def mark_session(self, mark: str, session_id: str, on: bool) -> None:
-        """Pin (``mark`` "pin") or archive the chat, or undo that (``on`` false)."""
-        mark_it = self.app.chats.pin if mark == "pin" else self.app.chats.archive
-        self.run_on_core(lambda: mark_it(session_id, on), lambda _r: self.refresh_sessions())
-
-    def export_session(self, session_id: str, kind: str) -> None:
-        suffix = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
-        title = self.sidebar.title_of(session_id)
-        suggested = str(export_folder() / f"{file_name(title)}.{kind}")
-        path, _ = QFileDialog.getSaveFileName(self, "Export chat", suggested, suffix)
-        self.focus_composer()
-        if path:
-            self.run_on_core(lambda: self.app.chats.export(session_id, Path(path)))
-
     # -- window --------------------------------------------------------------------------
 
-    def open_settings(self, preset: str | None = None) -> None:
-        """The Settings dialog, on a new account of ``preset`` when one is given."""
+    def open_settings(self, preset: str | None = None, *, tab: str = "accounts") -> None:
+        """The Settings dialog on ``tab``, on a new account of ``preset`` when one is given."""
 
         def show(_reloaded: object) -> None:
-            dialog = SettingsDialog(self, preset=preset)
+            dialog = SettingsDialog(self, self.client, self.shown, tab=tab, preset=preset)
+            dialog.theme_chosen.connect(self.theme_requested)
+            dialog.text_size_chosen.connect(self.text_size_requested)
             dialog.finished.connect(self.focus_composer)
             dialog.open()
             self.settings_dialog = dialog
 
         # Opened on settings read afresh: the command line may have changed them meanwhile.
-        self.run_on_core(self.app.preferences.reload, show)
+        self.client.run_on_core(lambda app: app.preferences.reload(), show)
 
     def zoom(self, step: int) -> None:
         """Text one point larger (1) or smaller (-1), or back to the default (0)."""
         size = QApplication.font().pointSize() + step if step else 0
         if step == 0 or TEXT_SIZES[0] <= size <= TEXT_SIZES[-1]:
             self.text_size_requested.emit(size)
-
-    def set_theme(self, theme: str) -> None:
-        self.theme_requested.emit(theme)
 
     def _focus_search(self) -> None:
         self.narrow.reveal()
@@ -528,6 +346,6 @@ class MainWindow(QMainWindow):
         return bytes(self.saveGeometry().toBase64().data()).decode("ascii")
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.controller.stop_all()
+        self.turns.stop_all()
         self.closed.emit()
         super().closeEvent(event)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+import traceback
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QIcon
@@ -21,6 +22,7 @@ from desktop.app import (
     SettingsError,
     open_cairn,
 )
+from ui.bridge.core_client import CoreClient, Published
 from ui.bridge.core_thread import CoreThread
 from ui.widgets.theme import apply_text_size, apply_theme
 from ui.window.heap import HeapKeeper
@@ -41,7 +43,9 @@ INTERPRETER_SWITCH_SECONDS = 0.001
 
 
 class Shell(QObject):
-    """The running application: one core, one app, any number of windows onto them."""
+    """The running application: one core, one app, any number of windows onto them. It holds
+    the app only to build each window's core client and to close it; what it reads of the core
+    is the snapshot the core publishes."""
 
     def __init__(
         self,
@@ -49,13 +53,15 @@ class Shell(QObject):
         app: CairnApp,
         core: CoreThread,
         snapshot: AppSnapshot,
+        paths: CairnPaths,
         *,
         local_ports: dict[str, int] | None = None,
     ) -> None:
         super().__init__()
         self.local_ports = dict(LOCAL_PORTS if local_ports is None else local_ports)
-        self.qt, self.app, self.core = qt, app, core
-        self.snapshot = snapshot
+        self.qt, self.app, self.core, self.paths = qt, app, core, paths
+        self.published = Published(snapshot)
+        self.client = CoreClient(core, app, self.published, _logged)
         self.windows: list[MainWindow] = []
         self.dark = apply_theme(qt, snapshot.theme)
         self.text_size = apply_text_size(qt, snapshot.text_size)
@@ -64,14 +70,18 @@ class Shell(QObject):
         self.heap = HeapKeeper(self)
         sys.setswitchinterval(INTERPRETER_SWITCH_SECONDS)
 
+    @property
+    def snapshot(self) -> AppSnapshot:
+        return self.published.snapshot
+
     def _reported(self, item: object) -> None:
         if isinstance(item, AppSnapshot):
-            self.snapshot = item
+            self.published.snapshot = item
             for window in self.windows:
                 window.apply_snapshot(item)
 
     def open_window(self, state: WindowState | None = None) -> MainWindow:
-        window = MainWindow(self.core, self.app, self.snapshot)
+        window = MainWindow(self.core, self.client, self.paths)
         window.start_page.ports = dict(self.local_ports)
         window.chat.message_delegate.dark = self.dark
         window.new_window_requested.connect(self.open_window)
@@ -96,7 +106,7 @@ class Shell(QObject):
             window.chat.message_delegate.dark = self.dark
             window.chat.message_delegate.clear()
             window.chat.viewport().update()
-        self.core.submit(lambda: self.app.preferences.save_appearance(theme))
+        self.client.run_on_core(lambda app: app.preferences.save_appearance(theme))
 
     def set_text_size(self, points: int) -> None:
         """Every window's text at ``points`` (0: Cairn's default), kept in settings."""
@@ -106,7 +116,7 @@ class Shell(QObject):
             window.chat.scheduleDelayedItemsLayout()
             window.chat.viewport().update()
         size = None if not points else self.text_size
-        self.core.submit(lambda: self.app.preferences.save_text_size(size))
+        self.client.run_on_core(lambda app: app.preferences.save_text_size(size))
 
     def _closed(self, window: MainWindow) -> None:
         text = WindowState(
@@ -114,7 +124,7 @@ class Shell(QObject):
             last_session=window.session_id,
             inspector_visible=window.inspector.isVisible(),
         ).text()
-        self.core.submit(lambda: self.app.preferences.save_window_state(text))  # the core writes files
+        self.client.run_on_core(lambda app: app.preferences.save_window_state(text))  # the core writes files
         if window in self.windows:
             self.windows.remove(window)
 
@@ -167,7 +177,7 @@ def run(paths: CairnPaths) -> int:
 
         def ready(opening: tuple[AppSnapshot, str | None]) -> None:
             snapshot, remembered = opening
-            shell = Shell(qt, app, core, snapshot)
+            shell = Shell(qt, app, core, snapshot, paths)
             shells.append(shell)
             window = shell.open_window(WindowState.parse(remembered))
             page = "start page" if window.pages.currentWidget() is window.start_page else "chat"
@@ -211,3 +221,7 @@ def _quit_on_signals(qt: QApplication) -> None:
     timer = QTimer(qt)
     timer.timeout.connect(lambda: None)
     timer.start(250)
+
+
+def _logged(error: BaseException) -> None:
+    log.error("core work failed: %s", "".join(traceback.format_exception(error)))

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
-if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
-
 from desktop.app import LOCAL_PORTS, LocalServer
+from ui.bridge.core_client import CoreClient
 
 __all__ = ["StartPage"]
 
@@ -75,12 +71,13 @@ class StartPage(QWidget):
         outer.addWidget(scroll)
         self.found: list[LocalServer] = []
 
-    def probe(self, window: MainWindow) -> None:
+    def probe(self, core: CoreClient) -> None:
+        """Ask the core which local servers answer on ``ports``, and show them."""
         ports = dict(self.ports)
         if not ports:
             self.show_found([])
             return
-        window.run_on_core(lambda: window.app.models.probe_local(ports), self.show_found)
+        core.run_on_core(lambda app: app.models.probe_local(ports), self.show_found)
 
     def show_found(self, servers: list[LocalServer]) -> None:
         self.found = servers

@@ -1,15 +1,68 @@
-"""What an import from Claude Desktop would add, shown before anything is saved."""
+"""Importing MCP servers from Claude Desktop: the file chosen, what importing it would add
+(shown before anything is saved), and the import once the person says so."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
+from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFileDialog, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from desktop.app import ImportPlan, printable
+from desktop.app import ImportPlan, McpServerSetting, claude_config_path, printable
+from ui.bridge.core_client import CoreClient
+from ui.bridge.core_thread import Failed
 
-__all__ = ["ImportPreview"]
+__all__ = ["ClaudeImport", "ImportPreview"]
+
+
+class ClaudeImport(QObject):
+    """The steps of an import over ``tab``: it says how they go with ``say``, and ``imported``
+    hears the name of the first server imported (``None``: none)."""
+
+    def __init__(
+        self,
+        core: CoreClient,
+        tab: QWidget,
+        *,
+        say: Callable[[str], None],
+        failed: Failed,
+        imported: Callable[[str | None], None],
+    ) -> None:
+        super().__init__(tab)
+        self.core, self.tab, self.say, self.failed, self.imported = core, tab, say, failed, imported
+        self.preview: ImportPreview | None = None  # open now, or last opened
+
+    def choose(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self.tab, "Claude Desktop configuration", str(claude_config_path().parent), "JSON (*.json);;All files (*)"
+        )
+        if path:
+            self.start(Path(path))
+
+    def start(self, path: Path | None) -> None:
+        """Show what importing ``path`` (default: Claude Desktop's own file) would add; save
+        only if the person says so."""
+        self.say("Reading the file…")
+        self.core.run_on_core(lambda app: app.mcp.import_preview(path), self._preview, self.failed)
+
+    def _preview(self, plan: ImportPlan) -> None:
+        self.say("")
+        dialog = ImportPreview(self.tab, plan)
+        dialog.accepted.connect(lambda: self._import(plan))
+        dialog.rejected.connect(lambda: self.say("Nothing was imported."))
+        self.preview = dialog
+        dialog.open()
+
+    def _import(self, plan: ImportPlan) -> None:
+        def done(servers: list[McpServerSetting]) -> None:
+            names = ", ".join(s.name for s in servers)
+            self.say(f"Imported {len(servers)} server{'' if len(servers) == 1 else 's'}: {names}.")
+            self.imported(servers[0].name if servers else None)
+
+        self.say("Importing…")
+        self.core.run_on_core(lambda app: app.mcp.import_servers(plan), done, self.failed)
 
 
 class ImportPreview(QDialog):
