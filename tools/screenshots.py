@@ -457,7 +457,7 @@ def chat_settings_shots(run: Any, out: Path) -> None:
     actions.dialog.reject()
 
     window.settings_dialog = None
-    actions.manage()
+    actions.manage_requested.emit()
     wait_for(lambda: window.settings_dialog is not None)
     dialog = window.settings_dialog
     wait_for(lambda: dialog.assistants.list.count() == 2)

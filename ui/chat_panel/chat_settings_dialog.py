@@ -148,11 +148,11 @@ class ChatSettingsDialog(QDialog):
 
 class ChatSettingsActions(QObject):
     """The Chat menu's "Chat settings…" and "New chat from assistant", and the route bar's
-    button. ``chat_made`` carries a chat made here for the chat list to show; ``manage``
+    button. ``chat_made`` carries a chat made here for the chat list to show; ``manage_requested``
     asks for Settings on its Assistants tab."""
 
     chat_made = Signal(object)  # SessionRecord
-    manage = Signal()
+    manage_requested = Signal()
 
     def __init__(
         self,
@@ -188,7 +188,7 @@ class ChatSettingsActions(QObject):
         if not assistants:
             self.assistants.addAction("No assistants yet").setEnabled(False)
         self.assistants.addSeparator()
-        self.assistants.addAction("Manage assistants…", self.manage.emit)
+        self.assistants.addAction("Manage assistants…", self.manage_requested.emit)
 
     def open(self) -> None:
         """The chat's settings; a chat not begun yet is created first, so they have a home."""

@@ -7,7 +7,6 @@ write happens on the core thread; results come back as queued callbacks.
 
 from __future__ import annotations
 
-import logging
 from functools import partial
 
 from PySide6.QtCore import QByteArray, Qt, Signal
@@ -43,7 +42,6 @@ from ui.window.window_state import fit_to_screen
 
 __all__ = ["COMPACT_PROMPT", "MainWindow"]
 
-log = logging.getLogger(__name__)
 COMPACT_PROMPT = (
     "Cairn will summarise the earlier messages of this chat to free its context; they stay\n"
     "on screen above the summary. What should the summary keep especially? (optional)"
@@ -192,7 +190,7 @@ class MainWindow(QMainWindow):
         self.turns.sessions_changed.connect(sessions.refresh)
         self.controller.chat_made.connect(sessions.show_chat)
         self.chat_settings.chat_made.connect(lambda record: sessions.show_chat(record, focus=True))
-        self.chat_settings.manage.connect(lambda: self.open_settings(tab="assistants"))
+        self.chat_settings.manage_requested.connect(lambda: self.open_settings(tab="assistants"))
         self.routes.has_account.connect(self._show_page)
         self.route_bar.mode_chosen.connect(self._mode_chosen)
         self.start_page.add_account.connect(self.open_settings)
