@@ -20,6 +20,7 @@ from ui.chat_panel.route_bar import RouteBar
 from ui.chat_panel.route_controller import RouteController
 from ui.chat_panel.shown_chat import ShownChat
 from ui.chat_panel.turn_controller import TurnController
+from ui.message_list.chat_view import ChatView
 from ui.widgets.banners import Notice
 
 __all__ = ["ChatOpener"]
@@ -36,6 +37,7 @@ class ChatOpener:
         core: CoreClient,
         shown: ShownChat,
         pages: ChatPages,
+        view: ChatView,
         *,
         edit: MessageEdit,
         notice: Notice,
@@ -46,7 +48,7 @@ class ChatOpener:
         approvals: ApprovalCards,
         search: QLineEdit,
     ) -> None:
-        self.core, self.shown, self.pages, self.edit, self.notice = core, shown, pages, edit, notice
+        self.core, self.shown, self.pages, self.view, self.edit, self.notice = core, shown, pages, view, edit, notice
         self.status, self.routes, self.route_bar = status, routes, route_bar
         self.turns, self.approvals, self.search = turns, approvals, search
 
@@ -68,7 +70,7 @@ class ChatOpener:
                 self.turns.busy.add(session_id)
             self.route_bar.show_mode(opened.mode)
             self.pages.show(session_id, list(opened.page.rows), opened.versions)
-            self.pages.view.show_search_match(self.search.text())
+            self.view.show_search_match(self.search.text())
             self.status.show_usage(opened.usage)
             self.status.show_fill(opened.fill)
             self.approvals.show_parked(session_id, opened.parked)
@@ -80,6 +82,6 @@ class ChatOpener:
         """The chat on screen was deleted: none is shown, and the route used last is."""
         self.edit.end()
         self.shown.session_id = None
-        self.pages.view.model_rows().reset([])
+        self.view.model_rows().reset([])
         self.status.reset()
         self.routes.forget()

@@ -49,7 +49,7 @@ class ChatPanel(QWidget):
         self.pages = ChatPages(core, view, composer, shown, turns=self.turns, replies=self.replies)
         self.approvals = ApprovalCards(core, shown, view, composer, turns=self.turns, notice=notice)
         self.versions = VersionSwitcher(
-            core, shown, self.pages, approvals=self.approvals, turns=self.turns, edit=self.edit, notice=notice
+            core, shown, self.pages, view, approvals=self.approvals, turns=self.turns, edit=self.edit, notice=notice
         )
         self.routes = RouteController(
             core, shown, self.route_bar, line=self.status_line, status=self.status, welcome=self.welcome, notice=notice
@@ -60,7 +60,7 @@ class ChatPanel(QWidget):
         )  # fmt: skip
         self.intake = AttachmentIntake(core, window, composer, view.message_delegate, notice)
         self.opener = ChatOpener(
-            core, shown, self.pages, edit=self.edit, notice=notice, status=self.status, routes=self.routes,
+            core, shown, self.pages, view, edit=self.edit, notice=notice, status=self.status, routes=self.routes,
             route_bar=self.route_bar, turns=self.turns, approvals=self.approvals, search=search,
         )  # fmt: skip
         self._connect()

@@ -11,6 +11,7 @@ from ui.chat_panel.chat_pages import ChatPages
 from ui.chat_panel.message_edit import MessageEdit
 from ui.chat_panel.shown_chat import ShownChat
 from ui.chat_panel.turn_controller import TurnController
+from ui.message_list.chat_view import ChatView
 from ui.widgets.banners import Notice
 
 __all__ = ["BUSY", "VersionSwitcher"]
@@ -24,13 +25,14 @@ class VersionSwitcher:
         core: CoreClient,
         shown: ShownChat,
         pages: ChatPages,
+        view: ChatView,
         *,
         approvals: ApprovalCards,
         turns: TurnController,
         edit: MessageEdit,
         notice: Notice,
     ) -> None:
-        self.core, self.shown, self.pages = core, shown, pages
+        self.core, self.shown, self.pages, self.view = core, shown, pages, view
         self.approvals, self.turns, self.edit, self.notice = approvals, turns, edit, notice
 
     def switch(self, session_id: str, key: str, step: int) -> None:
@@ -63,7 +65,7 @@ class VersionSwitcher:
         """Take what an edit (from ``row_id``) or a regeneration (after the last message of
         yours) replaces off the screen at once: it stays in the earlier version, and the chat
         reloads with the switcher when the new version is in."""
-        model = self.pages.view.model_rows()
+        model = self.view.model_rows()
         messages = model.messages
         if row_id is not None:
             start = next((i for i, m in enumerate(messages) if m.key == row_id), len(messages))

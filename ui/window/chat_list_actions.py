@@ -37,7 +37,7 @@ class ChatListActions(QObject):
     ) -> None:
         super().__init__(parent)
         self.core, self.sidebar, self.shown, self.opener, self.composer = core, sidebar, shown, opener, composer
-        self.parent_ = parent
+        self.window = parent
         self._listing = 0  # the newest chat list asked of the core; older answers are dropped
         self._select: str | None = None  # a chat to open once the newest list has it
 
@@ -117,7 +117,7 @@ class ChatListActions(QObject):
         suffix = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
         title = self.sidebar.title_of(session_id)
         suggested = str(export_folder() / f"{file_name(title)}.{kind}")
-        path, _ = QFileDialog.getSaveFileName(self.parent_, "Export chat", suggested, suffix)
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export chat", suggested, suffix)
         self.composer.take_focus()
         if path:
             self.core.run_on_core(lambda app: app.chats.export(session_id, Path(path)))
