@@ -34,7 +34,8 @@ TurnKind = Literal["send", "edit", "retry", "regenerate"]
 
 class TurnController(QObject):
     """Starts and stops turns; ``busy`` holds the chats answering, ``own`` those of them whose
-    turn this window started."""
+    turn this window started. A long reply that ends in the background draws attention to
+    ``window``."""
 
     sessions_changed = Signal()  # a turn ended: the chat list may read differently
 
