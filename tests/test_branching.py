@@ -15,7 +15,7 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.test_ui_chat import WAIT, idle, type_and_send
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 
 @pytest.fixture

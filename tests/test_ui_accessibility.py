@@ -15,7 +15,7 @@ from desktop.loopback import LoopbackProvider, Reply
 from host.paths import CairnPaths
 from tests.test_ui_chat import WAIT, idle, type_and_send
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.settings_dialog import SettingsDialog
+from ui.settings_dialog.dialog import SettingsDialog
 
 Role = QAccessible.Role
 # What a person operates: each must say what it is for.

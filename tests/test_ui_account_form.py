@@ -27,8 +27,8 @@ from tests.fake_keyring import BrokenKeyring
 from tests.test_ui_settings import SECRET, WAIT, fill, open_settings
 from tests.test_validation_text import RAW
 from tests.ui_fixtures import running_cairn
-from ui.accounts_tab import AccountsTab
-from ui.collapsible import Collapsible
+from ui.settings_dialog.accounts_tab import AccountsTab
+from ui.widgets.collapsible import Collapsible
 
 
 def click(button: QPushButton) -> None:

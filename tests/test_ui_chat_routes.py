@@ -12,7 +12,7 @@ from host.content import ChatRoute
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 
@@ -27,9 +27,7 @@ def answered(qtbot: QtBot, window: MainWindow, text: str) -> None:
     count = len(window.chat.model_rows().messages)
     window.composer.set_text(text)
     QTest.keyClick(window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(
-        lambda: len(window.chat.model_rows().messages) >= count + 2 and not window.controller.busy, timeout=WAIT
-    )
+    qtbot.waitUntil(lambda: len(window.chat.model_rows().messages) >= count + 2 and not window.turns.busy, timeout=WAIT)
 
 
 def choose_account(window: MainWindow, name: str) -> None:
@@ -39,7 +37,7 @@ def choose_account(window: MainWindow, name: str) -> None:
 
 
 def open_chat(qtbot: QtBot, window: MainWindow, session_id: str, first_text: str) -> None:
-    window.open_session(session_id)
+    window.sessions.open(session_id)
     qtbot.waitUntil(
         lambda: bool(window.chat.model_rows().messages) and window.chat.model_rows().messages[0].text == first_text,
         timeout=WAIT,

@@ -17,8 +17,8 @@ from host.transcript import TranscriptWriter
 from tests.test_ui_chat_routes import answered
 from tests.test_ui_settings import WAIT, open_settings
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.chat_settings import ChatSettingsDialog
-from ui.main_window import MainWindow
+from ui.chat_panel.chat_settings_dialog import ChatSettingsDialog
+from ui.window.main_window import MainWindow
 
 
 def open_dialog(qtbot: QtBot, window: MainWindow, *, shortcut: bool = True) -> ChatSettingsDialog:

@@ -21,8 +21,8 @@ from tests.compaction_chat import message
 from tests.test_compaction import is_summary_request
 from tests.test_ui_chat import WAIT, idle, kinds, type_and_send
 from tests.ui_fixtures import Running, running_cairn
-from ui.main_window import MainWindow
-from ui.messages import message_html
+from ui.message_list.display_message import message_html
+from ui.window.main_window import MainWindow
 
 
 @pytest.fixture
@@ -103,7 +103,7 @@ def test_compact_chat_shows_a_marker_keeps_the_messages_and_fills_the_inspector(
         session = w.session_id
         w.new_session()
         qtbot.waitUntil(lambda: w.session_id != session, timeout=WAIT)
-        w.open_session(session)
+        w.sessions.open(session)
         qtbot.waitUntil(lambda: ("summary", "complete") in kinds(w), timeout=WAIT)
         assert len(kinds(w)) == 19
 

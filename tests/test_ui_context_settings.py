@@ -14,7 +14,7 @@ from desktop.settings.store import Account, SettingsStore
 from host.paths import CairnPaths
 from tests.test_ui_settings import WAIT, open_settings
 from tests.ui_fixtures import running_cairn
-from ui.context_tab import ContextTab
+from ui.settings_dialog.context_tab import ContextTab
 
 
 def saved(paths: CairnPaths) -> dict[str, object]:

@@ -15,7 +15,7 @@ from host.paths import CairnPaths
 from tests.cache_scenario import remove_skill, write_skill
 from tests.test_ui_settings import WAIT, open_settings
 from tests.ui_fixtures import running_cairn
-from ui.skills_tab import SkillsTab
+from ui.settings_dialog.skills_tab import SkillsTab
 
 
 def names(tab: SkillsTab) -> list[str]:

@@ -18,11 +18,11 @@ from desktop.settings.store import Account, SettingsStore
 from host.journal import Journal
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
-from ui.app import Shell
-from ui.chat_list import ChatList
-from ui.core import CoreThread
-from ui.main_window import MainWindow
-from ui.window_state import WindowState
+from ui.bridge.core_thread import CoreThread
+from ui.window.chat_list import ChatList
+from ui.window.main_window import MainWindow
+from ui.window.shell import Shell
+from ui.window.window_state import WindowState
 
 
 @dataclass
@@ -59,7 +59,7 @@ def running_cairn(
     snapshot = core.submit(app.snapshot).result(timeout=10)
     core.submit(app.start).result(timeout=10)
     # No local server probing unless a test asks for it: the machine's own ports are not ours.
-    shell = Shell(qt, app, core, snapshot, local_ports={})
+    shell = Shell(qt, app, core, snapshot, paths, local_ports={})
     window = shell.open_window(state)
     try:
         yield Running(shell, window, journal, app, keyring)
