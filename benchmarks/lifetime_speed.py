@@ -31,7 +31,7 @@ from desktop.loopback import LoopbackProvider
 from host.journal import Journal
 from host.paths import CairnPaths
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -67,7 +67,7 @@ def sidebar_paint_ms(window: MainWindow) -> float:
     window.sidebar.list.chats.fill([])
     clock = QElapsedTimer()
     clock.start()
-    window.refresh_sessions(query="")
+    window.sessions.refresh(query="")
     run_until(lambda: window.sidebar.list.count() > 0)
     window.sidebar.list.viewport().repaint()
     return clock.nsecsElapsed() / 1e6
@@ -102,7 +102,7 @@ def open_ms(window: MainWindow, session_id: str) -> float:
     window.session_id = None
     clock = QElapsedTimer()
     clock.start()
-    window.open_session(session_id)
+    window.sessions.open(session_id)
     run_until(lambda: shown(window, session_id))
     window.chat.viewport().repaint()
     return clock.nsecsElapsed() / 1e6

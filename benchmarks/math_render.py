@@ -20,7 +20,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtGui import QGuiApplication
 
-from ui import math_images
+from ui.message_list import math_images
 
 FORMULAS = [
     r"x^2",

@@ -29,7 +29,7 @@ from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 REPO = Path(__file__).resolve().parents[1]
 PARAGRAPH = (
@@ -107,7 +107,7 @@ def measure_open(window: MainWindow, short: str, long: str) -> tuple[dict[str, l
             window.session_id = None
             clock = QElapsedTimer()
             clock.start()
-            window.open_session(session_id)
+            window.sessions.open(session_id)
             run_until(lambda s=session_id: shown(window, s))
             window.chat.viewport().repaint()
             timings[session_id].append(clock.nsecsElapsed() / 1e6)
@@ -131,10 +131,10 @@ def measure_stream(window: MainWindow, provider: LoopbackProvider) -> tuple[list
     heartbeat = QTimer(interval=1)
     heartbeat.timeout.connect(tick)
     window.controller.send("Tell me about cairns.")
-    run_until(lambda: bool(window.controller.streaming))
+    run_until(lambda: bool(window.replies.streaming))
     started = last[0] = time.perf_counter()
     heartbeat.start()
-    run_until(lambda: not window.controller.busy)
+    run_until(lambda: not window.turns.busy)
     heartbeat.stop()
     return sorted(gaps), time.perf_counter() - started, len(tokenize(reply))
 

@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 70
 
-    from ui.app import run  # the composition root is the one place allowed to reach Qt
+    from ui.window.shell import run  # the composition root is the one place allowed to reach Qt
 
     return run(paths)
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from PySide6.QtGui import QFont, QTextBlock, QTextDocument, QTextFragment
 
-from ui.markdown import render_markdown
+from ui.message_list.markdown import render_markdown
 
 HEADER = "<p><b>Assistant</b></p>"
 WIDTH = 480

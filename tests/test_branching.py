@@ -14,7 +14,7 @@ from host.branching import NotABranchPoint, branch_session
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import WAIT, add_loopback_account, idle, running_cairn, type_and_send
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import sys
 
 # Each with what it would cost and where it is used instead.
 KEPT_OUT = {
-    "qtawesome": "icons are drawn from its font by ui/icons.py; qtawesome and qtpy cost 150 ms",
+    "qtawesome": "icons are drawn from its font by ui/widgets/icons.py; qtawesome and qtpy cost 150 ms",
     "qtpy": "comes only with qtawesome",
     "click": "httpx's command-line client, never run by Cairn",
     "rich": "httpx's command-line client, never run by Cairn",
@@ -21,9 +21,9 @@ KEPT_OUT = {
 def test_launching_the_window_leaves_out_what_only_later_actions_need() -> None:
     code = (
         "import sys\n"
-        "import desktop.__main__, ui.app\n"
+        "import desktop.__main__, ui.window.shell\n"
         "from PySide6.QtWidgets import QApplication\n"
-        "from ui.icons import icon\n"
+        "from ui.widgets.icons import icon\n"
         "app = QApplication([])\n"
         "assert not icon('copy', '#000000').isNull()\n"
         f"print(' '.join(name for name in {sorted(KEPT_OUT)!r} if name in sys.modules))\n"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from PySide6.QtGui import QFont
 
 from tests.markdown_docs import HEADER, WIDTH, full_document, ordered_markers, shape
-from ui.live_document import LiveDocument
+from ui.message_list.live_document import LiveDocument
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
 
 from tests.markdown_docs import blocks, fragments, full_document
-from ui import math_images
-from ui.markdown import palette, render_markdown
+from ui.message_list import math_images
+from ui.message_list.markdown import palette, render_markdown
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from desktop.loopback import LoopbackProvider, Reply
 from host.paths import CairnPaths
 from tests.ui_fixtures import WAIT, add_loopback_account, idle, running_cairn, type_and_send
-from ui.settings_dialog import SettingsDialog
+from ui.settings_dialog.dialog import SettingsDialog
 
 Role = QAccessible.Role
 # What a person operates: each must say what it is for.

@@ -26,8 +26,8 @@ from host.paths import CairnPaths
 from tests.fake_keyring import BrokenKeyring
 from tests.pydantic_words import RAW
 from tests.ui_fixtures import SECRET, WAIT, fill, open_settings, running_cairn
-from ui.accounts_tab import AccountsTab
-from ui.collapsible import Collapsible
+from ui.settings_dialog.accounts_tab import AccountsTab
+from ui.widgets.collapsible import Collapsible
 
 
 def click(button: QPushButton) -> None:

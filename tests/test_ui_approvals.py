@@ -19,7 +19,7 @@ from host.paths import CairnPaths
 from host.tools import Tool, ToolOutput, ToolSpec
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import Running, add_loopback_account, running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 WRITE = ToolSpec(
@@ -65,7 +65,7 @@ def tool_results(run: Running, session_id: str) -> list[ToolResultPart]:
 
 
 def test_a_card_waits_and_enter_allows_once(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:
-    from ui.messages import message_html
+    from ui.message_list.display_message import message_html
 
     notes = Notes(tmp_path)
     with LoopbackProvider() as provider:
@@ -85,7 +85,7 @@ def test_a_card_waits_and_enter_allows_once(qtbot: QtBot, cairn_paths: CairnPath
             assert notes.writes == []
             QTest.keyClick(w.composer.editor, Qt.Key.Key_Return)  # Enter, nothing written: allow once
             qtbot.waitUntil(lambda: notes.writes == ["buy stones"], timeout=WAIT)
-            qtbot.waitUntil(lambda: w.chat.model_rows().messages[-1].kind == "assistant" and not w.controller.busy,
+            qtbot.waitUntil(lambda: w.chat.model_rows().messages[-1].kind == "assistant" and not w.turns.busy,
                             timeout=WAIT)  # fmt: skip
             assert card(w).approval.state == "approved"
             (result,) = tool_results(run, w.session_id)
@@ -102,7 +102,7 @@ def test_escape_denies(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) ->
             send(w, ASK)
             qtbot.waitUntil(lambda: card(w) is not None, timeout=WAIT)
             QTest.keyClick(w.composer.editor, Qt.Key.Key_Escape)
-            qtbot.waitUntil(lambda: card(w).approval.state == "denied" and not w.controller.busy, timeout=WAIT)
+            qtbot.waitUntil(lambda: card(w).approval.state == "denied" and not w.turns.busy, timeout=WAIT)
             qtbot.waitUntil(lambda: bool(tool_results(run, w.session_id)), timeout=WAIT)
             assert notes.writes == []
             assert tool_results(run, w.session_id)[0].content == "denied: you denied it"
@@ -123,11 +123,11 @@ def test_a_parked_call_survives_closing_and_resumes_once(qtbot: QtBot, cairn_pat
         with running_cairn(cairn_paths) as run:  # Cairn again, a new core and app
             notes.attach(run)
             w = run.window
-            w.open_session(session_id)
+            w.sessions.open(session_id)
             qtbot.waitUntil(lambda: card(w) is not None, timeout=WAIT)
             assert card(w).approval.state == "waiting"
             w.controller.on_message_action(card(w).key, "approve/once")
-            qtbot.waitUntil(lambda: len(provider.requests) == 2 and not w.controller.busy, timeout=WAIT)
+            qtbot.waitUntil(lambda: len(provider.requests) == 2 and not w.turns.busy, timeout=WAIT)
             assert notes.writes == ["buy stones"]  # one execution
             assert len(tool_results(run, session_id)) == 1  # one result row
             first, second = provider.requests
@@ -144,7 +144,7 @@ def test_a_new_message_supersedes_a_waiting_card(qtbot: QtBot, cairn_paths: Cair
             send(w, ASK)
             qtbot.waitUntil(lambda: card(w) is not None, timeout=WAIT)
             send(w, "Never mind, tell me a joke.")
-            qtbot.waitUntil(lambda: len(provider.requests) == 2 and not w.controller.busy, timeout=WAIT)
+            qtbot.waitUntil(lambda: len(provider.requests) == 2 and not w.turns.busy, timeout=WAIT)
             assert notes.writes == []
             (result,) = tool_results(run, w.session_id)
             assert result.content == "denied: superseded by a new message"
@@ -162,7 +162,7 @@ def test_the_mode_selector_makes_a_chat_read_only(qtbot: QtBot, cairn_paths: Cai
             mode.setCurrentIndex(mode.findData("read_only"))
             mode.activated.emit(mode.currentIndex())
             send(w, ASK)
-            qtbot.waitUntil(lambda: len(provider.requests) == 2 and not w.controller.busy, timeout=WAIT)
+            qtbot.waitUntil(lambda: len(provider.requests) == 2 and not w.turns.busy, timeout=WAIT)
             assert card(w) is None
             assert notes.writes == []
             (result,) = tool_results(run, w.session_id)
@@ -173,7 +173,7 @@ def test_the_mode_selector_makes_a_chat_read_only(qtbot: QtBot, cairn_paths: Cai
             session_id = w.session_id
             w.new_session()
             qtbot.waitUntil(lambda: w.session_id != session_id, timeout=WAIT)
-            w.open_session(session_id)
+            w.sessions.open(session_id)
             qtbot.waitUntil(lambda: mode.currentData() == "read_only", timeout=WAIT)
 
 
@@ -191,7 +191,7 @@ def test_settings_list_and_revoke_answers(qtbot: QtBot, cairn_paths: CairnPaths,
             send(w, ASK)
             qtbot.waitUntil(lambda: card(w) is not None, timeout=WAIT)
             w.controller.on_message_action(card(w).key, "approve/always")
-            qtbot.waitUntil(lambda: notes.writes == ["buy stones"] and not w.controller.busy, timeout=WAIT)
+            qtbot.waitUntil(lambda: notes.writes == ["buy stones"] and not w.turns.busy, timeout=WAIT)
             settings_file = cairn_paths.config_dir / "settings.json"
             (grant,) = json.loads(settings_file.read_text())["tool_grants"]
             assert (grant["tool"], grant["allow"]) == ("write_note", True)
@@ -220,7 +220,7 @@ def test_the_inspector_shows_each_calls_decision(qtbot: QtBot, cairn_paths: Cair
             send(w, ASK)
             qtbot.waitUntil(lambda: card(w) is not None, timeout=WAIT)
             QTest.keyClick(w.composer.editor, Qt.Key.Key_Return)
-            qtbot.waitUntil(lambda: w.inspector.list.count() == 2 and not w.controller.busy, timeout=WAIT)
+            qtbot.waitUntil(lambda: w.inspector.list.count() == 2 and not w.turns.busy, timeout=WAIT)
             w.inspector.list.setCurrentRow(0)
             details = w.inspector.details.toPlainText()
             assert "Tool calls it made:" in details

@@ -21,8 +21,8 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.attachment_fixtures import png
 from tests.ui_fixtures import running_cairn
-from ui.main_window import MainWindow
-from ui.messages import message_html
+from ui.message_list.display_message import message_html
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 
@@ -64,7 +64,7 @@ def send_with_enter(window: MainWindow, text: str = "") -> None:
 
 
 def idle(window: MainWindow) -> bool:
-    return not window.controller.busy and window.composer.button.text() == "Send"
+    return not window.turns.busy and window.composer.button.text() == "Send"
 
 
 def test_the_paperclip_a_drop_and_a_paste_attach_and_an_image_reaches_a_model_that_takes_images(
@@ -203,7 +203,7 @@ def test_a_chat_whose_stored_image_is_gone_still_opens(
     assert session_id is not None
     with running_cairn(cairn_paths) as run:  # a new start: nothing cached
         w = run.window
-        w.open_session(session_id)
+        w.sessions.open(session_id)
         qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 2, timeout=WAIT)
         w.chat.grab()  # painting asks for the thumbnail
         qtbot.waitUntil(lambda: w.composer.thumbnails.known(part.sha256 or ""), timeout=WAIT)

@@ -13,8 +13,8 @@ from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import WAIT, add_loopback_account, idle, kinds, running_cairn, type_and_send
-from ui.chat_view import MESSAGE_ROLE
-from ui.main_window import MainWindow
+from ui.message_list.message_model import MESSAGE_ROLE
+from ui.window.main_window import MainWindow
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_escape_stops_a_reply_and_keeps_what_arrived(
         qtbot.waitUntil(
             lambda: any(m.status == "streaming" and m.text for m in w.chat.model_rows().messages), timeout=WAIT
         )
-        shown = w.controller.streaming[w.session_id].text
+        shown = w.replies.streaming[w.session_id].text
         QTest.keyClick(w.composer.editor, Qt.Key.Key_Escape)
         qtbot.waitUntil(lambda: idle(w), timeout=WAIT)
         assert kinds(w) == [("user", "complete"), ("assistant", "interrupted")]
@@ -146,10 +146,10 @@ def test_edit_and_regenerate(qtbot: QtBot, cairn_paths: CairnPaths, provider: Lo
         QTest.keyClick(w.composer.editor, Qt.Key.Key_Return)
         # The edited message and its answer leave the screen at once; the new version comes in.
         qtbot.waitUntil(lambda: texts(w)[-1:] == ["after the edit"] and idle(w), timeout=WAIT)
-        w.open_session(w.session_id)  # no-op when it is already shown; reopen from the journal:
+        w.sessions.open(w.session_id)  # no-op when it is already shown; reopen from the journal:
         session = w.session_id
         w.session_id = None
-        w.open_session(session)
+        w.sessions.open(session)
         qtbot.waitUntil(
             lambda: [m.text for m in w.chat.model_rows().messages] == ["edited question", "after the edit"],
             timeout=WAIT,
@@ -188,7 +188,7 @@ def test_closing_while_streaming_loses_nothing(
             lambda: any(m.status == "streaming" and m.text for m in w.chat.model_rows().messages), timeout=WAIT
         )
         session_id = w.session_id
-        shown = w.controller.streaming[session_id].text
+        shown = w.replies.streaming[session_id].text
         w.close()
         run.shell.shut_down()
         rows = [r for r in TranscriptWriter(run.journal).rows(session_id) if r.role != "system"]
@@ -259,13 +259,13 @@ def test_an_edit_belongs_to_its_chat(qtbot: QtBot, cairn_paths: CairnPaths, prov
         qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 2 and idle(w), timeout=WAIT)
         chat_b = w.session_id
 
-        w.open_session(chat_a)
+        w.sessions.open(chat_a)
         qtbot.waitUntil(lambda: w.chat.model_rows().messages[0].text == "question in A", timeout=WAIT)
         w.controller.on_message_action(w.chat.model_rows().messages[0].key, "edit")
         assert w.edit_banner.isVisible()
         assert w.composer.text() == "question in A"
 
-        w.open_session(chat_b)  # the edit ends with the chat
+        w.sessions.open(chat_b)  # the edit ends with the chat
         qtbot.waitUntil(lambda: w.chat.model_rows().messages[0].text == "question in B", timeout=WAIT)
         assert not w.edit_banner.isVisible()
         assert w.composer.text() == "question in A"  # what was typed stays, as a plain draft
@@ -291,7 +291,7 @@ def test_a_reply_cut_off_at_the_length_limit_says_so_and_continues(
     qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
 ) -> None:
     from desktop.app.message_checks import CONTINUE
-    from ui.messages import message_actions, message_html
+    from ui.message_list.display_message import message_actions, message_html
 
     add_loopback_account(cairn_paths, provider)
     provider.script(Reply(text="The first half of a long", finish_reason="length"), Reply(text="answer."))
@@ -328,10 +328,10 @@ def test_a_local_server_without_streamed_usage_says_usage_not_reported(qtbot: Qt
             w.inspector.show()
             type_and_send(qtbot, w, "one")
             # While the model reads the prompt, the reply says so.
-            from ui.messages import message_html
+            from ui.message_list.display_message import message_html
 
             def reading() -> bool:
-                stream = w.controller.streaming.get(w.session_id or "")
+                stream = w.replies.streaming.get(w.session_id or "")
                 if stream is None or stream.waited is None:
                     return False
                 html, _ = message_html(stream, dark=False, last_user=False, last_answer=True)

@@ -15,9 +15,9 @@ from pytestqt.qtbot import QtBot
 from host.journal import Journal, SessionRecord
 from host.paths import CairnPaths
 from tests.ui_fixtures import rename_in_place, running_cairn
-from ui.chat_groups import day_group, group_chats
-from ui.chat_list import ARCHIVED_ROLE, HEADER_ROLE, ID_ROLE, PINNED_ROLE, ChatList
-from ui.main_window import MainWindow
+from ui.window.chat_groups import day_group, group_chats
+from ui.window.chat_list import ARCHIVED_ROLE, HEADER_ROLE, ID_ROLE, PINNED_ROLE, ChatList
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 # 09:30 on 12 March in a zone five hours ahead of UTC.
@@ -96,7 +96,7 @@ def shown(window: MainWindow) -> list[str]:
 
 def show_grouped(window: MainWindow, qtbot: QtBot) -> None:
     window.sidebar.list.now = lambda: NOW
-    window.refresh_sessions()
+    window.sessions.refresh()
     qtbot.waitUntil(lambda: "[Pinned]" in shown(window), timeout=WAIT)
 
 

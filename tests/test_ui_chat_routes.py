@@ -10,7 +10,7 @@ from host.content import ChatRoute
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, answered, running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 
@@ -28,7 +28,7 @@ def choose_account(window: MainWindow, name: str) -> None:
 
 
 def open_chat(qtbot: QtBot, window: MainWindow, session_id: str, first_text: str) -> None:
-    window.open_session(session_id)
+    window.sessions.open(session_id)
     qtbot.waitUntil(
         lambda: bool(window.chat.model_rows().messages) and window.chat.model_rows().messages[0].text == first_text,
         timeout=WAIT,

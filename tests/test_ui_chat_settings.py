@@ -15,8 +15,8 @@ from host.content import ChatSettings
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import WAIT, add_loopback_account, answered, open_settings, running_cairn
-from ui.chat_settings import ChatSettingsDialog
-from ui.main_window import MainWindow
+from ui.chat_panel.chat_settings_dialog import ChatSettingsDialog
+from ui.window.main_window import MainWindow
 
 
 def open_dialog(qtbot: QtBot, window: MainWindow, *, shortcut: bool = True) -> ChatSettingsDialog:

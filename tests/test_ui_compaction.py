@@ -20,8 +20,8 @@ from host.transcript import TranscriptWriter
 from tests.compaction_chat import message
 from tests.recorded_requests import is_summary_request
 from tests.ui_fixtures import WAIT, Running, idle, kinds, running_cairn, type_and_send
-from ui.main_window import MainWindow
-from ui.messages import message_html
+from ui.message_list.display_message import message_html
+from ui.window.main_window import MainWindow
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_compact_chat_shows_a_marker_keeps_the_messages_and_fills_the_inspector(
         session = w.session_id
         w.new_session()
         qtbot.waitUntil(lambda: w.session_id != session, timeout=WAIT)
-        w.open_session(session)
+        w.sessions.open(session)
         qtbot.waitUntil(lambda: ("summary", "complete") in kinds(w), timeout=WAIT)
         assert len(kinds(w)) == 19
 

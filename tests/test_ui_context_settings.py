@@ -13,7 +13,7 @@ from desktop.loopback import LoopbackProvider
 from desktop.settings.store import Account, SettingsStore
 from host.paths import CairnPaths
 from tests.ui_fixtures import WAIT, open_settings, running_cairn
-from ui.context_tab import ContextTab
+from ui.settings_dialog.context_tab import ContextTab
 
 
 def saved(paths: CairnPaths) -> dict[str, object]:

@@ -16,9 +16,9 @@ from desktop.loopback import LoopbackProvider, Reply
 from desktop.settings.store import SettingsError, SettingsStore
 from host.paths import CairnPaths
 from tests.ui_fixtures import WAIT, add_loopback_account, idle, running_cairn, type_and_send
-from ui.main_window import MainWindow
-from ui.messages import shown_time
-from ui.theme import Tokens
+from ui.message_list.display_message import shown_time
+from ui.widgets.theme import Tokens
+from ui.window.main_window import MainWindow
 
 
 @pytest.fixture
@@ -211,7 +211,7 @@ def test_the_keyboard_reaches_a_message_s_actions_through_its_menu(
 def test_the_text_size_is_a_setting_in_appearance(
     qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
 ) -> None:
-    from ui.settings_dialog import SettingsDialog
+    from ui.settings_dialog.dialog import SettingsDialog
 
     add_loopback_account(cairn_paths, provider)
     store = SettingsStore(cairn_paths.config_dir / "settings.json")

@@ -19,10 +19,10 @@ from desktop.settings.store import SettingsStore
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.help_dialogs import DataFolders, Shortcuts
-from ui.main_window import MainWindow
-from ui.notify import LONG_REPLY_SECONDS, ReplyNotifier, should_notify
-from ui.settings_dialog import SettingsDialog
+from ui.chat_panel.reply_notifier import LONG_REPLY_SECONDS, ReplyNotifier, should_notify
+from ui.settings_dialog.dialog import SettingsDialog
+from ui.window.help_dialogs import DataFolders, Shortcuts
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 
@@ -46,7 +46,7 @@ def send(qtbot: QtBot, window: MainWindow, text: str) -> None:
 
 def idle(window: MainWindow) -> bool:
     messages = window.chat.model_rows().messages
-    return not window.controller.busy and bool(messages) and messages[-1].kind == "assistant"
+    return not window.turns.busy and bool(messages) and messages[-1].kind == "assistant"
 
 
 # -- Quit ------------------------------------------------------------------------------
@@ -201,16 +201,16 @@ def test_the_window_announces_a_long_reply_only_while_cairn_is_in_the_background
         # however fast the loopback is.
         ticks = itertools.count(0, 15)
         active = [False]
-        w.controller.notifier.clock = lambda: float(next(ticks))
-        w.controller.notifier.active = lambda: active[0]
+        w.turns.notifier.clock = lambda: float(next(ticks))
+        w.turns.notifier.active = lambda: active[0]
 
-        with qtbot.waitSignal(w.controller.notifier.notified, timeout=WAIT) as signal:
+        with qtbot.waitSignal(w.turns.notifier.notified, timeout=WAIT) as signal:
             send(qtbot, w, "Walk me through the whole trail")
         qtbot.waitUntil(lambda: idle(w), timeout=WAIT)
         assert signal.args == [w.session_id, "The answer in “Walk me through the whole trail” is ready."]
 
         active[0] = True
-        with qtbot.assertNotEmitted(w.controller.notifier.notified):
+        with qtbot.assertNotEmitted(w.turns.notifier.notified):
             send(qtbot, w, "And back?")
             # The decision is taken as the turn ends, before the window shows it idle.
             qtbot.waitUntil(lambda: idle(w) and len(w.chat.model_rows().messages) == 4, timeout=WAIT)

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtGui import QColor, QIcon, QImage
 from pytestqt.qtbot import QtBot
 
-from ui import icons
+from ui.widgets import icons
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_a_missing_or_broken_font_leaves_icons_empty_and_says_so(
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     monkeypatch.setattr(icons, "_font_folder", lambda: tmp_path)
-    with caplog.at_level(logging.WARNING, logger="ui.icons"):
+    with caplog.at_level(logging.WARNING, logger="ui.widgets.icons"):
         made = icons.icon("copy", "#000000")
     assert made.isNull()
     assert "without icons" in caplog.text

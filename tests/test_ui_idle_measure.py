@@ -11,9 +11,9 @@ from pytestqt.qtbot import QtBot
 
 from host.paths import CairnPaths
 from tests.ui_fixtures import running_cairn
-from ui.app import INTERPRETER_SWITCH_SECONDS
-from ui.idle_measure import SLICE_SECONDS, IdleMeasurer
-from ui.messages import DisplayMessage
+from ui.message_list.display_message import DisplayMessage
+from ui.message_list.idle_measure import SLICE_SECONDS, IdleMeasurer
+from ui.window.shell import INTERPRETER_SWITCH_SECONDS
 
 
 def messages(prefix: str, count: int) -> list[DisplayMessage]:
@@ -71,7 +71,7 @@ def test_the_heap_keeper_freezes_start_up_and_runs_full_collections_itself(qtbot
     import gc
     import weakref
 
-    from ui.heap import NEVER, HeapKeeper
+    from ui.window.heap import NEVER, HeapKeeper
 
     threshold = gc.get_threshold()
     keeper = HeapKeeper()

@@ -24,9 +24,9 @@ from host.paths import CairnPaths
 from tests.fake_keyring import BrokenKeyring
 from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
 from tests.ui_fixtures import Running, open_settings, running_cairn
-from ui.mcp_tab import McpTab
-from ui.mcp_values import KEPT
-from ui.settings_dialog import SettingsDialog
+from ui.settings_dialog.dialog import SettingsDialog
+from ui.settings_dialog.mcp_tab import McpTab
+from ui.settings_dialog.mcp_values import KEPT
 
 WAIT = 30_000  # a server process starting Python and the SDK, on a loaded machine
 TOKEN = "tok-7c1e9a4b2d5f8e30"
@@ -430,7 +430,7 @@ def test_an_entry_that_cannot_be_read_is_listed_with_the_reason_and_left_alone(
 def test_each_state_reads_in_plain_words(qtbot: QtBot) -> None:
     from desktop.tools.mcp_hub import ServerView
     from host.mcp import ServerState, ServerStatus, SkippedTool
-    from ui.mcp_status import status_phrase
+    from ui.settings_dialog.mcp_phrases import status_phrase
 
     lazy = McpServerSetting(name="lab", command="x")
     eager = lazy.model_copy(update={"start_at_launch": True})

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from ui.mcp_form import McpServerForm
-from ui.mcp_values import FEWEST_ROWS, MOST_ROWS
+from ui.settings_dialog.mcp_form import McpServerForm
+from ui.settings_dialog.mcp_values import FEWEST_ROWS, MOST_ROWS
 
 
 def test_the_environment_table_grows_with_its_rows_then_scrolls(qtbot: QtBot) -> None:

@@ -40,7 +40,7 @@ def long_chat_open(qtbot: QtBot, paths: CairnPaths, messages: int) -> Iterator[R
         with running_cairn(paths) as run:
             w = run.window
             w.resize(1000, 700)
-            w.open_session(session)
+            w.sessions.open(session)
             qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == min(messages, 200), timeout=WAIT)
             qtbot.waitUntil(lambda: not w.chat.message_delegate.later.busy(), timeout=WAIT)
             yield run

@@ -7,7 +7,7 @@ from pytestqt.qtbot import QtBot
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import running_cairn
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 
@@ -30,10 +30,10 @@ def test_a_query_typed_over_never_reaches_the_sidebar(qtbot: QtBot, cairn_paths:
             show(found, current),
         )  # type: ignore[method-assign]
 
-        w.refresh_sessions(query="pebble")
-        w.refresh_sessions(query="lentil")  # typed before the first answer came back
+        w.sessions.refresh(query="pebble")
+        w.sessions.refresh(query="lentil")  # typed before the first answer came back
         qtbot.waitUntil(lambda: titles(w) == ["Dinner"], timeout=WAIT)
-        w.refresh_sessions(query="")
+        w.sessions.refresh(query="")
         qtbot.waitUntil(lambda: titles(w) == ["Dinner", "Stones"], timeout=WAIT)
         assert shown == [["Dinner"], ["Dinner", "Stones"]]
 
@@ -43,7 +43,7 @@ def test_a_chat_to_select_is_selected_by_the_request_that_supersedes_it(qtbot: Q
         w = run.window
         first = run.journal.create_session("First")
         run.journal.create_session("Second")
-        w.refresh_sessions(query="", select=first.id)
-        w.refresh_sessions(query="")
+        w.sessions.refresh(query="", select=first.id)
+        w.sessions.refresh(query="")
         qtbot.waitUntil(lambda: w.session_id == first.id, timeout=WAIT)
         assert w.sidebar.current_id() == first.id

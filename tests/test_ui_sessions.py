@@ -12,10 +12,10 @@ from desktop.loopback import LoopbackProvider
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, rename_in_place, running_cairn
-from ui.chat_list import ID_ROLE
-from ui.composer import MAX_MESSAGE_CHARS
-from ui.main_window import MainWindow
-from ui.window_state import WindowState
+from ui.chat_panel.composer import MAX_MESSAGE_CHARS
+from ui.window.chat_list import ID_ROLE
+from ui.window.main_window import MainWindow
+from ui.window.window_state import WindowState
 
 WAIT = 10_000
 
@@ -36,7 +36,7 @@ def chat(qtbot: QtBot, window: MainWindow, text: str) -> None:
 
     def answered() -> bool:
         messages = window.chat.model_rows().messages
-        return not window.controller.busy and bool(messages) and messages[-1].kind != "user"
+        return not window.turns.busy and bool(messages) and messages[-1].kind != "user"
 
     qtbot.waitUntil(answered, timeout=WAIT)
 
@@ -67,7 +67,7 @@ def test_new_search_rename_and_delete_with_undo(
         qtbot.waitUntil(lambda: {s.title for s in run.journal.sessions()} == expected, timeout=WAIT)
 
         doomed = w.sidebar.list.model().index(0, 0).data(ID_ROLE)
-        w.delete_session(doomed)
+        w.sessions.delete(doomed)
         qtbot.waitUntil(lambda: w.sidebar.undo_bar.isVisible() and len(titles(w)) == 1, timeout=WAIT)
         assert "Walking to the coast" in w.sidebar.undo_label.text()
         QTest.mouseClick(w.sidebar.undo_button, Qt.MouseButton.LeftButton)
@@ -85,7 +85,7 @@ def test_a_deleted_chat_is_purged_when_cairn_closes(
         w = run.window
         chat(qtbot, w, "short-lived")
         doomed = w.session_id
-        w.delete_session(doomed)
+        w.sessions.delete(doomed)
         qtbot.waitUntil(lambda: titles(w) == [], timeout=WAIT)
         journal = run.journal
     from host.journal import Journal
@@ -107,7 +107,7 @@ def test_the_window_remembers_its_geometry_and_last_chat(
         w.new_session()
         qtbot.waitUntil(lambda: len(titles(w)) == 2, timeout=WAIT)
         chat(qtbot, w, "second chat")
-        w.open_session(first)
+        w.sessions.open(first)
         qtbot.waitUntil(
             lambda: w.chat.model_rows().messages and w.chat.model_rows().messages[0].text == "first chat", timeout=WAIT
         )
@@ -162,9 +162,9 @@ def test_a_chat_deleted_in_another_window_loses_nothing(
         chat(qtbot, first, "shared chat")
         session_id = first.session_id
         second = run.shell.open_window()
-        second.open_session(session_id)
+        second.sessions.open(session_id)
         qtbot.waitUntil(lambda: bool(second.chat.model_rows().messages), timeout=WAIT)
-        first.delete_session(session_id)
+        first.sessions.delete(session_id)
         qtbot.waitUntil(lambda: titles(first) == [], timeout=WAIT)
         second.composer.set_text("my carefully written reply")
         QTest.keyClick(second.composer.editor, Qt.Key.Key_Return)
@@ -219,7 +219,7 @@ def test_a_journal_from_a_newer_cairn_opens_read_only_with_a_banner(qtbot: QtBot
         assert not w.sidebar.new_button.isEnabled()
         # Everything stays readable: the chat list and the chat itself.
         qtbot.waitUntil(lambda: w.sidebar.list.count() == 1, timeout=10_000)
-        w.open_session(future.session)
+        w.sessions.open(future.session)
         qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 2, timeout=10_000)
         assert w.chat.model_rows().messages[1].text == "They form as lava cools."
     assert digest(cairn_paths.journal) == before

@@ -112,7 +112,7 @@ def test_the_first_start_offers_local_servers(qtbot: QtBot, cairn_paths: CairnPa
         assert w.pages.currentWidget() is w.start_page
         port = int(local.base_url.split(":")[2].split("/")[0])
         w.start_page.ports = {"ollama": port, "lmstudio": 9}  # nothing listens on port 9
-        w.start_page.probe(w)
+        w.start_page.probe(w.client)
         qtbot.waitUntil(lambda: len(w.start_page.found) == 1, timeout=WAIT)
         assert w.start_page.found[0].models == ("llama3.2:3b", "qwen3:8b")
         use = next(b for b in w.start_page.findChildren(type(w.composer.button)) if b.text() == "Use Ollama (local)")
@@ -129,7 +129,7 @@ def test_the_start_page_says_when_nothing_answers(qtbot: QtBot, cairn_paths: Cai
     with running_cairn(cairn_paths) as run:
         page = run.window.start_page
         page.ports = {"ollama": 9}
-        page.probe(run.window)
+        page.probe(run.window.client)
         qtbot.waitUntil(lambda: "No local server" in page.local_title.text(), timeout=WAIT)
 
 

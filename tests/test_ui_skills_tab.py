@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from host.paths import CairnPaths
 from tests.cache_scenario import remove_skill, write_skill
 from tests.ui_fixtures import WAIT, open_settings, running_cairn
-from ui.skills_tab import SkillsTab
+from ui.settings_dialog.skills_tab import SkillsTab
 
 
 def names(tab: SkillsTab) -> list[str]:

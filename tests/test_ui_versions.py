@@ -16,9 +16,9 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.versions import NotAVersion
 from tests.ui_fixtures import add_loopback_account, running_cairn
-from ui.banners import EARLIER, LAST
-from ui.main_window import MainWindow
-from ui.messages import DisplayMessage, message_actions
+from ui.message_list.display_message import DisplayMessage, message_actions
+from ui.widgets.banners import EARLIER, LAST
+from ui.window.main_window import MainWindow
 
 WAIT = 10_000
 
@@ -34,7 +34,7 @@ def texts(window: MainWindow) -> list[str]:
 
 
 def idle(window: MainWindow) -> bool:
-    return not window.controller.busy and window.composer.button.text() == "Send"
+    return not window.turns.busy and window.composer.button.text() == "Send"
 
 
 def send(window: MainWindow, text: str) -> None:
@@ -74,7 +74,7 @@ def reopen(qtbot: QtBot, window: MainWindow) -> None:
     session = window.session_id
     assert session is not None
     window.session_id = None
-    window.open_session(session)
+    window.sessions.open(session)
     qtbot.waitUntil(lambda: window.session_id == session and bool(texts(window)), timeout=WAIT)
 
 
@@ -151,7 +151,7 @@ def test_an_edited_earlier_message_starts_a_version_and_the_later_messages_stay_
         # The last message of yours: the banner says so.
         w.controller.on_message_action(message(w, "one, better").key, "edit")
         assert w.edit_banner.label.text() == LAST
-        w.controller.end_edit()
+        w.edit.end()
 
 
 def test_a_switch_is_refused_while_the_chat_answers(

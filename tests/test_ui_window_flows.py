@@ -19,12 +19,12 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 from tests.ui_fixtures import add_loopback_account, rename_in_place, running_cairn
-from ui.chat_list import ID_ROLE
-from ui.export_name import export_folder, file_name
-from ui.main_window import MainWindow
-from ui.messages import DisplayMessage
-from ui.theme import Tokens
-from ui.window_state import WindowState, fitted_rect
+from ui.message_list.display_message import DisplayMessage
+from ui.widgets.theme import Tokens
+from ui.window.chat_list import ID_ROLE
+from ui.window.export_name import export_folder, file_name
+from ui.window.main_window import MainWindow
+from ui.window.window_state import WindowState, fitted_rect
 
 WAIT = 10_000
 
@@ -42,7 +42,7 @@ def send(window: MainWindow, text: str) -> None:
 
 
 def idle(window: MainWindow) -> bool:
-    return not window.controller.busy and window.composer.button.text() == "Send"
+    return not window.turns.busy and window.composer.button.text() == "Send"
 
 
 def answered(qtbot: QtBot, window: MainWindow, text: str) -> None:
@@ -83,7 +83,7 @@ def test_a_successful_retry_takes_retry_off_the_earlier_error(
 
         session = w.session_id
         w.session_id = None  # reopen from the journal
-        w.open_session(session)
+        w.sessions.open(session)
         qtbot.waitUntil(lambda: any(m.kind == "error" for m in w.chat.model_rows().messages), timeout=WAIT)
         reopened = next(m for m in w.chat.model_rows().messages if m.kind == "error")
         assert "cairn:retry" not in html_of(w, reopened)
@@ -112,7 +112,7 @@ def test_deleting_the_chat_on_screen_resets_the_status_bar(
         w = run.window
         answered(qtbot, w, "to be deleted")
         qtbot.waitUntil(lambda: "Chat:" in w.usage_label.text() and w.context_label.text() != "", timeout=WAIT)
-        w.delete_session(w.session_id)
+        w.sessions.delete(w.session_id)
         qtbot.waitUntil(lambda: w.session_id is None, timeout=WAIT)
         assert w.usage_label.text() == ""
         assert w.context_label.text() == ""
@@ -167,7 +167,7 @@ def test_focus_returns_to_the_composer_after_dialogs(
             return "", ""
 
         monkeypatch.setattr(QFileDialog, "getSaveFileName", save_dialog)
-        w.export_session(w.session_id, "md")
+        w.sessions.export(w.session_id, "md")
         assert focused(w)
         assert Path(suggested[0]).name == "a chat to work with.md"
         assert Path(suggested[0]).parent == export_folder()
@@ -230,7 +230,7 @@ def test_a_saved_geometry_never_opens_larger_than_the_screen_or_off_it(
 
     add_loopback_account(cairn_paths, provider)
     with running_cairn(cairn_paths) as run:
-        big = MainWindow(run.window.core, run.window.app, run.window.snapshot)
+        big = MainWindow(run.window.core, run.shell.client, run.window.paths)
         big.setGeometry(2500, 1800, 2400, 1500)  # as saved on a bigger screen, right of this one
         geometry = big.encoded_geometry()
         big.deleteLater()
@@ -304,13 +304,13 @@ def test_a_reply_in_one_window_shows_the_chat_busy_in_the_other(
         first = run.window
         answered(qtbot, first, "shared chat")
         second = run.shell.open_window()
-        second.open_session(first.session_id)
+        second.sessions.open(first.session_id)
         qtbot.waitUntil(lambda: len(second.chat.model_rows().messages) == 2, timeout=WAIT)
         send(first, "a long one")
         qtbot.waitUntil(lambda: second.composer.button.text() == "Stop", timeout=WAIT)
         qtbot.waitUntil(lambda: last(second).status == "streaming" and bool(last(second).text), timeout=WAIT)
         third = run.shell.open_window()  # opened while the reply runs: busy from the start
-        third.open_session(first.session_id)
+        third.sessions.open(first.session_id)
         qtbot.waitUntil(
             lambda: third.session_id == first.session_id and third.composer.button.text() == "Stop", timeout=WAIT
         )
@@ -366,7 +366,7 @@ def test_sending_from_a_search_match_brings_the_new_message_into_view(
 
 
 def test_hard_breaks_keep_typed_lines_and_leave_code_and_breaks_alone() -> None:
-    from ui.messages import hard_breaks
+    from ui.message_list.display_message import hard_breaks
 
     assert hard_breaks("a\nb\n\nc") == "a  \nb\n\nc"
     assert hard_breaks("```\nx\ny\n```\nz\nw") == "```\nx\ny\n```\nz  \nw"  # a fence stays as typed

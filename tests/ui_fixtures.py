@@ -20,12 +20,12 @@ from desktop.settings.store import Account, SettingsStore
 from host.journal import Journal
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
-from ui.app import Shell
-from ui.chat_list import ChatList
-from ui.core import CoreThread
-from ui.main_window import MainWindow
-from ui.settings_dialog import SettingsDialog
-from ui.window_state import WindowState
+from ui.bridge.core_thread import CoreThread
+from ui.settings_dialog.dialog import SettingsDialog
+from ui.window.chat_list import ChatList
+from ui.window.main_window import MainWindow
+from ui.window.shell import Shell
+from ui.window.window_state import WindowState
 
 WAIT = 10_000  # ms a step in the window may take before a test gives up on it
 SECRET = "sk-ui-secret-5e1d"  # an API key the settings tests type into the account form
@@ -65,7 +65,7 @@ def running_cairn(
     snapshot = core.submit(app.snapshot).result(timeout=10)
     core.submit(app.start).result(timeout=10)
     # No local server probing unless a test asks for it: the machine's own ports are not ours.
-    shell = Shell(qt, app, core, snapshot, local_ports={})
+    shell = Shell(qt, app, core, snapshot, paths, local_ports={})
     window = shell.open_window(state)
     try:
         yield Running(shell, window, journal, app, keyring)
@@ -98,7 +98,7 @@ def kinds(window: MainWindow) -> list[tuple[str, str]]:
 
 
 def idle(window: MainWindow) -> bool:
-    return not window.controller.busy and window.composer.button.text() == "Send"
+    return not window.turns.busy and window.composer.button.text() == "Send"
 
 
 def type_and_send(qtbot: QtBot, window: MainWindow, text: str) -> None:
@@ -112,9 +112,7 @@ def answered(qtbot: QtBot, window: MainWindow, text: str) -> None:
     count = len(window.chat.model_rows().messages)
     window.composer.set_text(text)
     QTest.keyClick(window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(
-        lambda: len(window.chat.model_rows().messages) >= count + 2 and not window.controller.busy, timeout=WAIT
-    )
+    qtbot.waitUntil(lambda: len(window.chat.model_rows().messages) >= count + 2 and not window.turns.busy, timeout=WAIT)
 
 
 def open_settings(qtbot: QtBot, window: MainWindow) -> SettingsDialog:

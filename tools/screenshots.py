@@ -115,8 +115,8 @@ def shoot(out: Path) -> None:
             window.grab().save(str(out / "welcome.png"))
             for text in ("What is a cairn for?", "How do I build one, and should I?"):
                 window.controller.send(text)
-                wait_for(lambda: not window.controller.busy and bool(window.chat.model_rows().messages))
-                wait_for(lambda: not window.controller.busy)
+                wait_for(lambda: not window.turns.busy and bool(window.chat.model_rows().messages))
+                wait_for(lambda: not window.turns.busy)
             window.controller.on_message_action(window.chat.model_rows().messages[-1].key, "toggle-reasoning")
             settle()
             window.grab().save(str(out / "main-light.png"))
@@ -178,7 +178,7 @@ def version_shots(run: Any, provider: Any, out: Path) -> None:
     provider.script(Reply(text="Build it low and wide, with the heaviest stones at the bottom.\n\n" + REPLY))
     answer = window.chat.model_rows().messages[-1]
     window.controller.on_message_action(answer.key, "regenerate")
-    wait_for(lambda: not window.controller.busy and window.chat.model_rows().messages[-1].versions == (2, 2))
+    wait_for(lambda: not window.turns.busy and window.chat.model_rows().messages[-1].versions == (2, 2))
     settle()
     window.chat.jump_to_bottom()
     hover(window, window.chat.model_rows().messages[-1])
@@ -202,7 +202,7 @@ def error_shot(run: Any, provider: Any, out: Path) -> None:
     wait_for(lambda: not window.chat.model_rows().messages)
     provider.script(*[Reply(fault=Fault("server_error", status=503))] * 4)
     window.controller.send("Which cairn marks the pass?")
-    wait_for(lambda: not window.controller.busy and any(m.kind == "error" for m in window.chat.model_rows().messages))
+    wait_for(lambda: not window.turns.busy and any(m.kind == "error" for m in window.chat.model_rows().messages))
     settle()
     window.grab().save(str(out / "error.png"))
     run.shell.set_theme("dark")
@@ -222,7 +222,7 @@ def tool_shots(run: Any, out: Path) -> None:
     window.new_session()
     wait_for(lambda: not window.chat.model_rows().messages)
     window.controller.send('Read my trail notes. [[call read_file {"path": "trail.md"}]]')
-    wait_for(lambda: not window.controller.busy and len(window.chat.model_rows().messages) >= 4)
+    wait_for(lambda: not window.turns.busy and len(window.chat.model_rows().messages) >= 4)
     window.controller.send('Add the summit. [[call write_file {"path": "trail.md", "content": "# Trail\\n- Summit"}]]')
     wait_for(lambda: any(m.kind == "approval" for m in window.chat.model_rows().messages))
     settle()
@@ -232,7 +232,7 @@ def tool_shots(run: Any, out: Path) -> None:
     window.grab().save(str(out / "tools-dark.png"))
     run.shell.set_theme("light")
     window.controller.stop()  # Esc: deny, so the run ends cleanly
-    wait_for(lambda: not window.controller.busy)
+    wait_for(lambda: not window.turns.busy)
 
 
 SUMMARY = """- The person is walking a trail and asks about cairns 0 to 6 along it.
@@ -247,7 +247,7 @@ def compaction_shots(run: Any, provider: Any, out: Path) -> None:
     from PySide6.QtWidgets import QInputDialog
 
     from tests.compaction_chat import message
-    from ui.main_window import COMPACT_PROMPT
+    from ui.window.main_window import COMPACT_PROMPT
 
     window = run.window
     window.new_session()
@@ -255,7 +255,7 @@ def compaction_shots(run: Any, provider: Any, out: Path) -> None:
     for turn in range(8):
         count = len(window.chat.model_rows().messages)
         window.controller.send(message(turn))
-        wait_for(lambda c=count: not window.controller.busy and len(window.chat.model_rows().messages) >= c + 2)
+        wait_for(lambda c=count: not window.turns.busy and len(window.chat.model_rows().messages) >= c + 2)
     dialog = QInputDialog(window)
     dialog.setWindowTitle("Compact chat")
     dialog.setLabelText(COMPACT_PROMPT)
@@ -268,9 +268,9 @@ def compaction_shots(run: Any, provider: Any, out: Path) -> None:
     from desktop.loopback import Reply
 
     provider.script(Reply(text=SUMMARY))
-    window.controller.compact(window.session_id, "the heights of the cairns")
+    window.turns.compact(window.session_id, "the heights of the cairns")
     wait_for(lambda: any(m.kind == "summary" and m.status == "complete" for m in window.chat.model_rows().messages))
-    wait_for(lambda: not window.controller.busy)
+    wait_for(lambda: not window.turns.busy)
     marker = window.chat.model_rows().messages[-1]
     window.controller.on_message_action(marker.key, "toggle-summary")
     window.inspector.show()
@@ -319,13 +319,13 @@ def attachment_shots(run: Any, out: Path) -> None:
     notes.write_text("# Trail notes\n\n- Cairn at the col, 2.1 m\n- Cairn at the ford, 1.4 m\n", encoding="utf-8")
     window.new_session()
     wait_for(lambda: not window.chat.model_rows().messages)
-    window.controller.intake.attach_files([str(picture), str(notes)])
+    window.intake.attach_files([str(picture), str(notes)])
     wait_for(lambda: len(window.composer.attachments()) == 2)
     window.composer.set_text("Which cairn is this, according to my notes?")
     settle(600)
     window.grab().save(str(out / "attachments-composer.png"))
     window.controller.send(window.composer.text())
-    wait_for(lambda: not window.controller.busy and len(window.chat.model_rows().messages) == 2)
+    wait_for(lambda: not window.turns.busy and len(window.chat.model_rows().messages) == 2)
     settle(600)
     window.grab().save(str(out / "attachments-chat.png"))
     run.shell.set_theme("dark")
@@ -335,7 +335,7 @@ def attachment_shots(run: Any, out: Path) -> None:
 
 
 def settings_shots(window: Any, out: Path, *, suffix: str = "", tabs: bool = True) -> None:
-    from ui.settings_dialog import SettingsDialog
+    from ui.settings_dialog.dialog import SettingsDialog
 
     window.settings_dialog = None
     window.open_settings(None)
@@ -360,7 +360,7 @@ def mcp_shots(run: Any, out: Path) -> None:
     """The MCP servers tab with one server ready and one failed, and an import's preview."""
     from desktop.tools.mcp_hub import ServerView
     from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
-    from ui.settings_dialog import SettingsDialog
+    from ui.settings_dialog.dialog import SettingsDialog
 
     window = run.window
     servers = (
@@ -457,7 +457,7 @@ def chat_settings_shots(run: Any, out: Path) -> None:
     actions.dialog.reject()
 
     window.settings_dialog = None
-    actions.manage()
+    actions.manage_requested.emit()
     wait_for(lambda: window.settings_dialog is not None)
     dialog = window.settings_dialog
     wait_for(lambda: dialog.assistants.list.count() == 2)

@@ -30,7 +30,7 @@ from desktop.settings.store import (
 )
 from host.content import ChatGrant, Mode, ToolIdentity
 from host.files import atomic_write_text
-from host.skills import SkillCatalog
+from host.skills import SKILL_FILE, SkillCatalog
 
 __all__ = ["WINDOW_FILE", "Preferences"]
 
@@ -140,3 +140,34 @@ class Preferences:
 
     def remove_assistant(self, assistant_id: str) -> None:
         self._shared.save_settings(assistants=without_assistant(self._root.load_settings(), assistant_id))
+
+    # -- the skills folders, as the window follows them --------------------------------------
+
+    def skill_watch_paths(self, roots: list[Path], limit: int = 400) -> list[str]:
+        """What to watch for the skills folders ``roots``: each one, each folder in it and its
+        SKILL.md; for a folder not there yet, the nearest folder above it that is, so its
+        creation is noticed. At most ``limit`` paths: a folder of thousands of skills is still
+        scanned, just not each one watched."""
+        paths: list[Path] = []
+        for root in roots:
+            try:
+                if root.is_dir():
+                    paths.append(root)
+                    for child in sorted(root.iterdir()):
+                        if child.is_dir():
+                            paths.append(child)
+                            if (child / SKILL_FILE).is_file():
+                                paths.append(child / SKILL_FILE)
+                    continue
+                above = root.parent
+                while not above.is_dir() and above != above.parent:
+                    above = above.parent
+                paths.append(above)
+            except OSError:
+                continue  # an unreadable folder is reported by the scan itself
+        return [str(p) for p in dict.fromkeys(paths)][:limit]
+
+    def create_skills_folder(self, folder: Path) -> None:
+        """Create the skills folder ``folder`` (and the folders above it) if it is missing;
+        an ``OSError`` says why it cannot be."""
+        folder.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,172 @@
+"""The chat on screen, as the person drives it: sending (a chat not begun yet is created
+first), editing a message, stopping, answering a waiting card from the keyboard, and the
+buttons under each message (copy, retry, regenerate, continue, branch, edit, versions)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QStatusBar
+
+from desktop.app import CONTINUE, Attachment, CairnApp, SessionRecord, too_many
+from ui.bridge.core_client import CoreClient
+from ui.chat_panel.approval_cards import ApprovalCards
+from ui.chat_panel.composer import Composer, message_problem
+from ui.chat_panel.message_edit import MessageEdit
+from ui.chat_panel.shown_chat import ShownChat
+from ui.chat_panel.turn_controller import TurnController, TurnKind
+from ui.chat_panel.version_switcher import VersionSwitcher
+from ui.message_list.chat_view import ChatView
+from ui.widgets.banners import Notice
+
+__all__ = ["ChatController"]
+
+
+class ChatController(QObject):
+    """``chat_made`` carries a chat made here (a branch) for the chat list to show."""
+
+    chat_made = Signal(object)  # SessionRecord
+
+    def __init__(
+        self,
+        core: CoreClient,
+        shown: ShownChat,
+        view: ChatView,
+        composer: Composer,
+        *,
+        notice: Notice,
+        bar: QStatusBar,
+        edit: MessageEdit,
+        turns: TurnController,
+        versions: VersionSwitcher,
+        approvals: ApprovalCards,
+    ) -> None:
+        super().__init__(view)
+        self.core, self.shown, self.view, self.composer, self.notice, self.bar = (
+            core,
+            shown,
+            view,
+            composer,
+            notice,
+            bar,
+        )
+        self.edit, self.turns, self.versions, self.approvals = edit, turns, versions, approvals
+
+    # -- intent --------------------------------------------------------------------------
+
+    def send(self, text: str) -> None:
+        problem, kept = message_problem(text)
+        if problem is not None:
+            self.composer.set_text(kept)
+            self.notice.show_text(problem)
+            return
+        attachments = self.composer.attachments()
+        if (crowded := too_many(len(attachments))) is not None:
+            self.notice.show_text(crowded)
+            return
+        session_id = self.shown.session_id
+        if session_id is None:
+            mode, self.shown.pending_mode = self.shown.pending_mode, None
+
+            def create(app: CairnApp) -> SessionRecord:
+                record = app.chats.new()
+                if mode is not None:
+                    app.options.set_mode(record.id, mode)
+                return record
+
+            def created(record: SessionRecord) -> None:
+                self.shown.take(record.id)
+                self.view.model_rows().reset([])
+                self.send(text)
+
+            self.core.run_on_core(create, created)
+            return
+        self.notice.hide()
+        editing = self.edit.row_in(session_id)
+        self.edit.end(keep_text=True)
+        if editing is not None:
+            self.start_turn(session_id, "edit", text, row_id=editing)
+        else:
+            self.start_turn(session_id, "send", text, attachments=attachments)
+
+    def start_turn(
+        self,
+        session_id: str,
+        kind: TurnKind,
+        text: str = "",
+        *,
+        row_id: str | None = None,
+        attachments: tuple[Attachment, ...] = (),
+    ) -> None:
+        """A turn of ``kind``; an edit or a regeneration makes a new version, so the chat's
+        branch is shown afresh, with its switcher, once it is over."""
+        versioned = kind in ("edit", "regenerate")
+        if versioned and self.shown.showing(session_id):
+            self.versions.set_aside(row_id if kind == "edit" else None)
+        after = (lambda: self.versions.reload(session_id)) if versioned else None
+        self.turns.start(session_id, kind, text, row_id=row_id, attachments=attachments, after=after)
+
+    def stop(self) -> None:
+        """Esc or Stop: deny the call waiting on a card, else stop the reply."""
+        session_id = self.shown.session_id
+        waiting = self.approvals.pending()
+        if waiting is not None:
+            self.approvals.answer(waiting, "deny")
+        elif session_id is not None and session_id in self.turns.busy:
+            self.turns.cancel(session_id)
+
+    def approve_pending(self) -> None:
+        """Enter in an empty composer: allow the waiting call once."""
+        waiting = self.approvals.pending()
+        if waiting is not None:
+            self.approvals.answer(waiting, "once")
+
+    def copy_last_answer(self) -> None:
+        answer = self.view.model_rows().last_of("assistant")
+        if answer is not None:
+            QGuiApplication.clipboard().setText(answer.text)
+
+    def on_message_action(self, key: str, action: str) -> None:
+        model = self.view.model_rows()
+        row = model.row_of(key)
+        session_id = self.shown.session_id
+        if row is None or session_id is None:
+            return
+        message = model.messages[row]
+        busy = session_id in self.turns.busy
+        if action == "copy":
+            QGuiApplication.clipboard().setText(message.text)
+        elif action.startswith("copy-code/"):
+            blocks = self.view.message_delegate.code_blocks(message)
+            number = int(action.split("/", 1)[1])
+            if number < len(blocks):
+                QGuiApplication.clipboard().setText(blocks[number])
+        elif action == "toggle-reasoning":
+            message.reasoning_open = not message.reasoning_open
+            model.changed(row)
+        elif action in {"toggle-summary", "toggle-result"}:
+            message.expanded = not message.expanded
+            message.touch()
+            model.changed(row)
+        elif action.startswith("approve/") and message.approval is not None:
+            self.approvals.answer(message.approval.call_id, action.split("/", 1)[1])  # type: ignore[arg-type]
+            self.composer.take_focus()
+        elif action in ("retry", "regenerate") and not busy:
+            self.start_turn(session_id, "retry" if action == "retry" else "regenerate")
+        elif action == "continue" and not busy:
+            self.start_turn(session_id, "send", CONTINUE)
+        elif action == "branch":
+            self.branch(session_id, message.key)
+        elif action == "edit" and not busy:
+            self.edit.begin(message.text, message.key, last=model.last_of("user") is message)
+        elif action in ("version-prev", "version-next"):
+            self.versions.switch(session_id, message.key, -1 if action == "version-prev" else 1)
+
+    def branch(self, session_id: str, row_id: str) -> None:
+        """A new chat from this answer, opened; the chat it came from stays as it is."""
+
+        def made(record: SessionRecord) -> None:
+            self.chat_made.emit(record)
+            self.bar.showMessage(f"Branched into “{record.title}”.", 5000)
+
+        self.core.run_on_core(lambda app: app.chats.branch(session_id, row_id), made)

@@ -1,0 +1,110 @@
+"""The route bar above the chat: the account and model the chat's next message goes to, and
+its permission mode. It renders the core's snapshot and the chat's route, and asks the core to
+change them. In a narrow window it also holds the button that shows the chats."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QSize, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
+
+from desktop.app import AppSnapshot
+from ui.widgets.icons import icon
+from ui.widgets.mode_labels import MODE_LABELS
+from ui.widgets.theme import tokens_of
+
+__all__ = ["RouteBar"]
+
+
+class RouteBar(QWidget):
+    account_chosen = Signal(str)  # account id
+    model_chosen = Signal(str, str)  # account id, model
+    mode_chosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.chats_button = QToolButton()
+        self.chats_button.setText("☰ Chats")
+        self.chats_button.setAccessibleName("Show chats")
+        self.chats_button.setToolTip("Show the list of chats")
+        self.chats_button.setCheckable(True)
+        self.chats_button.hide()  # only in a narrow window
+        self.accounts = QComboBox()
+        self.accounts.setAccessibleName("Account")
+        self.models = QComboBox()
+        self.models.setEditable(True)
+        if (typed := self.models.lineEdit()) is not None:
+            typed.setAccessibleName("Model")  # what a screen reader meets when typing in it
+        self.models.setAccessibleName("Model")
+        self.models.setMinimumContentsLength(12)
+        self.mode = QComboBox()
+        self.mode.setAccessibleName("Permission mode")
+        self.mode.setToolTip(
+            "Ask before changes: tools that only read run, the rest ask you first.\n"
+            "Read only: tools that could change something are refused.\n"
+            "Run tools without asking: everything runs, still inside the workspace folder."
+        )
+        for mode, label in MODE_LABELS.items():
+            self.mode.addItem(label, mode)
+        for box in (self.accounts, self.models, self.mode):
+            box.setMinimumWidth(96)  # as wide as their text when there is room; a narrow window shrinks them
+        row = QHBoxLayout(self)
+        row.setContentsMargins(10, 6, 10, 0)
+        row.addWidget(self.chats_button)
+        self.route_caption = QLabel("Route:")
+        row.addWidget(self.route_caption)
+        row.addWidget(self.accounts)
+        row.addWidget(self.models)
+        row.addStretch(1)
+        self.mode_caption = QLabel("Tools:")
+        row.addWidget(self.mode_caption)
+        row.addWidget(self.mode)
+        self.settings_button = QToolButton()  # the chat's own settings (ui.chat_panel.chat_settings_dialog)
+        self.settings_button.setAccessibleName("Chat settings")
+        self.settings_button.setIconSize(QSize(18, 18))
+        self.settings_button.setToolTip("This chat's settings: system prompt, temperature, longest reply")
+        row.addWidget(self.settings_button)
+        self._tint()
+        self._account_id: str | None = None
+        self.accounts.activated.connect(lambda i: self.account_chosen.emit(self.accounts.itemData(i)))
+        self.models.activated.connect(self._model)
+        self.mode.activated.connect(lambda i: self.mode_chosen.emit(self.mode.itemData(i)))
+
+    def show_snapshot(self, snapshot: AppSnapshot, route: tuple[str | None, str | None] | None = None) -> bool:
+        """Show the snapshot's accounts, with ``route`` (account id, model; the chat's own)
+        chosen, else the route used last; ``False`` when there is no account yet."""
+        account_id, model = route if route is not None else (snapshot.account_id, snapshot.model)
+        accounts = [view.account for view in snapshot.accounts]
+        self.accounts.clear()
+        for account in accounts:
+            self.accounts.addItem(account.name, account.id)
+        if not accounts:
+            return False
+        if snapshot.account(account_id) is None:
+            account_id, model = accounts[0].id, None
+        self._account_id = account_id
+        self.accounts.setCurrentIndex(max(self.accounts.findData(account_id), 0))
+        view = snapshot.account(account_id)
+        if view is not None:
+            account = view.account
+            self.models.clear()
+            for name in dict.fromkeys([account.default_model, *snapshot.catalog_models.get(account.provider, ())]):
+                self.models.addItem(name)
+            self.models.setCurrentText(model or account.default_model)
+        return True
+
+    def _tint(self) -> None:
+        tokens = tokens_of(self)
+        self.settings_button.setIcon(icon("chat-settings", tokens.text))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:  # the theme changed: tint the icon again
+            self._tint()
+        super().changeEvent(event)
+
+    def show_mode(self, mode: str) -> None:
+        self.mode.setCurrentIndex(max(self.mode.findData(mode), 0))
+
+    def _model(self, _index: int) -> None:
+        model = self.models.currentText().strip()
+        if self._account_id and model:
+            self.model_chosen.emit(self._account_id, model)

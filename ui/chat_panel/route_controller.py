@@ -1,0 +1,98 @@
+"""The window's side of each chat's route: the route bar and the status bar show the route
+of the chat on screen (or, before a chat begins, the route used last), and a route picked
+in the route bar becomes that chat's own."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from PySide6.QtCore import QObject, Signal
+
+from desktop.app import ChatRouteView, ContextFill
+from ui.bridge.core_client import CoreClient
+from ui.chat_panel.chat_status import ChatStatus
+from ui.chat_panel.route_bar import RouteBar
+from ui.chat_panel.shown_chat import ShownChat
+from ui.chat_panel.status_line import StatusLine
+from ui.chat_panel.welcome import Welcome
+from ui.widgets.banners import Notice
+
+__all__ = ["RouteController"]
+
+
+class RouteController(QObject):
+    """Shows routes and passes on a route picked; ``has_account`` says, at each refresh,
+    whether there is an account to chat with at all (else the window shows its start page)."""
+
+    has_account = Signal(bool)
+
+    def __init__(
+        self,
+        core: CoreClient,
+        shown: ShownChat,
+        bar: RouteBar,
+        *,
+        line: StatusLine,
+        status: ChatStatus,
+        welcome: Welcome,
+        notice: Notice,
+    ) -> None:
+        super().__init__(bar)
+        self.core, self.shown, self.bar = core, shown, bar
+        self.line, self.status, self.welcome, self.notice = line, status, welcome, notice
+        self.view: ChatRouteView | None = None  # the route of the chat on screen, once loaded
+        bar.account_chosen.connect(lambda account_id: self.chosen(account_id, None))
+        bar.model_chosen.connect(self.chosen)
+
+    def refresh(self) -> None:
+        """The route bar and the status bar's route, from the snapshot and the chat's route."""
+        snapshot = self.core.snapshot
+        view = self.view if self.shown.session_id is not None else None
+        if not self.bar.show_snapshot(snapshot, (view.account_id, view.model) if view else None):
+            self.has_account.emit(False)
+            self.line.set_route("No account yet")
+            return
+        self.has_account.emit(True)
+        route, problem = (view.route, view.problem) if view else (snapshot.route, snapshot.route_problem)
+        self.welcome.show_model(route.actual.model if route is not None else "")
+        if route is None:
+            self.line.set_route(problem or "No route")
+            return
+        granted = [name.replace("_", " ") for name, on in route.flags.model_dump().items() if on]
+        flags = ", ".join(granted) if granted else "no transport flags"
+        self.line.set_route(f"{route.actual.provider} · {route.actual.model}", flags)
+
+    def show(self, session_id: str, view: ChatRouteView) -> None:
+        """The chat's route, as the core resolved it; a notice when it had to fall back."""
+        if not self.shown.showing(session_id):
+            return
+        self.view = view
+        self.refresh()
+        if view.notice:
+            self.notice.show_text(view.notice)
+
+    def forget(self) -> None:
+        """No chat on screen: the route bar shows the route used last."""
+        self.view = None
+        self.refresh()
+
+    def reload(self, session_id: str) -> None:
+        """Resolve the chat's route again (its account may be gone), and its context's fill."""
+
+        def resolved(result: tuple[ChatRouteView, ContextFill | None]) -> None:
+            self.show(session_id, result[0])
+            self.status.fill_shower(session_id)(result[1])
+
+        self.core.run_on_core(lambda app: (app.options.route(session_id), app.chats.context_fill(session_id)), resolved)
+
+    def chosen(self, account_id: str, model: str | None) -> None:
+        """A route picked in the route bar: the chat's own from now on (and the one new chats
+        start on); before a chat exists, only the latter."""
+        session_id = self.shown.session_id
+        if session_id is None:
+            self.core.run_on_core(lambda app: app.accounts.choose(account_id, model))
+            return
+        self.notice.hide()
+        self.core.run_on_core(
+            lambda app: app.options.set_route(session_id, account_id, model), partial(self.show, session_id)
+        )

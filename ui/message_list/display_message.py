@@ -1,0 +1,341 @@
+"""What the chat view shows for each row, and the HTML it paints it with. No widgets here."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from desktop.app import TranscriptRow, shown_size
+from host.content import (
+    Checkpoint,
+    ErrorContent,
+    FilePart,
+    ImagePart,
+    MessageContent,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from ui.message_list.markdown import render_markdown
+from ui.message_list.tool_cards import ApprovalView, Palette, approval_html, result_html, tool_call_html
+from ui.widgets.theme import Tokens
+
+__all__ = [
+    "ATTACHMENT_URL",
+    "FILE_ICON_URL",
+    "THUMB",
+    "Action",
+    "DisplayMessage",
+    "Kind",
+    "attachments_html",
+    "message_actions",
+    "message_html",
+    "shown_time",
+    "thumbnail_size",
+]
+
+ATTACHMENT_URL = "cairn-attachment:"  # + sha256: an image's thumbnail, a resource of the document
+FILE_ICON_URL = "cairn-icon:file"
+THUMB = 160  # the longest side of an image in the chat
+
+Kind = Literal["user", "assistant", "tool", "error", "approval", "summary"]
+
+
+@dataclass
+class DisplayMessage:
+    """One item of the chat view. ``version`` changes whenever what it shows changes."""
+
+    key: str
+    kind: Kind
+    seq: int | None = None
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (name, arguments)
+    tool_result: ToolResultPart | None = None
+    approval: ApprovalView | None = None
+    expanded: bool = False  # a long tool result shown whole
+    status: str = "complete"  # complete, interrupted, streaming, error, unsaved
+    model: str = ""
+    finish_reason: str | None = None
+    error: str = ""
+    retryable: bool = False
+    reasoning_open: bool = False
+    waited: float | None = None  # seconds spent waiting for the first token, while streaming
+    checkpoint: Checkpoint | None = None  # a compaction's marker: its summary is ``text``
+    created_at: str = ""  # when it was saved, as the journal stores it
+    versions: tuple[int, int] | None = None  # (which, of how many): a message with other versions
+    attachments: list[ImagePart | FilePart] = field(default_factory=list)
+    version: int = 0
+
+    def touch(self) -> None:
+        self.version += 1
+
+    @classmethod
+    def from_row(cls, row: TranscriptRow) -> DisplayMessage | None:
+        body = row.body()
+        if row.role == "system":
+            checkpoint = row.meta()
+            if not isinstance(checkpoint, Checkpoint):
+                return None
+            return cls(
+                key=row.id,
+                kind="summary",
+                seq=row.seq,
+                text=checkpoint.summary,
+                checkpoint=checkpoint,
+                created_at=row.created_at,
+            )
+        if isinstance(body, ErrorContent):
+            return cls(
+                key=row.id,
+                kind="error",
+                seq=row.seq,
+                created_at=row.created_at,
+                status="error",
+                error=body.error.message,
+                retryable=body.error.retryable,
+            )
+        if not isinstance(body, MessageContent) or not body.parts:
+            return None
+        shown = cls(
+            key=row.id,
+            kind=row.role,
+            seq=row.seq,
+            created_at=row.created_at,
+            status=body.status,
+            model=body.model or "",
+            finish_reason=body.finish_reason,
+        )
+        for part in body.parts:
+            if isinstance(part, TextPart):
+                shown.text += part.text
+            elif isinstance(part, ReasoningPart):
+                shown.reasoning += part.text
+            elif isinstance(part, ToolCallPart):
+                shown.tool_calls.append((part.name, dict(part.arguments)))
+            elif isinstance(part, ToolResultPart):
+                shown.tool_result = part
+            elif isinstance(part, ImagePart | FilePart):
+                shown.attachments.append(part)
+        return shown
+
+
+@dataclass(frozen=True)
+class Action:
+    """A button under a message: ``name`` is what it does (the view's action), ``tip`` says so."""
+
+    name: str
+    tip: str
+
+
+def message_actions(message: DisplayMessage, *, last_user: bool, last_answer: bool) -> list[Action]:
+    """The buttons shown under a message when the pointer is over it, in order."""
+    if message.status == "streaming" or message.kind not in ("user", "assistant"):
+        return []
+    actions = []
+    if message.versions is not None:
+        which, count = message.versions
+        if which > 1:
+            actions.append(Action("version-prev", f"Show the earlier version ({which - 1} of {count})"))
+        if which < count:
+            actions.append(Action("version-next", f"Show the later version ({which + 1} of {count})"))
+    if message.text:
+        actions.append(Action("copy", "Copy the message"))
+    if message.kind == "user" and message.status != "unsaved":  # any of yours: a new version from there
+        actions.append(Action("edit", "Edit: a new version from here" if not last_user else "Edit and send again"))
+    if message.kind == "assistant" and last_answer and message.status != "unsaved":
+        if message.finish_reason == "length":
+            actions.append(Action("continue", "Continue where the reply was cut off"))
+        actions.append(Action("regenerate", "Answer again"))
+    if message.kind == "assistant" and message.status == "complete" and message.seq is not None:
+        actions.append(Action("branch", "Branch into a new chat from here"))
+    return actions
+
+
+def shown_time(created_at: str, now: datetime | None = None) -> tuple[str, str]:
+    """When a message was saved, short (``14:05``, or ``28 Nov, 14:05`` before today) and in
+    full for its tooltip, in local time. Empty for a time that cannot be read."""
+    try:
+        when = datetime.fromisoformat(created_at.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return "", ""
+    now = now or datetime.now(when.tzinfo)
+    clock = when.strftime("%H:%M")
+    day = f"{when.day} {when.strftime('%b')}" + ("" if when.year == now.year else f" {when.year}")
+    short = clock if when.date() == now.date() else f"{day}, {clock}"
+    return short, f"{when.strftime('%A')} {when.day} {when.strftime('%B %Y')}, {when.strftime('%H:%M:%S')}"
+
+
+def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_answer: bool) -> tuple[str, list[str]]:
+    """The message's HTML and the text of its code blocks (for their Copy links). Its buttons
+    (copy, edit, ...) are not in it: see ``message_actions``."""
+    t = Tokens.of(dark=dark)
+
+    if message.kind == "error":
+        # Retry asks again from the end of the chat, so only the chat's last answer offers it:
+        # once a retry succeeded, the earlier error row is history and shows no link.
+        retry = f'&nbsp;&nbsp;<a href="cairn:retry" style="color: {t.accent};">Retry</a>' if last_answer else ""
+        body = f'<p><b style="color: {t.danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
+        return body, []
+    if message.kind == "summary":
+        return _summary_html(message, t)
+    palette = Palette.of(dark=dark)
+    if message.approval is not None:
+        return approval_html(message.approval, palette), []
+
+    parts = []
+    header = _header(message, t) if message.kind != "tool" else ""  # a tool result's card has its own title
+    if header:
+        parts.append(f'<p style="margin-bottom: 6px;">{header}</p>')
+    if message.reasoning:
+        arrow = "▾" if message.reasoning_open else "▸"
+        parts.append(
+            f'<p><a href="cairn:toggle-reasoning" style="color: {t.muted}; text-decoration: none;">'
+            f"{arrow} Reasoning</a></p>"
+        )
+        if message.reasoning_open:
+            text = html.escape(message.reasoning).replace("\n", "<br>")
+            parts.append(f'<p style="color: {t.muted};"><i>{text}</i></p>')
+    code_blocks: list[str] = []
+    if message.attachments:
+        parts.append(attachments_html(message.attachments, t))
+    if message.text:
+        text = hard_breaks(message.text) if message.kind == "user" else message.text
+        rendered = render_markdown(text, dark=dark)
+        parts.append(rendered.html)
+        code_blocks = rendered.code_blocks
+    for name, arguments in message.tool_calls:
+        parts.append(tool_call_html(name, arguments, palette))
+    if message.tool_result is not None:
+        r = message.tool_result
+        parts.append(
+            result_html(
+                r.content,
+                is_error=r.is_error,
+                reason=r.reason,
+                elapsed_ms=r.elapsed_ms,
+                expanded=message.expanded,
+                palette=palette,
+            )
+        )
+    return "".join(parts), code_blocks
+
+
+def thumbnail_size(part: ImagePart) -> tuple[int, int]:
+    """The size an image is shown at in the chat: within ``THUMB`` a side, its shape kept."""
+    width, height = part.width or THUMB, part.height or THUMB * 3 // 4
+    scale = min(1.0, THUMB / max(width, height, 1))
+    return max(int(width * scale), 1), max(int(height * scale), 1)
+
+
+def attachments_html(attachments: list[ImagePart | FilePart], t: Tokens) -> str:
+    """A message's images as thumbnails (``ATTACHMENT_URL`` resources the view provides) and
+    its text files as chips with their name and size; never a file's text."""
+    images = []
+    files = []
+    for part in attachments:
+        name = html.escape(part.name or "image")
+        if isinstance(part, ImagePart) and part.sha256 is not None:
+            w, h = thumbnail_size(part)
+            images.append(f'<img src="{ATTACHMENT_URL}{part.sha256}" width="{w}" height="{h}" title="{name}">')
+        elif isinstance(part, ImagePart):
+            files.append(f'<span style="color: {t.muted};">[image]</span>')
+        else:
+            files.append(
+                f'<img src="{FILE_ICON_URL}" width="16" height="16" style="vertical-align: middle;">&nbsp;'
+                f'<span style="background-color: {t.chip_bg};">&nbsp;{name}&nbsp;</span>'
+                f'&nbsp;<span style="color: {t.muted};">{shown_size(part.size)}</span>'
+            )
+    out = []
+    if images:
+        out.append(f'<p style="margin-bottom: 6px;">{"&nbsp;&nbsp;".join(images)}</p>')
+    if files:
+        out.append(f'<p style="margin-bottom: 6px;">{"<br>".join(files)}</p>')
+    return "".join(out)
+
+
+def _header(message: DisplayMessage, t: Tokens) -> str:
+    """A quiet line above a reply: the model, and what state it is in. Your own messages have
+    one only when something is wrong with them."""
+    notes = []
+    if message.model and message.kind == "assistant":
+        notes.append(html.escape(message.model.split("/", 1)[-1]))
+    if message.status == "interrupted":
+        notes.append(f'<span style="color: {t.danger};">interrupted</span>')
+    if message.status == "unsaved":
+        notes.append(f'<span style="color: {t.danger};">not saved</span>')
+    if message.status == "streaming" and message.waited is not None and not (message.text or message.reasoning):
+        notes.append(f"the model is reading the prompt… {message.waited:.0f} s")
+    elif message.status == "streaming":
+        notes.append("writing…")
+    if message.finish_reason == "length":
+        notes.append(f'<span style="color: {t.danger};">cut off at the length limit</span>')
+    if not notes:
+        return ""
+    return f'<span style="color: {t.muted};">{" · ".join(notes)}</span>'
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def hard_breaks(text: str) -> str:
+    """A person's own message as Markdown that keeps each line break they typed: a line
+    followed by another line of the same paragraph ends in a hard break. Code fences are
+    left as typed. Only what is painted changes; Copy copies ``text`` itself."""
+    lines = text.split("\n")
+    fence: str | None = None
+    for number, line in enumerate(lines[:-1]):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        if _joins(line, lines[number + 1]):
+            lines[number] = line + "  "  # CommonMark's hard break
+    return "\n".join(lines)
+
+
+def _joins(line: str, following: str) -> bool:
+    """Whether Markdown would join ``following`` to ``line`` with a space, where the person
+    typed a line break: two lines of text, neither indented code nor already broken."""
+    if not line.strip() or not following.strip() or line.endswith(("  ", "\\")):
+        return False
+    return not line.startswith(("    ", "\t"))
+
+
+REASONS = {
+    "automatic": "to keep the chat within the model's context",
+    "overflow": "after the model said the chat was too long",
+    "manual": "as you asked",
+}
+
+
+def _summary_html(message: DisplayMessage, t: Tokens) -> tuple[str, list[str]]:
+    """A compaction's marker: what happened and the sizes; the summary when opened. The
+    messages above it stay as they were."""
+    checkpoint = message.checkpoint
+    if message.status == "streaming":
+        return f'<p style="color: {t.muted};"><b>Summarising earlier messages…</b></p>', []
+    sizes = ""
+    why = ""
+    if checkpoint is not None:
+        why = f" {REASONS.get(checkpoint.reason, '')}"
+        sizes = f" · about {checkpoint.tokens_before:,}&nbsp;→&nbsp;{checkpoint.tokens_after:,}&nbsp;tokens"
+    label = "Hide&nbsp;summary" if message.expanded else "Show&nbsp;summary"
+    parts = [
+        f'<p style="color: {t.muted};"><b>Earlier messages were summarised</b>{html.escape(why)}{sizes}'
+        f'&nbsp;&nbsp;<a href="cairn:toggle-summary" style="color: {t.accent};">{label}</a></p>'
+    ]
+    code_blocks: list[str] = []
+    if message.expanded:
+        rendered = render_markdown(message.text, dark=t.dark)
+        parts.append(rendered.html)
+        code_blocks = rendered.code_blocks
+    return "".join(parts), code_blocks

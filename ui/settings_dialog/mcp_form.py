@@ -1,0 +1,146 @@
+"""The form of one MCP server in Settings: how it is reached, its environment or headers, and
+whether it is trusted, starts with Cairn and is enabled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.app import McpServerSetting
+from ui.settings_dialog.mcp_values import ValueRows
+
+__all__ = ["McpServerForm"]
+
+# What the form sets itself; everything else an entry has (time limits, fields a newer Cairn
+# added) is carried over unchanged when it is edited.
+_SECRET_PARTS = {"env", "secret_env", "headers", "secret_headers"}
+_BLANK = McpServerSetting(name="new")  # what a new server's form starts from: the defaults
+
+
+class McpServerForm(QWidget):
+    def __init__(self) -> None:
+        super().__init__()
+        self.editing: McpServerSetting | None = None
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("github")
+        self.transport = QComboBox()
+        self.transport.addItem("A program on this computer (stdio)", "stdio")
+        self.transport.addItem("A remote server (streamable HTTP)", "http")
+        self.command = QLineEdit()
+        self.command.setPlaceholderText("npx, uvx, docker, or the full path of the program")
+        self.args = QPlainTextEdit()
+        self.args.setPlaceholderText("One argument per line")
+        self.args.setFixedHeight(54)
+        self.cwd = QLineEdit()
+        self.cwd.setPlaceholderText("Cairn's own (optional)")
+        self.choose_cwd = QPushButton("Choose…")
+        self.choose_cwd.clicked.connect(self._choose_cwd)
+        self.url = QLineEdit()
+        self.url.setPlaceholderText("https://mcp.example.com/mcp")
+        self.env = ValueRows("environment variable")
+        self.headers = ValueRows("header", headers=True)
+        self.trusted = QCheckBox("Trusted")
+        self.trusted_hint = QLabel("A tool a trusted server marks read-only may run without write permission.")
+        self.trusted_hint.setWordWrap(True)
+        self.trusted_hint.setStyleSheet("color: palette(placeholder-text);")
+        self.start = QComboBox()
+        self.start.addItem("When a chat first needs its tools", False)
+        self.start.addItem("When Cairn starts", True)
+        self.enabled = QCheckBox("Enabled")
+        for widget, accessible in (
+            (self.name, "Server name"), (self.transport, "Transport"), (self.command, "Command"),
+            (self.args, "Arguments"), (self.cwd, "Working folder"), (self.choose_cwd, "Choose working folder"),
+            (self.url, "Server URL"), (self.trusted, "Trusted"), (self.start, "Start"), (self.enabled, "Enabled"),
+        ):  # fmt: skip
+            widget.setAccessibleName(accessible)
+        self._lay_out()
+        self.transport.currentIndexChanged.connect(self._show_transport)
+        self.load(None)
+
+    def _lay_out(self) -> None:
+        self.form = QFormLayout()
+        self.form.setContentsMargins(0, 0, 0, 0)
+        self.form.addRow("Name", self.name)
+        self.form.addRow("Runs as", self.transport)
+        self.form.addRow("Command", self.command)
+        self.form.addRow("Arguments", self.args)
+        self.cwd_row = QWidget()
+        cwd_row = QHBoxLayout(self.cwd_row)
+        cwd_row.setContentsMargins(0, 0, 0, 0)
+        cwd_row.addWidget(self.cwd, 1)
+        cwd_row.addWidget(self.choose_cwd)
+        self.form.addRow("Working folder", self.cwd_row)
+        self.form.addRow("Environment", self.env)
+        self.form.addRow("URL", self.url)
+        self.form.addRow("Headers", self.headers)
+        self.form.addRow("Starts", self.start)
+        self.form.addRow("", self.trusted)
+        self.form.addRow("", self.trusted_hint)
+        self.form.addRow("", self.enabled)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 4, 0)
+        column.addLayout(self.form)
+        column.addStretch(1)
+
+    def load(self, server: McpServerSetting | None) -> None:
+        """Show ``server`` to edit it, or an empty form for a new one."""
+        self.editing = server
+        shown = server if server is not None else _BLANK
+        self.name.setText(server.name if server is not None else "")
+        self.transport.setCurrentIndex(max(self.transport.findData(shown.transport), 0))
+        self.command.setText(shown.command or "")
+        self.args.setPlainText("\n".join(shown.args))
+        self.cwd.setText(shown.cwd or "")
+        self.url.setText(shown.url or "")
+        self.env.load(shown.env, shown.secret_env)
+        self.headers.load(shown.headers, shown.secret_headers)
+        self.trusted.setChecked(shown.trusted)
+        self.start.setCurrentIndex(self.start.findData(shown.start_at_launch))
+        self.enabled.setChecked(shown.enabled)
+        self._show_transport()
+
+    def entered(self) -> tuple[dict[str, Any], dict[str, str | None], dict[str, str | None]]:
+        """The fields, env and headers as entered, for ``server_setting``: only what the chosen
+        transport uses. ``ValueError`` says what is wrong with a row."""
+        base = {} if self.editing is None else self.editing.model_dump(exclude=_SECRET_PARTS)
+        stdio = self.transport.currentData() == "stdio"
+        fields = {
+            **base,
+            "name": self.name.text().strip(),
+            "transport": self.transport.currentData(),
+            "command": (self.command.text().strip() or None) if stdio else None,
+            "args": [a for a in self.args.toPlainText().splitlines() if a.strip()] if stdio else [],
+            "cwd": (self.cwd.text().strip() or None) if stdio else None,
+            "url": None if stdio else (self.url.text().strip() or None),
+            "trusted": self.trusted.isChecked(),
+            "start_at_launch": bool(self.start.currentData()),
+            "enabled": self.enabled.isChecked(),
+        }
+        env = self.env.values() if stdio else {}
+        headers = {} if stdio else self.headers.values()
+        return fields, env, headers
+
+    def _show_transport(self) -> None:
+        stdio = self.transport.currentData() == "stdio"
+        for widget in (self.command, self.args, self.cwd_row, self.env):
+            self.form.setRowVisible(widget, stdio)
+        for widget in (self.url, self.headers):
+            self.form.setRowVisible(widget, not stdio)
+
+    def _choose_cwd(self) -> None:
+        chosen = QFileDialog.getExistingDirectory(self, "Working folder", self.cwd.text())
+        if chosen:
+            self.cwd.setText(chosen)

@@ -1,0 +1,384 @@
+"""The MCP servers tab of Settings: each server with its live status, its form, and import
+from Claude Desktop.
+
+The tab shows snapshots the core hands over (``ServerView``) and asks the core for every
+change; it never reads the settings, the keychain or a server itself. Live status comes from
+the hub's own notifications (``McpHub.subscribe``), carried to the GUI thread by a queued
+signal, so a server that becomes ready or fails shows at once, with no polling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.app import (
+    McpServerSetting,
+    ServerState,
+    ServerStatus,
+    ServerView,
+    Tool,
+    printable,
+    problem_text,
+)
+from ui.bridge.core_client import CoreClient
+from ui.settings_dialog.claude_import import ClaudeImport, ImportPreview
+from ui.settings_dialog.mcp_form import McpServerForm
+from ui.settings_dialog.mcp_phrases import state_phrase, status_dot, status_phrase
+
+__all__ = ["McpTab"]
+
+
+class _Relay(QObject):
+    """Carries a view from the core thread to the GUI thread (a queued signal)."""
+
+    changed = Signal(object)
+
+
+class McpTab(QWidget):
+    def __init__(self, core: CoreClient) -> None:
+        super().__init__()
+        self.core = core
+        self.views: dict[str, ServerView] = {}
+        self.confirmation: QMessageBox | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._stopped = False
+        self.importing = ClaudeImport(core, self, say=self.say, failed=self._failed, imported=self._imported)
+        layout = QHBoxLayout(self)
+        layout.addLayout(self._build_list(), 2)
+        layout.addLayout(self._build_editor(), 3)
+        self.form.load(None)
+        self._show_selected()
+        self._relay = _Relay(self)
+        self._relay.changed.connect(self._changed)
+        relay = self._relay
+
+        def heard(view: ServerView) -> None:  # on the core thread
+            with contextlib.suppress(RuntimeError):  # the tab is gone and its unsubscribe is on its way
+                relay.changed.emit(view)
+
+        core.run_on_core(lambda app: app.mcp.watch(heard), self._watching, self._failed)
+
+    # -- building ----------------------------------------------------------------------------
+
+    def _build_list(self) -> QVBoxLayout:
+        self.list = QListWidget()
+        self.list.setAccessibleName("MCP servers")
+        self.list.setWordWrap(True)
+        self.list.currentItemChanged.connect(lambda _now, _before: self._picked())
+        self.new = QPushButton("New server")
+        self.remove = QPushButton("Remove…")
+        self.import_claude = QPushButton("Import from Claude Desktop…")
+        self.import_file = QPushButton("Import a file…")
+        self.state = QLabel()
+        self.state.setWordWrap(True)
+        self.state.setTextFormat(Qt.TextFormat.PlainText)  # a server's words are never markup
+        self.state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.stderr = QPlainTextEdit()
+        self.stderr.setReadOnly(True)
+        self.stderr.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.stderr.setMaximumHeight(110)
+        self.restart = QPushButton("Restart")
+        self.test = QPushButton("Test")
+        self.toggle = QPushButton("Disable")
+        for widget, name in (
+            (self.new, "New MCP server"), (self.remove, "Remove MCP server"),
+            (self.import_claude, "Import from Claude Desktop"), (self.import_file, "Import a Claude Desktop file"),
+            (self.state, "Server status"), (self.stderr, "What the server wrote on stderr"),
+            (self.restart, "Restart server"), (self.test, "Test server"), (self.toggle, "Disable or enable server"),
+        ):  # fmt: skip
+            widget.setAccessibleName(name)
+        self.new.clicked.connect(self.new_server)
+        self.remove.clicked.connect(self._ask_remove)
+        self.import_claude.clicked.connect(lambda: self.import_from(None))
+        self.import_file.clicked.connect(self.importing.choose)
+        self.restart.clicked.connect(self._restart)
+        self.test.clicked.connect(self._test)
+        self.toggle.clicked.connect(self._toggle)
+
+        status = QGroupBox("Status")
+        box = QVBoxLayout(status)
+        box.addWidget(self.state)
+        box.addWidget(self.stderr)
+        actions = QHBoxLayout()
+        for button in (self.restart, self.test, self.toggle):
+            actions.addWidget(button)
+        box.addLayout(actions)
+
+        left = QVBoxLayout()
+        left.addWidget(self.list, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.new)
+        row.addWidget(self.remove)
+        left.addLayout(row)
+        row = QHBoxLayout()
+        row.addWidget(self.import_claude)
+        row.addWidget(self.import_file)
+        left.addLayout(row)
+        left.addWidget(status)
+        return left
+
+    def _build_editor(self) -> QVBoxLayout:
+        self.form = McpServerForm()
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(self.form)
+        scroll.viewport().setAutoFillBackground(False)  # the tab's own background, not a panel
+        self.form.setAutoFillBackground(False)
+        self.save = QPushButton("Save server")
+        self.save.setAccessibleName("Save MCP server")
+        self.save.clicked.connect(self._save)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setAccessibleName("MCP servers message")
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        right = QVBoxLayout()
+        right.addWidget(scroll, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.message, 1)
+        row.addWidget(self.save, 0, Qt.AlignmentFlag.AlignTop)
+        right.addLayout(row)
+        return right
+
+    # -- live status -------------------------------------------------------------------------
+
+    def _watching(self, result: tuple[list[ServerView], Callable[[], None]]) -> None:
+        views, unsubscribe = result
+        self._unsubscribe = unsubscribe
+        if self._stopped:
+            self.stop_watching()
+            return
+        self.show_views(views)
+
+    def stop_watching(self) -> None:
+        """Stop hearing about status changes (the dialog closed)."""
+        self._stopped = True
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            self.core.run_on_core(lambda _app: unsubscribe(), None, lambda _e: None)
+
+    @Slot(object)
+    def _changed(self, view: ServerView) -> None:
+        known = view.name in self.views
+        self.views[view.name] = view
+        if not known:  # one more row; rebuilding the list on every event churns Qt for nothing
+            item = QListWidgetItem()
+            item.setData(Qt.ItemDataRole.UserRole, view.name)
+            self._paint(item, view)
+            self.list.addItem(item)
+            return
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            if item.data(Qt.ItemDataRole.UserRole) == view.name:
+                self._paint(item, view)
+        if self.selected_name() == view.name:
+            self._show_selected()
+
+    def refresh(self, select: str | None = None) -> None:
+        """Ask the core for the servers afresh (after a change made here)."""
+        self.core.run_on_core(lambda app: app.mcp.views(), lambda views: self.show_views(views, select), self._failed)
+
+    def show_views(self, views: list[ServerView], select: str | None = None) -> None:
+        self.views = {view.name: view for view in views}
+        self._fill(select or self.selected_name())
+
+    def _fill(self, select: str | None) -> None:
+        if select is None and self.form.editing is not None:
+            select = self.form.editing.name  # a server just saved: it joins the list selected
+        self.list.blockSignals(True)
+        self.list.clear()
+        for view in self.views.values():
+            item = QListWidgetItem()
+            item.setData(Qt.ItemDataRole.UserRole, view.name)
+            self._paint(item, view)
+            self.list.addItem(item)
+        names = list(self.views)
+        row = names.index(select) if select in names else -1
+        self.list.setCurrentRow(row)
+        self.list.blockSignals(False)
+        if row >= 0 or self.form.editing is not None:  # else a new server is being typed: it stays
+            self._pick()  # the server shown, or an empty form when the one in it is gone
+        else:
+            self._show_selected()
+
+    def _paint(self, item: QListWidgetItem, view: ServerView) -> None:
+        item.setText(f"{printable(view.name)}\n{printable(status_phrase(view))}")
+        item.setIcon(status_dot(view))
+
+    def selected_name(self) -> str | None:
+        item = self.list.currentItem()
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+
+    def selected(self) -> ServerView | None:
+        name = self.selected_name()
+        return self.views.get(name) if name is not None else None
+
+    def _picked(self) -> None:
+        """The person chose another server: what was said of the last one no longer applies."""
+        self.message.clear()
+        self._pick()
+
+    def _pick(self) -> None:
+        view = self.selected()
+        self.form.load(view.setting if view is not None else None)
+        self.form.setEnabled(view is None or view.setting is not None)
+        self.save.setEnabled(view is None or view.setting is not None)
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        view = self.selected()
+        self.remove.setEnabled(view is not None and view.setting is not None)
+        self.test.setEnabled(view is not None and view.setting is not None)
+        self.restart.setEnabled(view is not None and view.enabled and not view.problem)
+        self.toggle.setEnabled(view is not None and view.setting is not None)
+        disabled = view is not None and view.setting is not None and not view.enabled
+        self.toggle.setText("Enable" if disabled else "Disable")
+        if view is None:
+            self.state.setText("Pick a server to see how it is, or fill in the form to add one.")
+            self._show_stderr("")
+            return
+        self.state.setText(printable(f"{view.name}: {status_phrase(view)}"))
+        status = view.status
+        details = ""
+        if status is not None and status.state is ServerState.FAILED:
+            details = status.stderr_tail
+        elif status is not None and status.skipped:
+            details = "\n".join(f"left out {s.name}: {s.reason}" for s in status.skipped)
+        self._show_stderr(details)
+
+    def _show_stderr(self, text: str) -> None:
+        self.stderr.setPlainText(printable(text.strip(), keep_newlines=True))
+        self.stderr.setVisible(bool(text.strip()))
+
+    # -- changes -----------------------------------------------------------------------------
+
+    def new_server(self) -> None:
+        self.list.setCurrentRow(-1)
+        self.form.load(None)
+        self.form.setEnabled(True)
+        self.save.setEnabled(True)
+        self.form.name.setFocus()
+        self.say("")
+
+    def _save(self) -> None:
+        try:
+            fields, env, headers = self.form.entered()
+        except ValueError as exc:
+            self.say(problem_text(exc))
+            return
+        replacing = self.form.editing.name if self.form.editing is not None else None
+
+        def saved(server: McpServerSetting) -> None:
+            self.form.load(server)  # what was typed in a secret's field is in the keychain now, not here
+            self.say(f"Saved {server.name}.")
+            self.refresh(select=server.name)
+
+        self.say("Saving…")
+        self.core.run_on_core(lambda app: app.mcp.save(fields, env, headers, replacing), saved, self._failed)
+
+    def _ask_remove(self) -> None:
+        view = self.selected()
+        if view is None or view.setting is None:
+            return
+        name = view.name
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Remove MCP server",
+            f"Remove the MCP server {printable(name)!r}? Its secrets leave the keychain, and its tools leave "
+            "every chat from the next message.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.button(QMessageBox.StandardButton.Yes).setText("Remove")
+        box.accepted.connect(lambda: self._remove(name))
+        self.confirmation = box
+        box.open()
+
+    def _remove(self, name: str) -> None:
+        def removed(_result: object) -> None:
+            self.form.load(None)
+            self.say(f"Removed {name}.")
+            self.refresh()
+
+        self.core.run_on_core(lambda app: app.mcp.remove(name), removed, self._failed)
+
+    def _toggle(self) -> None:
+        view = self.selected()
+        if view is None or view.setting is None:
+            return
+        name, enabled = view.name, not view.enabled
+
+        def done(server: McpServerSetting) -> None:
+            self.say(f"{server.name} is {'enabled' if server.enabled else 'disabled'}.")
+            self.refresh(select=server.name)
+
+        self.core.run_on_core(lambda app: app.mcp.set_enabled(name, enabled), done, self._failed)
+
+    def _restart(self) -> None:
+        view = self.selected()
+        if view is None:
+            return
+        name = view.name
+        self.say(f"Restarting {name}…")
+        self.core.run_on_core(
+            lambda app: app.mcp.restart(name), lambda v: self.say(f"{v.name}: {status_phrase(v)}"), self._failed
+        )
+
+    def _test(self) -> None:
+        view = self.selected()
+        if view is None:
+            return
+        name = view.name
+
+        def tested(result: tuple[ServerStatus, list[Tool]]) -> None:
+            status, _tools = result
+            if status.state is ServerState.READY:
+                self.say(f"Test: {name} started and is {state_phrase(status)}.")
+            else:
+                self.say(f"Test: {name} {state_phrase(status)}")
+                self._show_stderr(status.stderr_tail)
+
+        self.say(f"Testing {name}: starting it on its own…")
+        self.core.run_on_core(lambda app: app.mcp.test(name), tested, self._failed)
+
+    # -- import ------------------------------------------------------------------------------
+
+    def import_from(self, path: Path | None) -> None:
+        """Show what importing ``path`` (default: Claude Desktop's own file) would add."""
+        self.importing.start(path)
+
+    @property
+    def preview(self) -> ImportPreview | None:
+        return self.importing.preview
+
+    def _imported(self, first: str | None) -> None:
+        self.refresh(select=first)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def say(self, text: str) -> None:
+        self.message.setText(printable(text))
+
+    def _failed(self, error: BaseException) -> None:
+        self.say(problem_text(error))

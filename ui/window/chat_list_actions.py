@@ -1,0 +1,123 @@
+"""What the sidebar's requests do: list the chats (or a search's results), make a new chat,
+open one, rename, pin, archive, delete it (with Undo) and export it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from desktop.app import CairnApp, SessionRecord
+from ui.bridge.core_client import CoreClient
+from ui.chat_panel.chat_opener import ChatOpener
+from ui.chat_panel.composer import Composer
+from ui.chat_panel.shown_chat import ShownChat
+from ui.window.export_name import export_folder, file_name
+from ui.window.sidebar import Sidebar
+
+__all__ = ["ChatListActions"]
+
+Found = list[tuple[SessionRecord, str]]
+
+
+class ChatListActions(QObject):
+    """The sidebar's chats for the window ``parent``; a chat chosen goes on screen through
+    ``opener``."""
+
+    def __init__(
+        self,
+        core: CoreClient,
+        sidebar: Sidebar,
+        shown: ShownChat,
+        opener: ChatOpener,
+        composer: Composer,
+        *,
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self.core, self.sidebar, self.shown, self.opener, self.composer = core, sidebar, shown, opener, composer
+        self.window = parent
+        self._listing = 0  # the newest chat list asked of the core; older answers are dropped
+        self._select: str | None = None  # a chat to open once the newest list has it
+
+    def refresh(self, query: str | None = None, select: str | None = None) -> None:
+        """Ask the core for the chat list, or a search's results. Only the newest request's
+        answer is shown: one still queued when a newer request comes is not run, one that
+        arrives after it (a query typed over) is dropped, and a chat it was to select is
+        selected by the newer one. A search is short (``host.journal_search`` bounds its work), so it
+        is left to finish rather than interrupted."""
+        text = self.sidebar.search.text() if query is None else query
+        self._listing += 1
+        asked = self._listing
+        self._select = select or self._select
+
+        def listed(app: CairnApp) -> Found | None:
+            # Still queued on the core when a newer request came: skip the work altogether.
+            return None if asked != self._listing else app.chats.search(text)
+
+        def shown(found: Found | None) -> None:
+            if found is None or asked != self._listing:
+                return
+            chosen, self._select = self._select, None
+            self.sidebar.show_sessions(found, chosen or self.shown.session_id)
+            if chosen and any(record.id == chosen for record, _ in found) and chosen != self.shown.session_id:
+                self.open(chosen)
+
+        self.core.run_on_core(listed, shown)
+
+    def new(self) -> None:
+        def created(record: SessionRecord) -> None:
+            self.sidebar.search.clear()
+            self.refresh(query="", select=record.id)
+            self.composer.editor.setFocus()
+
+        self.core.run_on_core(lambda app: app.chats.new(), created)
+
+    def show_chat(self, record: SessionRecord, *, focus: bool = False) -> None:
+        """A chat just made (a branch, from an assistant): listed, selected and opened."""
+        self.sidebar.search.clear()
+        self.refresh(query="", select=record.id)
+        if focus:
+            self.composer.editor.setFocus()
+
+    def open(self, session_id: str) -> None:
+        self.opener.open(session_id)
+
+    def rename(self, session_id: str, title: str) -> None:
+        def renamed(_result: object) -> None:
+            self.refresh()
+            self.composer.take_focus()
+
+        self.core.run_on_core(lambda app: app.chats.rename(session_id, title), renamed)
+
+    def delete(self, session_id: str) -> None:
+        title = self.sidebar.title_of(session_id)
+
+        def deleted(_result: object) -> None:
+            self.sidebar.show_undo(session_id, title)
+            if self.shown.showing(session_id):
+                self.opener.clear()
+            self.refresh()
+
+        self.core.run_on_core(lambda app: app.chats.delete(session_id), deleted)
+
+    def restore(self, session_id: str) -> None:
+        self.core.run_on_core(lambda app: app.chats.restore(session_id), lambda _r: self.refresh(select=session_id))
+
+    def mark(self, mark: str, session_id: str, on: bool) -> None:
+        """Pin (``mark`` "pin") or archive the chat, or undo that (``on`` false)."""
+
+        def marked(app: CairnApp) -> None:
+            (app.chats.pin if mark == "pin" else app.chats.archive)(session_id, on)
+
+        self.core.run_on_core(marked, lambda _r: self.refresh())
+
+    def export(self, session_id: str, kind: str) -> None:
+        suffix = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
+        title = self.sidebar.title_of(session_id)
+        suggested = str(export_folder() / f"{file_name(title)}.{kind}")
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export chat", suggested, suffix)
+        self.composer.take_focus()
+        if path:
+            self.core.run_on_core(lambda app: app.chats.export(session_id, Path(path)))

@@ -1,0 +1,105 @@
+"""The first start: no account yet. Offers the presets, and local servers already running."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+
+from desktop.app import LOCAL_PORTS, LocalServer
+from ui.bridge.core_client import CoreClient
+
+__all__ = ["StartPage"]
+
+PROVIDERS = (("deepseek", "DeepSeek"), ("openai", "OpenAI"), ("openrouter", "OpenRouter"))
+
+
+class StartPage(QWidget):
+    add_account = Signal(str)  # a preset id, or "custom"
+    use_local = Signal(str, str, str)  # preset, base URL, model
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ports = dict(LOCAL_PORTS)
+        title = QLabel("Welcome to Cairn")
+        title.setObjectName("Title")
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        intro = QLabel(
+            "Chat with any OpenAI-compatible model, kept on your own disk. Add an account to begin: "
+            "your API key goes to the system keychain, never to a file."
+        )
+        intro.setWordWrap(True)
+        intro.setObjectName("Muted")
+        intro.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        buttons = QGridLayout()  # two by two, so a narrow window still fits them
+        choices = [(p, f"Add {label}", f"Add {label} account") for p, label in PROVIDERS]
+        choices.append(("custom", "Other endpoint…", "Add a custom endpoint"))
+        for number, (preset, text, name) in enumerate(choices):
+            button = QPushButton(text)
+            button.setAccessibleName(name)
+            button.setProperty("primary", preset == "deepseek")
+            button.setMinimumHeight(34)
+            button.clicked.connect(lambda _checked=False, p=preset: self.add_account.emit(p))
+            buttons.addWidget(button, number // 2, number % 2)
+        self.local_title = QLabel("Looking for local servers (Ollama, LM Studio, llama.cpp)…")
+        self.local_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.local_list = QVBoxLayout()
+        card = QFrame()  # the page's content, centred and no wider than reads well
+        card.setObjectName("Card")
+        card.setMaximumWidth(680)
+        layout = QVBoxLayout(card)
+        layout.setContentsMargins(32, 32, 32, 32)
+        layout.setSpacing(14)
+        layout.addWidget(title)
+        layout.addWidget(intro)
+        layout.addSpacing(8)
+        layout.addLayout(buttons)
+        layout.addSpacing(16)
+        layout.addWidget(self.local_title)
+        layout.addLayout(self.local_list)
+        page = QWidget()
+        centred = QVBoxLayout(page)
+        centred.setContentsMargins(24, 24, 24, 24)
+        centred.addStretch(1)
+        centred.addWidget(card, 0, Qt.AlignmentFlag.AlignHCenter)
+        centred.addStretch(2)
+        scroll = QScrollArea()  # a window too small for the page scrolls it instead of growing
+        scroll.setWidget(page)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        self.found: list[LocalServer] = []
+
+    def probe(self, core: CoreClient) -> None:
+        """Ask the core which local servers answer on ``ports``, and show them."""
+        ports = dict(self.ports)
+        if not ports:
+            self.show_found([])
+            return
+        core.run_on_core(lambda app: app.models.probe_local(ports), self.show_found)
+
+    def show_found(self, servers: list[LocalServer]) -> None:
+        self.found = servers
+        while self.local_list.count():
+            item = self.local_list.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        if not servers:
+            self.local_title.setText("No local server is answering on this computer right now.")
+            return
+        self.local_title.setText("Local servers answering on this computer:")
+        for server in servers:
+            row = QWidget()
+            line = QHBoxLayout(row)
+            model = server.models[0] if server.models else ""
+            text = QLabel(f"<b>{server.name}</b> at {server.base_url} · {len(server.models)} models")
+            text.setTextFormat(Qt.TextFormat.RichText)
+            use = QPushButton(f"Use {server.name}")
+            use.setAccessibleName(f"Use {server.name}")
+            use.setEnabled(bool(model))
+            use.clicked.connect(lambda _c=False, s=server, m=model: self.use_local.emit(s.preset, s.base_url, m))
+            line.addWidget(text, 1)
+            line.addWidget(use)
+            self.local_list.addWidget(row)
