@@ -1,6 +1,7 @@
 """Compute Cairn's identity hashes in a fresh interpreter and print them as JSON.
 
-Run by tests/test_identity_seeds.py under PYTHONHASHSEED 0 to 99. Every spec passes
+Run under PYTHONHASHSEED 0 to 99 by tests/test_hash_seeds.py, through ``tests.seed_chat render``
+(one process per seed for both sweeps). Every spec passes
 through a deep copy, a JSON round trip and a journal write and read; each stage's
 identities are printed, and all of them, in every process, must agree. Beyond the specs:
 a model with set fields at several depths, an enum built from a set inside a tool's
@@ -122,7 +123,8 @@ def rendered_request(tools: list[ToolSpec]) -> bytes:
     return project(Context(messages=messages, tools=tools), route).body_bytes
 
 
-def main() -> None:
+def probe() -> dict[str, object]:
+    """Every identity this process computes, each stage's, and the raw set orders."""
     original = specs()
     stages = {"original": identities(original)}
     copied = [t.model_copy(deep=True).model_copy(deep=True) for t in original]
@@ -156,7 +158,11 @@ def main() -> None:
         "plan_record": list(record.declared),
         "enum": list(built(*ENUM)),
     }
-    json.dump({"stages": stages, "stored": stored_text, "others": others, "orders": orders}, sys.stdout)
+    return {"stages": stages, "stored": stored_text, "others": others, "orders": orders}
+
+
+def main() -> None:
+    json.dump(probe(), sys.stdout)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
 ``write`` answers a short chat over HTTP: the tool is found, granted for the chat (a pin is
 recorded) and run; it prints the session id. ``render`` makes no request: it rebuilds the
 plan of a fresh catalog through a deep copy, a JSON reload and a journal round trip, then
-prepares the chat's next request exactly as Cairn would, and prints what came out as JSON.
+prepares the chat's next request exactly as Cairn would, and prints what came out as JSON,
+with every identity ``tests.identity_probe`` computes in the same process.
 ``continue`` calls the tool again over HTTP with an approver that fails if it is asked.
 """
 
@@ -40,6 +41,7 @@ from host.paths import CairnPaths
 from host.permissions import Permissions, ToolRequest, spec_pin
 from host.tools import ToolCatalog
 from host.transcript import TranscriptWriter
+from tests import identity_probe
 from tests.lab_tools import SYNC_SCOPES, Hooks, Lab, lab_account, lab_route, lab_runtime
 
 SYNC = '[[call lab__sync {"notebook": "a"}]]'
@@ -124,7 +126,7 @@ def main() -> None:
         texts = ["hello", '[[call tool_search {"query": "select:lab__sync"}]]', SYNC, "thanks"]
         print(asyncio.run(_talk(args, None, texts, Grants())))
     elif args.command == "render":
-        json.dump(render(args), sys.stdout)
+        json.dump({"chat": render(args), "identity": identity_probe.probe()}, sys.stdout)
     else:
         asyncio.run(_talk(args, args.session, [SYNC, "thanks again"], Unasked()))
 

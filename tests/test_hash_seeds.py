@@ -1,5 +1,6 @@
-"""Hash-seed sweeps (architecture §6, invariant 4): a plan's JSON and hashes, and a chat with a
-two-scope tool, are the same under every ``PYTHONHASHSEED`` from 0 to 99.
+"""Hash-seed sweeps (architecture §6, invariant 4): every identity (specs through copies, reloads
+and the journal, models with sets, a rendered request), a plan's JSON and hashes, and a chat
+with a two-scope tool, are the same under every ``PYTHONHASHSEED`` from 0 to 99.
 
 The chat is answered once over HTTP under seed 0. Each of the 100 seeds then re-renders it
 in its own process, from its own copy of the journal and without HTTP: the plan is kept (no
@@ -15,9 +16,12 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,47 +48,93 @@ def seed_chat(command: str, seed: int, home: Path, base_url: str, catalog: Path,
     return done.stdout.strip()
 
 
-@pytest.mark.slow
-def test_every_hash_seed_renders_the_same_plan_and_keeps_the_chat(tmp_path: Path) -> None:
+@dataclass
+class Sweep:
+    """The chat written under seed 0, and what each seed's own process made of it."""
+
+    provider: LoopbackProvider
+    root: Path
+    catalog: Path
+    session: str
+    written: int  # requests the chat took under seed 0
+    chats: dict[int, dict[str, Any]]  # seed: ``seed_chat render``'s view of the chat
+    identities: dict[int, dict[str, Any]]  # seed: ``identity_probe``'s identities
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sweep]:
+    """One process per seed serves both sweeps: starting an interpreter is most of each one's cost."""
+    root = tmp_path_factory.mktemp("seeds")
     with LoopbackProvider() as provider:
-        catalog = lab_catalog(tmp_path / "transport.json", provider.base_url, fixed=True)
-        home = tmp_path / "written"
+        catalog = lab_catalog(root / "transport.json", provider.base_url, fixed=True)
+        home = root / "written"
         session = seed_chat("write", 0, home, provider.base_url, catalog)
         written = len(provider.requests)
 
-        def render(seed: int) -> dict:
-            copy = tmp_path / f"seed-{seed}"
+        def render(seed: int) -> dict[str, Any]:
+            copy = root / f"seed-{seed}"
             shutil.copytree(home, copy)
-            return json.loads(seed_chat("render", seed, copy, provider.base_url, catalog, session))
+            out: dict[str, Any] = json.loads(seed_chat("render", seed, copy, provider.base_url, catalog, session))
+            return out
 
         with ThreadPoolExecutor(max_workers=4) as pool:
             seen = dict(zip(SEEDS, pool.map(render, SEEDS), strict=True))
         assert len(provider.requests) == written  # rendering made no request
+        chats = {seed: out["chat"] for seed, out in seen.items()}
+        identities = {seed: out["identity"] for seed, out in seen.items()}
+        yield Sweep(provider, root, catalog, session, written, chats, identities)
 
-        first = seen[0]
-        assert first["plan_forms"] == 1
-        assert first["kept_plan"]
-        assert first["pin_kept"]
-        assert first["rows_written"] == 0
-        assert first["activated"] == ["lab__sync"]
-        for seed, out in seen.items():
-            assert {k: v for k, v in out.items() if k != "order"} == {k: v for k, v in first.items() if k != "order"}, (
-                f"seed {seed}"
-            )
-        reordering = [seed for seed, out in seen.items() if out["order"] != first["order"]]
-        assert reordering, "no seed reorders the scope set; the sweep would prove nothing"
 
-        for seed in reordering[:2]:
-            copy = tmp_path / f"seed-{seed}"
-            before = len(provider.requests)
-            seed_chat("continue", seed, copy, provider.base_url, catalog, session)
-            with Journal.open(CairnPaths.under(copy).journal) as journal:
-                rows = TranscriptWriter(journal).rows(session)
-            assert len([r for r in rows if isinstance(r.meta(), PlanRecord)]) == 1, f"seed {seed} rotated"
-            results = [p for r in rows if r.role == "tool" for p in r.body().parts if isinstance(p, ToolResultPart)]  # type: ignore[union-attr]
-            assert [r.decision for r in results][-1] == "allow"
-            assert "tool_pin_mismatch" not in str(results)
-            requests = provider.requests[:written] + provider.requests[before:]
-            for earlier, later in pairwise(requests):
-                assert later.body["tools"] == earlier.body["tools"], f"seed {seed}"
-                assert later.body_bytes.startswith(messages_prefix(earlier.body_bytes) + b","), f"seed {seed}"
+@pytest.mark.slow
+def test_every_hash_seed_renders_the_same_plan_and_keeps_the_chat(sweep: Sweep) -> None:
+    provider, catalog, session, written, seen = sweep.provider, sweep.catalog, sweep.session, sweep.written, sweep.chats
+
+    first = seen[0]
+    assert first["plan_forms"] == 1
+    assert first["kept_plan"]
+    assert first["pin_kept"]
+    assert first["rows_written"] == 0
+    assert first["activated"] == ["lab__sync"]
+    for seed, out in seen.items():
+        assert {k: v for k, v in out.items() if k != "order"} == {k: v for k, v in first.items() if k != "order"}, (
+            f"seed {seed}"
+        )
+    reordering = [seed for seed, out in seen.items() if out["order"] != first["order"]]
+    assert reordering, "no seed reorders the scope set; the sweep would prove nothing"
+
+    for seed in reordering[:2]:
+        copy = sweep.root / f"seed-{seed}"
+        before = len(provider.requests)
+        seed_chat("continue", seed, copy, provider.base_url, catalog, session)
+        with Journal.open(CairnPaths.under(copy).journal) as journal:
+            rows = TranscriptWriter(journal).rows(session)
+        assert len([r for r in rows if isinstance(r.meta(), PlanRecord)]) == 1, f"seed {seed} rotated"
+        results = [p for r in rows if r.role == "tool" for p in r.body().parts if isinstance(p, ToolResultPart)]  # type: ignore[union-attr]
+        assert [r.decision for r in results][-1] == "allow"
+        assert "tool_pin_mismatch" not in str(results)
+        requests = provider.requests[:written] + provider.requests[before:]
+        for earlier, later in pairwise(requests):
+            assert later.body["tools"] == earlier.body["tools"], f"seed {seed}"
+            assert later.body_bytes.startswith(messages_prefix(earlier.body_bytes) + b","), f"seed {seed}"
+
+
+@pytest.mark.slow
+def test_one_identity_over_every_hash_seed_copy_and_reload(sweep: Sweep) -> None:
+    results = sweep.identities
+    identities = {(stage, tuple(pair)) for result in results.values() for stage, pair in result["stages"].items()}
+    distinct = {pair for _, pair in identities}
+    assert len(distinct) == 1, f"identity differs across seeds or stages: {sorted(identities)}"
+    # What reached the journal is the same text in every process, too.
+    stored = {json.dumps(result["stored"], sort_keys=True) for result in results.values()}
+    assert len(stored) == 1
+    # A model with sets at several depths, an enum built from a set inside a tool's parameters,
+    # and a whole rendered request of a chat with tools: one identity each, in every process.
+    others = {json.dumps(result["others"], sort_keys=True) for result in results.values()}
+    assert len(others) == 1, f"{len(others)} distinct renderings over {len(SEEDS)} seeds"
+    one = json.loads(others.pop())
+    assert len(one["plan_record"]) == 1
+    assert len(one["enum_schema"]) == 1
+    # The sweep could fail: under some seeds each fixture's set iterates unsorted.
+    for fixture in ("scopes", "plan_record", "enum"):
+        unsorted = [seed for seed, r in results.items() if r["orders"][fixture] != sorted(r["orders"][fixture])]
+        assert unsorted, f"no seed iterates the {fixture} set unsorted; the sweep cannot fail"

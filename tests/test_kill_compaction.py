@@ -24,11 +24,13 @@ from tests.recorded_requests import is_summary_request
 
 REPO = Path(__file__).resolve().parents[1]
 ROUNDS = 4
+# A small context, so that each round reaches a compaction after a few turns.
+LIMIT = 4_000
 
 
 def start(home: Path, base_url: str, session: str, turns: str) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "tests.compaction_chat", "--home", str(home), "--base-url", base_url,
-            "--session", session, "--turns", turns]  # fmt: skip
+            "--session", session, "--turns", turns, "--limit", str(LIMIT)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -52,7 +54,7 @@ def test_a_kill_during_compaction_loses_nothing_and_the_chat_goes_on(tmp_path: P
     home = tmp_path / "home"
     with Journal.open(CairnPaths.under(home).journal) as journal:
         session = journal.create_session().id
-    with LoopbackProvider(context_window=8_000, chunk_delay=0.02) as provider:
+    with LoopbackProvider(context_window=LIMIT, chunk_delay=0.02) as provider:
         turn = 0
         for round_ in range(ROUNDS):
             seen = len(provider.requests)
