@@ -34,6 +34,7 @@ from host.tools import ToolCatalog, ToolSpec
 
 __all__ = [
     "REKEY",
+    "RecordedPlan",
     "Verdict",
     "epoch_change",
     "frozen_prefix",
@@ -91,27 +92,59 @@ def _recorded_specs(plan: PlanRecord) -> list[ToolSpec] | None:
         return None
 
 
+class RecordedPlan:
+    """A recorded plan with what checking it costs worked out once: its specs validated and in
+    canonical form, and its verdict for each frozen prefix it was verified against. A chat's
+    plan changes only at an epoch, so a caller that keeps this between steps checks each plan
+    once instead of at every step."""
+
+    def __init__(self, plan: PlanRecord) -> None:
+        self.plan = plan
+        self.specs = _recorded_specs(plan)
+        self.canonical = None if self.specs is None else {s.name: _canonical(s) for s in self.specs}
+        self._verdicts: dict[bytes, Verdict] = {}
+
+    def change(self, catalog: ToolCatalog, *, mode: Mode, route: ResolvedRoute, policy: Policy) -> str | None:
+        """Why a new epoch starts after this plan, or ``None`` when its epoch goes on."""
+        last, before = self.plan, self.canonical
+        if before is None or set(before) != {s.name for s in catalog.specs}:
+            return "catalog_changed"
+        if any(before[s.name] != _canonical(s) for s in catalog.specs):
+            return "schema_changed"
+        if last.mode != mode:
+            return "mode_changed"
+        if last.account_id != route.account_id:
+            return "account_changed"
+        if last.route != route_key(route):
+            return "route_changed"
+        if last.policy != policy:
+            return "policy_changed"
+        return None
+
+    def verify(self, prefix: list[dict[str, Any]]) -> Verdict:
+        """Whether the plan's identity is current, only stale in its scope order, or other."""
+        key = canonical_json_bytes(prefix)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._verdicts[key] = self._verify(prefix)
+        return verdict
+
+    def _verify(self, prefix: list[dict[str, Any]]) -> Verdict:
+        plan = self.plan
+        if self.specs is not None and _canonical_hashes(plan, prefix, self.specs) == _stored(plan):
+            return "current"
+        if _recorded_hashes(plan, prefix) == _stored(plan):
+            return "rekey"
+        return "rotate"
+
+
 def epoch_change(
     last: PlanRecord | None, catalog: ToolCatalog, *, mode: Mode, route: ResolvedRoute, policy: Policy
 ) -> str | None:
     """Why a new epoch starts now, or ``None`` when the current one goes on."""
     if last is None:
         return "first_request"
-    recorded = _recorded_specs(last)
-    if recorded is None or {s.name for s in recorded} != {s.name for s in catalog.specs}:
-        return "catalog_changed"
-    before = {s.name: _canonical(s) for s in recorded}
-    if any(before[s.name] != _canonical(s) for s in catalog.specs):
-        return "schema_changed"
-    if last.mode != mode:
-        return "mode_changed"
-    if last.account_id != route.account_id:
-        return "account_changed"
-    if last.route != route_key(route):
-        return "route_changed"
-    if last.policy != policy:
-        return "policy_changed"
-    return None
+    return RecordedPlan(last).change(catalog, mode=mode, route=route, policy=policy)
 
 
 def new_plan(
@@ -146,12 +179,7 @@ def new_plan(
 
 def verify(plan: PlanRecord, prefix: list[dict[str, Any]]) -> Verdict:
     """Whether a recorded plan's identity is current, only stale in its scope order, or other."""
-    recorded = _recorded_specs(plan)
-    if recorded is not None and _canonical_hashes(plan, prefix, recorded) == _stored(plan):
-        return "current"
-    if _recorded_hashes(plan, prefix) == _stored(plan):
-        return "rekey"
-    return "rotate"
+    return RecordedPlan(plan).verify(prefix)
 
 
 def rekeyed(plan: PlanRecord, prefix: list[dict[str, Any]]) -> PlanRecord:

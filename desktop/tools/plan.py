@@ -21,7 +21,7 @@ from desktop.session.state import SessionState
 from desktop.settings.routes import ResolvedRoute
 from desktop.tools.activation import Activation, activation_identity
 from desktop.tools.declarations import DeclarationPolicy, choose_policy, declared_specs
-from desktop.tools.epochs import epoch_change, frozen_prefix, new_plan, rekeyed, verify
+from desktop.tools.epochs import RecordedPlan, frozen_prefix, new_plan, rekeyed
 from desktop.tools.tool_search import tool_search
 from host.canonical import canonical_json_bytes
 from host.content import Mode, PlanRecord
@@ -54,9 +54,24 @@ class StepTools:
         return activation.section(self.identity) if self.deferred else None
 
 
+KEEP_CHECKED = 16  # chats whose latest plan stays checked between steps
+
+
 class ToolPlanner:
     def __init__(self, engine: ContextEngine, writer: TranscriptWriter) -> None:
         self.engine, self.writer = engine, writer
+        self._recorded: dict[str, RecordedPlan] = {}  # session: its latest plan, checked once
+
+    def _checked(self, session: SessionState) -> RecordedPlan | None:
+        last = session.plan
+        if last is None:
+            return None
+        known = self._recorded.get(session.session_id)
+        if known is None or known.plan is not last:
+            if len(self._recorded) >= KEEP_CHECKED:
+                del self._recorded[next(iter(self._recorded))]  # the chat checked longest ago
+            known = self._recorded[session.session_id] = RecordedPlan(last)
+        return known
 
     def tools(
         self,
@@ -88,9 +103,12 @@ class ToolPlanner:
         policy = choose_policy(route, catalog, opening, budget)
         declared = [s.name for s in catalog.specs if policy.policy == "fixed" or not s.deferred]
         names = frozenset(t.name for t in deferred)
-        last = session.plan
-        change = epoch_change(last, catalog, mode=mode, route=route, policy=policy.policy)
-        verdict = verify(last, frozen_prefix(session.rows)) if change is None and last is not None else "current"
+        recorded = self._checked(session)
+        if recorded is None:
+            change: str | None = "first_request"
+        else:
+            change = recorded.change(catalog, mode=mode, route=route, policy=policy.policy)
+        verdict = recorded.verify(frozen_prefix(session.rows)) if change is None and recorded else "current"
         if verdict == "rotate":
             change = "plan_identity_changed"
         identity = activation_identity(route, policy.policy, declared, names)
