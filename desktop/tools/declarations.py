@@ -2,9 +2,12 @@
 
 - ``fixed``: the complete catalog, in name order, from the first request; a tool search then
   only changes activation. Only for a verified binding (``fixed_declarations_verified`` in the
-  transport catalog: today the official ``deepseek-flash`` / ``openai-completions`` route), and
-  only while the catalog fits the route's function limit and its estimated opening cost leaves
-  the ordinary retained tail below the automatic compaction threshold.
+  transport catalog: today the official ``deepseek-flash`` / ``openai-completions`` route) with
+  chronological system support: the route takes system messages mid-conversation (an account
+  that sends instructions in the first message does not) and the chat has not learnt to fold
+  them into user messages after a refusal. And only while the catalog fits the route's
+  function limit and its estimated opening cost leaves the ordinary retained tail below the
+  automatic compaction threshold.
 - ``on_demand``: the core tools (built-ins, ``load_skill``, ``tool_search``) and the activated
   deferred tools; an activated schema joins ``tools`` from the next request. On a route without
   native tool addition that re-caches the prompt once per activation, which the inspector says.
@@ -36,12 +39,33 @@ class DeclarationPolicy:
 
 
 def choose_policy(
-    route: ResolvedRoute, catalog: ToolCatalog, opening_bytes: int, budget: ContextBudget | None = None
+    route: ResolvedRoute,
+    catalog: ToolCatalog,
+    opening_bytes: int,
+    budget: ContextBudget | None = None,
+    *,
+    folds_updates: bool = False,
 ) -> DeclarationPolicy:
     """``opening_bytes``: the opening system content's size; every schema is added to it.
-    ``budget``: the route's context budget with the person's settings (default: the route's)."""
+    ``budget``: the route's context budget with the person's settings (default: the route's).
+    ``folds_updates``: the chat folds system updates into user messages on this route (it
+    learnt that the route refuses them mid-conversation)."""
     if not route.fixed_declarations_verified:
         return DeclarationPolicy("on_demand")
+    if not route.flags.mid_conversation_system or folds_updates:
+        why = (
+            "the account sends Cairn's instructions in the first message"
+            if route.fold_opening
+            else "this chat folds system updates into user messages, since the route refused them mid-conversation"
+            if folds_updates
+            else f"{route.actual.model} takes no system messages mid-conversation"
+        )
+        reason = (
+            f"{why}; fixed declarations say which tools a search activated in a system message at that point "
+            "of the chat, so tools are declared on demand"
+        )
+        log.info("declarations on demand: %s", reason)
+        return DeclarationPolicy("on_demand", reason)
     limit = route.function_limit
     if limit is not None and len(catalog) > limit:
         reason = (

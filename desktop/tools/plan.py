@@ -100,7 +100,8 @@ class ToolPlanner:
         if deferred:
             catalog = ToolCatalog([*base, tool_search(deferred, activation, room=room, permissions=permissions)])
         opening = len(canonical_json_bytes(self.engine.desired(state, skills, tools_allowed=tools_allowed)))
-        policy = choose_policy(route, catalog, opening, budget)
+        folds = session.fallbacks(route).fold_updates
+        policy = choose_policy(route, catalog, opening, budget, folds_updates=folds)
         declared = [s.name for s in catalog.specs if policy.policy == "fixed" or not s.deferred]
         names = frozenset(t.name for t in deferred)
         recorded = self._checked(session)
