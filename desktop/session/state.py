@@ -70,6 +70,7 @@ class SessionState:
         self.rows: list[TranscriptRow] = []  # model order
         self._index: dict[str, int] = {}  # a row's place in ``rows`` while nothing is inserted before it
         self.gone: set[str] = set()
+        self.branch_changes = 0  # supersede markers folded: the branch on screen changed
         self.sections: dict[str, Any] = {}
         self.checkpoint: TranscriptRow | None = None
         self.plan: PlanRecord | None = None
@@ -159,6 +160,7 @@ class SessionState:
             if isinstance(marker, SupersedeContent):
                 self.gone.update(marker.supersedes)
                 self.gone.difference_update(marker.restores)
+                self.branch_changes += 1
             return
         meta = row.meta()
         if isinstance(meta, PlanRecord):

@@ -15,14 +15,16 @@ activation (declaring every tool on the fixed route does not mean every tool may
 - tool-search results newer than the section recover an activation that was interrupted
   before its section was written;
 - a compaction checkpoint carries the section as it was, and counts as its latest update;
-- a history without the section keeps the older evidence rule: its tool-search results.
+- a history without the section keeps the older evidence rule: its tool-search results;
+- only the branch on screen counts: a section, a checkpoint or a tool-search result in a
+  branch the person edited away or regenerated (a superseded row) grants nothing.
 
 Between prompts the runtime's own activation is authoritative.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
@@ -67,9 +69,13 @@ class Activation:
         return {"v": ACTIVATION_VERSION, "active": active, "identity": identity}
 
 
-def restore_activation(rows: list[TranscriptRow], identity: str, deferred: Iterable[str]) -> set[str]:
-    """The activation a session's rows (in model order) show for the current epoch."""
+def restore_activation(
+    rows: list[TranscriptRow], identity: str, deferred: Iterable[str], gone: Collection[str] = frozenset()
+) -> set[str]:
+    """The activation a session's rows (in model order) show for the current epoch, on the
+    branch on screen: ``gone`` holds the superseded rows' ids."""
     known = set(deferred)
+    rows = [row for row in rows if row.id not in gone]
     start = max((i + 1 for i, row in enumerate(rows) if _starts_epoch(row)), default=0)
     active: set[str] = set()
     evidence_from = start

@@ -59,6 +59,7 @@ class RequestPreparer:
         self.engine, self.writer = engine, writer
         self.planner = ToolPlanner(engine, writer)
         self._activations: dict[str, Activation] = {}
+        self._branches: dict[str, int] = {}  # session: its branch changes when its activation was restored
         self._declared: dict[str, frozenset[str]] = {}
 
     def activation(self, session_id: str) -> Activation:
@@ -78,7 +79,10 @@ class RequestPreparer:
     ) -> PreparedRequest:
         """``session`` is the chat's state as it is now; it is advanced past the rows committed here."""
         session_id = session.session_id
-        restoring = session_id not in self._activations
+        # Restored from the rows at a chat's first step here, and again whenever the branch on
+        # screen changed (an edit, a regeneration, a switch): only that branch's activation counts.
+        restoring = session_id not in self._activations or self._branches.get(session_id) != session.branch_changes
+        self._branches[session_id] = session.branch_changes
         activation = self.activation(session_id)
         step = self.planner.tools(
             session,
@@ -95,7 +99,7 @@ class RequestPreparer:
         elif restoring:
             # A history from before plans were recorded has no epoch to void: its tool-search
             # results are its evidence.
-            activation.active = restore_activation(session.rows, step.identity, step.deferred)
+            activation.active = restore_activation(session.rows, step.identity, step.deferred, session.gone)
         prepared = self.engine.prepare(
             self.writer,
             session_id,
