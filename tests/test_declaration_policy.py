@@ -55,13 +55,15 @@ def test_instructions_in_the_first_message_declare_on_demand(tmp_path: Path) -> 
     with LoopbackProvider() as provider:
         catalog = lab_catalog(tmp_path / "transport.json", provider.base_url, fixed=True)
         verified = lab_route(lab_account(provider.base_url), catalog, paths)
-        assert verified.fixed_declarations_verified and verified.flags.mid_conversation_system
+        assert verified.fixed_declarations_verified
+        assert verified.flags.mid_conversation_system
         account = lab_account(provider.base_url).model_copy(update={"instructions_in_first_message": True})
         route = lab_route(account, catalog, paths)
         plans, events = chat(paths, route, ["hello", SEARCH, CALL])
         requests = provider.requests
     assert [p.policy for p in plans] == ["on_demand"]
-    assert plans[0].fallback is not None and "first message" in plans[0].fallback
+    assert plans[0].fallback is not None
+    assert "first message" in plans[0].fallback
     assert all(any("first message" in n for n in shown) for shown in notes(events))
     # On demand: the deferred tool is declared only once the search has activated it.
     assert "lab__weather" not in declared(requests[0])
@@ -80,6 +82,7 @@ def test_a_chat_that_learnt_to_fold_system_updates_declares_on_demand_from_then_
     assert len([e for e in events if isinstance(e, RouteFallbackRecorded)]) == 1
     assert [p.policy for p in plans] == ["fixed", "on_demand"]
     assert plans[1].reason == "policy_changed"
-    assert plans[1].fallback is not None and "folds system updates" in plans[1].fallback
+    assert plans[1].fallback is not None
+    assert "folds system updates" in plans[1].fallback
     assert any("folds system updates" in n for n in notes(events)[-1])
     assert "lab__weather" in declared(requests[0])  # fixed: every tool from the first request

@@ -191,3 +191,20 @@ def test_the_compact_dialog_asks_for_a_focus_and_can_be_cancelled(
         assert w.ask_compaction_focus() == ("the heights", True)
         QTimer.singleShot(50, lambda: answer("never mind", False))
         assert w.ask_compaction_focus()[1] is False
+
+
+def test_an_opening_that_leaves_no_room_to_compact_is_said_once_in_the_window(
+    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    add_account(cairn_paths, provider, context_limit=5_000)
+    store = SettingsStore(cairn_paths.config_dir / "settings.json")
+    # With Cairn's own instructions and tools, an opening of about 3,500 of the 3,750 tokens allowed.
+    long = "Keep to the trail, mind the weather and add a stone as you pass. " * 125
+    store.save(store.load().model_copy(update={"custom_instructions": long}))
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        chat(qtbot, w, range(5))
+        qtbot.waitUntil(lambda: "leaves no room for a summary and a turn" in w.notice.text(), timeout=WAIT)
+        assert w.notice.isVisible()
+        assert "Set a larger context for this account" in w.notice.text()
+    assert not [r for r in provider.requests if is_summary_request(r)]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -21,8 +20,17 @@ from desktop.app import (
     message_problem,
     turn_usage_text,
 )
-from desktop.cli.common import CommandError, account_for, api_key_for, printable, session_account, sigterm_stops
-from desktop.turn.events import ReasoningDelta, Retrying, RuntimeEvent, TextDelta, TurnCancelled, TurnFailed, Waiting
+from desktop.cli.common import CommandError, account_for, api_key_for, printable, run_stoppable, session_account
+from desktop.turn.events import (
+    CompactionHeld,
+    ReasoningDelta,
+    Retrying,
+    RuntimeEvent,
+    TextDelta,
+    TurnCancelled,
+    TurnFailed,
+    Waiting,
+)
 from host.content import MessageContent
 
 __all__ = ["run_chat", "turn_printer"]
@@ -51,8 +59,7 @@ def run_chat(args: argparse.Namespace, app: CairnApp, printer: _Printer) -> int:
     if args.mode is not None:
         app.options.set_mode(session_id, "read_only" if args.mode == "read-only" else args.mode)
     try:
-        with sigterm_stops():
-            outcome = asyncio.run(_turn(app, session_id=session_id, text=text or None, via=via))
+        outcome = run_stoppable(_turn(app, session_id=session_id, text=text or None, via=via))
     except KeyboardInterrupt:
         if not printer.stopped_shown:
             print("\n[stopped]", file=sys.stderr)
@@ -151,7 +158,7 @@ class _Printer:
             self._write(self.err, f"\n[retrying in {event.delay:.1f} s: {printable(event.reason)}]\n")
         elif isinstance(event, Waiting):
             self._write(self.err, f"[the model is reading the prompt… {event.elapsed:.0f} s]\n")
-        elif isinstance(event, TurnFailed):
+        elif isinstance(event, TurnFailed | CompactionHeld):
             self._write(self.err, f"\ncairn: {printable(event.message)}\n")
         elif isinstance(event, TurnCancelled):
             kept = "what arrived is kept" if event.partial_row is not None else "nothing had arrived yet"

@@ -3,37 +3,53 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import getpass
 import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from desktop.app import KEY_ENV, Account, CairnApp, CairnError, ResolvedRoute, printable
 
-__all__ = ["CommandError", "account_for", "api_key_for", "printable", "session_account", "sigterm_stops"]
+__all__ = ["CommandError", "account_for", "api_key_for", "printable", "run_stoppable", "session_account"]
+
+
+T = TypeVar("T")
 
 
 class CommandError(CairnError):
     """A command cannot go on; the message tells the person what to do."""
 
 
-@contextmanager
-def sigterm_stops() -> Iterator[None]:
-    """SIGTERM stops a reply as Ctrl+C does, so what arrived is kept either way."""
+def run_stoppable(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)``, where SIGTERM stops it as Ctrl+C does: the running task is
+    cancelled at its next ``await`` (so a reply keeps what arrived, and says so), then
+    ``KeyboardInterrupt`` is raised. An exception raised from a signal handler instead could
+    land anywhere, even between a reply's cancellation and its saving."""
+    stopped = False
 
-    def stop(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
+    async def guarded() -> T:
+        task = asyncio.current_task()
+        assert task is not None
+
+        def stop() -> None:
+            nonlocal stopped
+            stopped = True
+            task.cancel()
+
+        # Not on Windows, nor outside the main thread: SIGTERM keeps its default there.
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop)
+        return await main
 
     try:
-        previous = signal.signal(signal.SIGTERM, stop)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        return asyncio.run(guarded())
+    except asyncio.CancelledError:
+        if stopped:
+            raise KeyboardInterrupt from None
+        raise
 
 
 def session_account(app: CairnApp, session_id: str | None) -> str | None:

@@ -4,11 +4,10 @@ same runtime as the window's Compact action. Nothing is deleted: the checkpoint 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
 from desktop.app import CairnApp, CompactionFailed, NothingToCompact, TurnRoute, focus_problem
-from desktop.cli.common import CommandError, account_for, api_key_for, printable, session_account, sigterm_stops
+from desktop.cli.common import CommandError, account_for, api_key_for, printable, run_stoppable, session_account
 from desktop.turn.events import Retrying, RuntimeEvent, Waiting
 from host.content import Checkpoint
 
@@ -40,8 +39,7 @@ def run_compact(args: argparse.Namespace, app: CairnApp) -> int:
             return await app.turns.compact_now(args.session, focus, via=via)
 
     try:
-        with sigterm_stops():
-            checkpoint = asyncio.run(compact())
+        checkpoint = run_stoppable(compact())
     except KeyboardInterrupt:
         print("\n[stopped; nothing was changed]", file=sys.stderr)
         return 130

@@ -19,6 +19,7 @@ from desktop.compaction.policy import (
     prompt_message,
     tail_messages,
 )
+from desktop.compaction.room import room_after
 from desktop.context.estimate import ContextBudget, Measured, estimate_tokens
 from desktop.context.messages import Context, context_from_rows, message_from_row
 from desktop.context.projection import ProjectedRequest, project
@@ -159,6 +160,12 @@ class Compactor:
         if reason == "manual":
             talk = [m for m in context.messages if m.role != "system"]
             tail = min(tail, estimate_tokens(len(canonical_json_bytes([m.model_dump(mode="json") for m in talk]))) // 2)
+        else:  # sized from what the opening, the summary and the next turns leave, so that it settles
+            room = room_after(context, budget, measured)
+            # ...but never so small that the summary request without the tail would not fit.
+            asking = estimate_tokens(len(canonical_json_bytes(prompt_message("x" * 200, focus).model_dump())))
+            fit = before - (asked.budget.limit - room.summary - asking)
+            tail = max(min(tail, room.tail), fit)
         choice = choose_tail(rows, tail)
         self._emit(CompactionStarted(session.session_id, reason, before, budget.limit))
         tail_text = next((m.text() for r in rows if r.id == choice.tail_from if (m := message_from_row(r))), None)

@@ -17,6 +17,7 @@ __all__ = [
     "AssistantCommitted",
     "CompactionAbandoned",
     "CompactionCommitted",
+    "CompactionHeld",
     "CompactionStarted",
     "ReasoningDelta",
     "RequestStarted",
@@ -93,6 +94,16 @@ class CompactionCommitted:
 
     row: TranscriptRow
     checkpoint: Checkpoint
+
+
+@dataclass(frozen=True)
+class CompactionHeld:
+    """Earlier messages are not summarised automatically: the chat's opening leaves no room
+    for a summary and a turn below the threshold; ``message`` says so and what to change.
+    Sent once per chat and run."""
+
+    session_id: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -182,4 +193,5 @@ RuntimeEvent = (
     | CompactionStarted
     | CompactionCommitted
     | CompactionAbandoned
+    | CompactionHeld
 )

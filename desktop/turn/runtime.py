@@ -21,6 +21,7 @@ from dataclasses import replace
 from pydantic import JsonValue
 
 from desktop.compaction.compactor import CompactionFailed, Compactor, Summarizer
+from desktop.compaction.room import TurnCompactions
 from desktop.context.context_engine import ContextEngine
 from desktop.context.estimate import ContextBudget
 from desktop.context.system_state import SystemState
@@ -260,11 +261,17 @@ class ChatRuntime:
         if self._ready is not None:
             await self._ready()
         steps: list[Step] = []
+        compactions = TurnCompactions()
         for index in range(MAX_TOOL_STEPS):
             # Only the first request of a turn follows a freshly committed user row; updates
             # between tool calls go after the latest tool result, unanchored.
             step = await self.steps.step(
-                session_id, anchor if index == 0 else None, overrides, route=self.route, client=self.client
+                session_id,
+                anchor if index == 0 else None,
+                overrides,
+                route=self.route,
+                client=self.client,
+                turn=compactions,
             )
             steps.append(step)
             if step.failed is not None:

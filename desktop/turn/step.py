@@ -2,7 +2,9 @@
 reply and commit it; after a refusal, adapt (compact after an overflow, fall back where the
 route refused what its catalog promised) and ask again.
 
-A step compacts at most once: a chat that still does not fit says so. Every row is committed
+A step compacts at most once: a chat that still does not fit says so. A turn compacts
+automatically at most once, and a chat whose opening leaves no room for a summary and a turn
+is told so instead of compacting at every turn (``desktop.compaction.room``). Every row is committed
 before the request that needs it is sent; a failure to save is a local preparation failure,
 and nothing is sent then.
 """
@@ -10,6 +12,7 @@ and nothing is sent then.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -18,6 +21,7 @@ from pydantic import JsonValue
 
 from desktop.compaction.compactor import CompactionFailed, Compactor, Summarizer
 from desktop.compaction.policy import NothingToCompact, Reason, checkpoint_text, overflowed, stated_limit, too_long
+from desktop.compaction.room import TurnCompactions, no_room_text, room_after, turn_full_text
 from desktop.context.estimate import ContextBudget, Measured, estimate_tokens
 from desktop.context.messages import context_from_rows
 from desktop.context.projection import ImageLoader, ProjectedRequest, project
@@ -31,7 +35,14 @@ from desktop.session.state import SessionState
 from desktop.session.states import SessionStates
 from desktop.settings.redaction import Redactor
 from desktop.settings.routes import ResolvedRoute
-from desktop.turn.events import AssistantCommitted, RuntimeEvent, SectionsAppended, TurnCancelled, TurnFailed
+from desktop.turn.events import (
+    AssistantCommitted,
+    CompactionHeld,
+    RuntimeEvent,
+    SectionsAppended,
+    TurnCancelled,
+    TurnFailed,
+)
 from desktop.turn.inspection import request_started
 from desktop.turn.outcome import Step
 from desktop.turn.preparation import PreparedRequest, RequestPreparer
@@ -46,6 +57,8 @@ from host.permissions import PermissionPolicy
 from host.usage import UsageLedger
 
 __all__ = ["StepParts", "Steps"]
+
+log = logging.getLogger(__name__)
 
 
 class StepParts(Protocol):
@@ -81,6 +94,7 @@ class Steps:
     def __init__(self, parts: StepParts) -> None:
         self.parts = parts
         self._ledger = UsageLedger(parts.journal)
+        self._told_no_room: set[str] = set()  # chats told their opening leaves no room to compact
 
     async def step(
         self,
@@ -90,8 +104,11 @@ class Steps:
         *,
         route: ResolvedRoute,
         client: OpenAICompatClient,
+        turn: TurnCompactions | None = None,
     ) -> Step:
-        """One request and its reply; the step, failed (with the message shown) or not."""
+        """One request and its reply; the step, failed (with the message shown) or not.
+        ``turn``: what the turn this step belongs to has compacted so far."""
+        turn = turn or TurnCompactions()
         parts = self.parts
         budget = parts.budget(route)
         attempt = _Attempt(parts.states.get(session_id).fallbacks(route))
@@ -110,14 +127,11 @@ class Steps:
             estimate = estimate_tokens(request.estimate_bytes, measured)
             if not attempt.tried and estimate > budget.threshold:
                 attempt.tried = True
-                done = await self.compact(session_id, prepared, budget, "automatic", route=route, client=client,
-                                          fold_updates=known.fold_updates)  # fmt: skip
-                if isinstance(done, str) and estimate > budget.limit:
-                    return Step(failed=self.compaction_failed(session_id, done, route, client))
-                if isinstance(done, str):  # it still fits: the reply's room is smaller, the turn goes on
-                    attempt.notes.append(f"Summarising earlier messages failed ({done}); sent as it is, as it fits.")
-                elif done:
-                    attempt.compacted = True
+                compacted = await self._automatic(session, prepared, attempt, budget, estimate=estimate, turn=turn,
+                                                  route=route, client=client)  # fmt: skip
+                if isinstance(compacted, Step):
+                    return compacted
+                if compacted:
                     continue
             started = request_started(session_id, route, request, prepared, budget=budget, measured=measured)
             notes = (*started.notes, *prepared.notes, *known.notes(route), *attempt.notes, *asked)
@@ -143,6 +157,53 @@ class Steps:
                 if failed is not None:
                     return failed
         return self._commit(session_id, reply, finished, request=request, prepared=prepared, route=route)
+
+    async def _automatic(
+        self,
+        session: SessionState,
+        prepared: PreparedRequest,
+        attempt: _Attempt,
+        budget: ContextBudget,
+        *,
+        estimate: int,
+        turn: TurnCompactions,
+        route: ResolvedRoute,
+        client: OpenAICompatClient,
+    ) -> Step | bool:
+        """Before a request past the threshold: compact (``True``), send it as it is
+        (``False``), or end the step (the failed ``Step``). A turn compacts automatically at
+        most once: one whose tool calls fill the context again ends there, with a message. A
+        chat whose opening leaves no room for a summary and a turn is told so once, and is
+        not compacted at every turn."""
+        session_id = session.session_id
+        if turn.compacted:
+            message = turn_full_text(estimate, budget)
+            self.parts.records.fail(session_id, MalformedResponse(message), None, route=route,
+                                    sends_key=client.sends_key)  # fmt: skip
+            return Step(failed=message)
+        measured = self.measured(session_id)
+        room = room_after(context_from_rows(session.rows, list(prepared.declared)), budget, measured)
+        # Judged only once the provider has counted one of the chat's requests: the
+        # conservative estimate alone would call many openings too large.
+        if measured is not None and not room.settles:
+            text = no_room_text(room, budget)
+            if session_id not in self._told_no_room:
+                self._told_no_room.add(session_id)
+                log.warning("session %s: %s", session_id, text)
+                self.parts.emit(CompactionHeld(session_id, text))
+            if estimate <= budget.limit:  # sent as it is: the reply has less room
+                attempt.notes.append(text)
+                return False
+            # Past the context itself: summarising is the only way on.
+        done = await self.compact(session_id, prepared, budget, "automatic", route=route, client=client,
+                                  fold_updates=attempt.known.fold_updates)  # fmt: skip
+        if isinstance(done, str) and estimate > budget.limit:
+            return Step(failed=self.compaction_failed(session_id, done, route, client))
+        if isinstance(done, str):  # it still fits: the reply's room is smaller, the turn goes on
+            attempt.notes.append(f"Summarising earlier messages failed ({done}); sent as it is, as it fits.")
+            return False
+        attempt.compacted = turn.compacted = done
+        return done
 
     def _commit(
         self,

@@ -15,6 +15,7 @@ from desktop.turn.events import (
     AssistantCommitted,
     CompactionAbandoned,
     CompactionCommitted,
+    CompactionHeld,
     ReasoningDelta,
     RequestStarted,
     Retrying,
@@ -94,6 +95,8 @@ class LiveReplies(QObject):
             self._end_stream(session_id, current, [])
         elif isinstance(event, RouteFallbackRecorded) and current:
             self.notice.show_text(_fallback_notice(event))
+        elif isinstance(event, CompactionHeld) and current:
+            self.notice.show_text(event.message)
         elif isinstance(event, Retrying) and current:
             self.status.show_retrying(session_id, event)
 
