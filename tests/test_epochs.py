@@ -5,41 +5,29 @@ re-key of a plan an older writer recorded with its scopes out of order."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
-import httpx
 import pytest
 
 from desktop.loopback import LoopbackProvider
 from desktop.tools.epochs import frozen_prefix
 from desktop.turn.approvals import Approval
-from desktop.turn.events import RequestStarted, RuntimeEvent
-from desktop.turn.runtime import ChatRuntime
+from desktop.turn.events import RequestStarted
 from host.canonical import sha256_hex
 from host.content import (
-    MessageContent,
     PermissionMode,
     PlanRecord,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
 )
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.permissions import ToolRequest
-from host.rows import TranscriptRow
 from host.transcript import TranscriptWriter
-from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime, lab_spec
+from tests.epoch_chat import NOT_ACTIVE, SEARCH, WEATHER, LabChat, interrupted_search
+from tests.lab_tools import lab_account, lab_route, lab_spec
 from tests.recorded_requests import messages_prefix
-
-NOT_ACTIVE = "lab__weather is not activated in this chat; find it with the tool search first."
-SEARCH = '[[call tool_search {"query": "weather forecast"}]]'
-WEATHER = '[[call lab__weather {"city": "Oslo"}]]'
 
 
 @pytest.fixture
@@ -48,48 +36,12 @@ def provider():
         yield running
 
 
-class Lab_:
-    """One chat's world: the lab, the hooks, the route, and a way to run turns (each run a
-    fresh runtime, as after a restart)."""
-
-    def __init__(self, journal: Journal, paths: CairnPaths, provider: LoopbackProvider, tmp: Path, *, fixed=False):
-        self.journal, self.paths, self.provider = journal, paths, provider
-        self.lab, self.hooks = Lab(), Hooks()
-        self.catalog = lab_catalog(tmp / "transport.json", provider.base_url, fixed=fixed)
-        self.account = lab_account(provider.base_url)
-        self.route = lab_route(self.account, self.catalog, paths)
-        self.session = journal.create_session().id
-        self.events: list[RuntimeEvent] = []
-
-    def run(self, *texts: str, mode: str = "auto", approver=None, setup: Callable[[ChatRuntime], None] | None = None):
-        async def go() -> list[str | None]:
-            async with httpx.AsyncClient(timeout=10) as http:
-                runtime = lab_runtime(self.journal, self.route, http, self.lab, self.hooks, mode=mode,
-                                      approver=approver, events=self.events)  # fmt: skip
-                if setup is not None:
-                    setup(runtime)
-                return [(await runtime.send(self.session, text)).error for text in texts]
-
-        return asyncio.run(go())
-
-    @property
-    def rows(self) -> list[TranscriptRow]:
-        return TranscriptWriter(self.journal).model_order(self.session)
-
-    def plans(self) -> list[PlanRecord]:
-        return [m for r in self.rows if isinstance(m := r.meta(), PlanRecord)]
-
-    def results(self) -> list[ToolResultPart]:
-        return [p for r in self.rows if r.role == "tool" and isinstance(b := r.body(), MessageContent)
-                for p in b.parts if isinstance(p, ToolResultPart)]  # fmt: skip
-
-
 @pytest.fixture
-def chat(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path) -> Lab_:
-    return Lab_(journal, cairn_paths, provider, tmp_path)
+def chat(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path) -> LabChat:
+    return LabChat(journal, cairn_paths, provider, tmp_path)
 
 
-def test_each_change_starts_an_epoch_that_voids_the_activation(chat: Lab_) -> None:
+def test_each_change_starts_an_epoch_that_voids_the_activation(chat: LabChat) -> None:
     chat.run("hello", SEARCH, WEATHER)
     assert chat.lab.runs == ["lab__weather"]
     chat.lab.specs["lab__moon"] = lab_spec("lab__moon", "Moon phase and moonrise tonight.", "where")
@@ -139,7 +91,7 @@ def test_each_change_starts_an_epoch_that_voids_the_activation(chat: Lab_) -> No
     ],
     ids=["unknown-version", "mismatched-identity", "not-a-list", "not-names", "not-an-object", "tombstone"],
 )
-def test_activation_rows_that_cannot_be_trusted_grant_nothing(chat: Lab_, bad: object) -> None:
+def test_activation_rows_that_cannot_be_trusted_grant_nothing(chat: LabChat, bad: object) -> None:
     chat.run(SEARCH)
     rows = chat.rows
     section = next(u for r in reversed(rows) if (u := r.section_update()) and u.section == "tool_activation")
@@ -153,36 +105,24 @@ def test_activation_rows_that_cannot_be_trusted_grant_nothing(chat: Lab_, bad: o
     assert chat.hooks.seen == ["tool_search"]  # refused before any hook
 
 
-def _interrupted_search(chat: Lab_, activated: list[str], *, error: bool = False) -> None:
-    """What a search leaves when Cairn stops after saving its result, before the next request
-    wrote the activation section."""
-    writer = TranscriptWriter(chat.journal)
-    writer.append_user(chat.session, MessageContent(parts=[TextPart(text="find the weather tool")]))
-    call = ToolCallPart(call_id="s1", name="tool_search", arguments={"query": "weather"})
-    writer.append_assistant(chat.session, MessageContent(parts=[call]))
-    result = ToolResultPart(call_id="s1", name="tool_search", content="Active now: ...", activated=activated,
-                            is_error=error)  # fmt: skip
-    writer.append(chat.session, "tool", MessageContent(parts=[result]))
-
-
-def test_search_results_newer_than_the_section_recover_an_interrupted_activation(chat: Lab_) -> None:
+def test_search_results_newer_than_the_section_recover_an_interrupted_activation(chat: LabChat) -> None:
     chat.run("hello")
-    _interrupted_search(chat, ["lab__weather"])
+    interrupted_search(chat, ["lab__weather"])
     chat.run(WEATHER)
     assert chat.lab.runs == ["lab__weather"]
     assert chat.results()[-1].decision == "allow"
 
 
-def test_a_failed_search_or_an_unknown_name_recovers_nothing(chat: Lab_) -> None:
+def test_a_failed_search_or_an_unknown_name_recovers_nothing(chat: LabChat) -> None:
     chat.run("hello")
-    _interrupted_search(chat, ["lab__weather"], error=True)
-    _interrupted_search(chat, ["lab__nothing"])
+    interrupted_search(chat, ["lab__weather"], error=True)
+    interrupted_search(chat, ["lab__nothing"])
     chat.run(WEATHER)
     assert chat.results()[-1].content == NOT_ACTIVE
 
 
-def test_a_history_from_before_plans_keeps_its_search_results_as_evidence(chat: Lab_) -> None:
-    _interrupted_search(chat, ["lab__weather"])  # no plan row, no activation section
+def test_a_history_from_before_plans_keeps_its_search_results_as_evidence(chat: LabChat) -> None:
+    interrupted_search(chat, ["lab__weather"])  # no plan row, no activation section
     chat.run(WEATHER)
     assert chat.lab.runs == ["lab__weather"]
     assert chat.plans()[0].reason == "first_request"
@@ -192,7 +132,7 @@ def test_a_catalog_past_the_function_limit_is_declared_on_demand_and_keeps_every
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:  # fmt: skip
-    chat = Lab_(journal, cairn_paths, provider, tmp_path, fixed=True)
+    chat = LabChat(journal, cairn_paths, provider, tmp_path, fixed=True)
     chat.lab.specs = {f"lab__t{i:03}": lab_spec(f"lab__t{i:03}", f"Test tool number {i}.", "x") for i in range(130)}
     with caplog.at_level(logging.INFO, logger="desktop.tools.declarations"):
         chat.run("hello", '[[call tool_search {"query": "select:lab__t129"}]]', '[[call lab__t129 {"x": "y"}]]')
@@ -244,7 +184,7 @@ def _as_an_older_writer(journal: Journal, session_id: str) -> None:
 def test_a_plan_recorded_with_its_scopes_out_of_order_is_re_keyed_without_moving_anything(
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
 ) -> None:
-    chat = Lab_(journal, cairn_paths, provider, tmp_path, fixed=True)
+    chat = LabChat(journal, cairn_paths, provider, tmp_path, fixed=True)
     grants = Grants()
     sync = '[[call lab__sync {"notebook": "a"}]]'
     chat.run("hello", '[[call tool_search {"query": "select:lab__sync"}]]', sync, mode="ask", approver=grants)

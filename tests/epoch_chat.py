@@ -1,0 +1,75 @@
+"""A chat with the lab's deferred tools on the loopback provider, each turn run on a fresh
+runtime as after a restart (``LabChat``), the scripted messages that search and call, and
+what a search leaves when Cairn stops between its result and the next request."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from desktop.loopback import LoopbackProvider
+from desktop.turn.events import RuntimeEvent
+from desktop.turn.runtime import ChatRuntime
+from host.content import MessageContent, PlanRecord, TextPart, ToolCallPart, ToolResultPart
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.rows import TranscriptRow
+from host.transcript import TranscriptWriter
+from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime
+
+__all__ = ["NOT_ACTIVE", "SEARCH", "WEATHER", "LabChat", "interrupted_search"]
+
+NOT_ACTIVE = "lab__weather is not activated in this chat; find it with the tool search first."
+SEARCH = '[[call tool_search {"query": "weather forecast"}]]'
+WEATHER = '[[call lab__weather {"city": "Oslo"}]]'
+
+
+class LabChat:
+    """One chat's world: the lab, the hooks, the route, and a way to run turns (each run a
+    fresh runtime, as after a restart)."""
+
+    def __init__(self, journal: Journal, paths: CairnPaths, provider: LoopbackProvider, tmp: Path, *, fixed=False):
+        self.journal, self.paths, self.provider = journal, paths, provider
+        self.lab, self.hooks = Lab(), Hooks()
+        self.catalog = lab_catalog(tmp / "transport.json", provider.base_url, fixed=fixed)
+        self.account = lab_account(provider.base_url)
+        self.route = lab_route(self.account, self.catalog, paths)
+        self.session = journal.create_session().id
+        self.events: list[RuntimeEvent] = []
+
+    def run(self, *texts: str, mode: str = "auto", approver=None, setup: Callable[[ChatRuntime], None] | None = None):
+        async def go() -> list[str | None]:
+            async with httpx.AsyncClient(timeout=10) as http:
+                runtime = lab_runtime(self.journal, self.route, http, self.lab, self.hooks, mode=mode,
+                                      approver=approver, events=self.events)  # fmt: skip
+                if setup is not None:
+                    setup(runtime)
+                return [(await runtime.send(self.session, text)).error for text in texts]
+
+        return asyncio.run(go())
+
+    @property
+    def rows(self) -> list[TranscriptRow]:
+        return TranscriptWriter(self.journal).model_order(self.session)
+
+    def plans(self) -> list[PlanRecord]:
+        return [m for r in self.rows if isinstance(m := r.meta(), PlanRecord)]
+
+    def results(self) -> list[ToolResultPart]:
+        return [p for r in self.rows if r.role == "tool" and isinstance(b := r.body(), MessageContent)
+                for p in b.parts if isinstance(p, ToolResultPart)]  # fmt: skip
+
+
+def interrupted_search(chat: LabChat, activated: list[str], *, error: bool = False) -> None:
+    """What a search leaves when Cairn stops after saving its result, before the next request
+    wrote the activation section."""
+    writer = TranscriptWriter(chat.journal)
+    writer.append_user(chat.session, MessageContent(parts=[TextPart(text="find the weather tool")]))
+    call = ToolCallPart(call_id="s1", name="tool_search", arguments={"query": "weather"})
+    writer.append_assistant(chat.session, MessageContent(parts=[call]))
+    result = ToolResultPart(call_id="s1", name="tool_search", content="Active now: ...", activated=activated,
+                            is_error=error)  # fmt: skip
+    writer.append(chat.session, "tool", MessageContent(parts=[result]))

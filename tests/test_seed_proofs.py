@@ -1,0 +1,124 @@
+"""Proofs the design records ask for that the suite lacked (issue 23 §2): each test fails
+when the behaviour it names is broken.
+
+- The activation identity changes when any one of account, model, API, endpoint, declarations
+  or the deferred-name set changes, each varied alone.
+- On a verified route, a catalog whose schemas would leave less than the retained tail under
+  the compaction threshold declares on demand, through a chat: the whole catalog is charged.
+- Restoring activation ignores tool-search results from an earlier epoch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop.loopback import LoopbackProvider
+from desktop.settings.routes import ResolvedRoute
+from desktop.tools.activation import activation_identity
+from desktop.turn.events import RequestStarted
+from host.content import PermissionMode
+from host.journal import Journal
+from host.paths import CairnPaths
+from host.transcript import TranscriptWriter
+from tests.epoch_chat import NOT_ACTIVE, SEARCH, WEATHER, LabChat, interrupted_search
+from tests.lab_tools import lab_account, lab_catalog, lab_route, lab_spec
+
+
+def _route(tmp_path: Path) -> ResolvedRoute:
+    paths = CairnPaths.under(tmp_path)
+    catalog = lab_catalog(tmp_path / "transport.json", "http://127.0.0.1:9/v1", fixed=False)
+    return lab_route(lab_account("http://127.0.0.1:9/v1"), catalog, paths)
+
+
+def test_the_activation_identity_changes_with_each_of_its_parts_alone(tmp_path: Path) -> None:
+    route = _route(tmp_path)
+    actual = route.actual
+    declared, deferred = ["load_skill", "tool_search"], ["lab__moon", "lab__weather"]
+    base = activation_identity(route, "on_demand", declared, deferred)
+
+    def on(**actual_update: str) -> ResolvedRoute:
+        return route.model_copy(update={"actual": actual.model_copy(update=actual_update)})
+
+    varied = {
+        "account": activation_identity(
+            route.model_copy(update={"account_id": "other"}), "on_demand", declared, deferred
+        ),
+        "model": activation_identity(on(model="loopback-reasoner"), "on_demand", declared, deferred),
+        "api": activation_identity(on(api="openai-responses"), "on_demand", declared, deferred),
+        "endpoint": activation_identity(on(base_url="http://127.0.0.1:10/v1"), "on_demand", declared, deferred),
+        "policy": activation_identity(route, "fixed", declared, deferred),
+        "declared": activation_identity(route, "on_demand", [*declared, "lab__moon"], deferred),
+        "deferred": activation_identity(route, "on_demand", declared, [*deferred, "lab__tides"]),
+    }
+    assert base not in varied.values(), [k for k, v in varied.items() if v == base]
+    assert len(set(varied.values())) == len(varied)
+    # Order and repetition are not identity.
+    assert activation_identity(route, "on_demand", declared[::-1], [*deferred[::-1], deferred[0]]) == base
+
+
+@pytest.fixture
+def provider():
+    with LoopbackProvider() as running:
+        yield running
+
+
+@pytest.fixture
+def chat(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path) -> LabChat:
+    return LabChat(journal, cairn_paths, provider, tmp_path)
+
+
+def test_schemas_that_leave_no_retained_tail_declare_on_demand_through_a_chat(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
+) -> None:
+    chat = LabChat(journal, cairn_paths, provider, tmp_path, fixed=True)
+    # 40 tools of about 600 bytes each: some 8,000 tokens of schemas, where the opening
+    # without them is about 2,000 and a 16,000-token context leaves room for 6,400.
+    padding = "It reads one reading from the lab's instruments and says what it found, in words. " * 6
+    chat.lab.specs = {
+        f"lab__i{i:02}": lab_spec(f"lab__i{i:02}", f"Instrument {i}. {padding}", "x") for i in range(40)
+    } | {"lab__weather": chat.lab.specs["lab__weather"]}
+    chat.account = chat.account.model_copy(update={"context_limit": 16_000})
+    chat.route = lab_route(chat.account, chat.catalog, chat.paths)
+    assert chat.run("hello", SEARCH, WEATHER) == [None, None, None]
+    (plan,) = chat.plans()
+    assert plan.policy == "on_demand"
+    assert plan.fallback is not None
+    assert "declaring every tool would open the chat with about" in plan.fallback
+    assert len(plan.specs) == 43  # none is left out
+    first = provider.requests[0].body
+    assert [t["function"]["name"] for t in first["tools"]] == ["load_skill", "tool_search"]
+    assert chat.lab.runs == ["lab__weather"]
+    notes = [n for e in chat.events if isinstance(e, RequestStarted) for n in e.notes]
+    assert any("declaring every tool would open the chat" in n for n in notes)
+
+
+def test_the_same_catalog_on_a_larger_context_is_declared_whole(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
+) -> None:
+    """The control for the test above: only the context differs, and fixed fits."""
+    chat = LabChat(journal, cairn_paths, provider, tmp_path, fixed=True)
+    padding = "It reads one reading from the lab's instruments and says what it found, in words. " * 6
+    chat.lab.specs = {
+        f"lab__i{i:02}": lab_spec(f"lab__i{i:02}", f"Instrument {i}. {padding}", "x") for i in range(40)
+    } | {"lab__weather": chat.lab.specs["lab__weather"]}
+    chat.account = chat.account.model_copy(update={"context_limit": 128_000})
+    chat.route = lab_route(chat.account, chat.catalog, chat.paths)
+    chat.run("hello")
+    (plan,) = chat.plans()
+    assert plan.policy == "fixed"
+    assert len(provider.requests[0].body["tools"]) == 43
+
+
+def test_restoring_activation_ignores_search_results_from_an_earlier_epoch(chat: LabChat) -> None:
+    chat.run("hello")
+    interrupted_search(chat, ["lab__weather"])  # evidence, in the first epoch
+    # A new epoch that leaves the activation's identity as it was (the mode is not part of
+    # it), so no new section masks the old evidence: only the epoch's start rules it out.
+    TranscriptWriter(chat.journal).append_meta(chat.session, PermissionMode(mode="read_only"))
+    chat.run("read only now")
+    assert [p.reason for p in chat.plans()] == ["first_request", "mode_changed"]
+    chat.run(WEATHER)  # a restart: restored from the journal alone
+    assert chat.results()[-1].content == NOT_ACTIVE
+    assert chat.lab.runs == []
