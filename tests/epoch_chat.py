@@ -1,26 +1,32 @@
 """A chat with the lab's deferred tools on the loopback provider, each turn run on a fresh
-runtime as after a restart (``LabChat``), the scripted messages that search and call, and
-what a search leaves when Cairn stops between its result and the next request."""
+runtime as after a restart (``LabChat``), the scripted messages that search and call, what a
+search leaves when Cairn stops between its result and the next request, an approver that
+grants for the chat (``Grants``), and a plan rewritten as an older writer recorded it."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
 from desktop.loopback import LoopbackProvider
+from desktop.tools.epochs import frozen_prefix
+from desktop.turn.approvals import Approval
 from desktop.turn.events import RuntimeEvent
 from desktop.turn.runtime import ChatRuntime
+from host.canonical import sha256_hex
 from host.content import MessageContent, PlanRecord, TextPart, ToolCallPart, ToolResultPart
 from host.journal import Journal
 from host.paths import CairnPaths
+from host.permissions import ToolRequest
 from host.rows import TranscriptRow
 from host.transcript import TranscriptWriter
 from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime
 
-__all__ = ["NOT_ACTIVE", "SEARCH", "WEATHER", "LabChat", "interrupted_search"]
+__all__ = ["NOT_ACTIVE", "SEARCH", "WEATHER", "Grants", "LabChat", "as_an_older_writer", "interrupted_search"]
 
 NOT_ACTIVE = "lab__weather is not activated in this chat; find it with the tool search first."
 SEARCH = '[[call tool_search {"query": "weather forecast"}]]'
@@ -73,3 +79,33 @@ def interrupted_search(chat: LabChat, activated: list[str], *, error: bool = Fal
     result = ToolResultPart(call_id="s1", name="tool_search", content="Active now: ...", activated=activated,
                             is_error=error)  # fmt: skip
     writer.append(chat.session, "tool", MessageContent(parts=[result]))
+
+
+class Grants:
+    """Answers every question with "This chat", and counts the questions."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def ask(self, request: ToolRequest, reason: str) -> Approval:
+        self.asked.append(request.call.name)
+        return Approval("chat")
+
+
+def as_an_older_writer(journal: Journal, session_id: str) -> None:
+    """Rewrite the session's plan as a writer that kept scope sets in insertion order would
+    have: the two-scope tool's scopes reversed, and both hashes over that order."""
+    rows = TranscriptWriter(journal).rows(session_id)
+    (row,) = [r for r in rows if isinstance(r.meta(), PlanRecord)]
+    plan = dict(row.model_system)  # type: ignore[arg-type]
+    specs = sorted(plan["specs"], key=lambda s: s["name"])
+    sync = next(s for s in specs if s["name"] == "lab__sync")
+    assert sync["required_scopes"] == ["mcp.lab.read", "mcp.lab.write"]
+    sync["required_scopes"] = ["mcp.lab.write", "mcp.lab.read"]
+    prefix = frozen_prefix(TranscriptWriter(journal).model_order(session_id))
+    pinned = [s for s in specs if s["name"] in plan["declared"]]
+    plan["prefix_sha256"] = sha256_hex({"prefix": prefix, "tools": pinned})
+    plan["tool_schema_sha256"] = sha256_hex({"tools": specs})
+    plan["specs"] = specs
+    with journal.write("an older writer's plan") as connection:
+        connection.execute("UPDATE transcript_rows SET model_system = ? WHERE id = ?", (json.dumps(plan), row.id))

@@ -5,7 +5,6 @@ re-key of a plan an older writer recorded with its scopes out of order."""
 
 from __future__ import annotations
 
-import json
 import logging
 from itertools import pairwise
 from pathlib import Path
@@ -13,19 +12,14 @@ from pathlib import Path
 import pytest
 
 from desktop.loopback import LoopbackProvider
-from desktop.tools.epochs import frozen_prefix
-from desktop.turn.approvals import Approval
 from desktop.turn.events import RequestStarted
-from host.canonical import sha256_hex
 from host.content import (
     PermissionMode,
-    PlanRecord,
 )
 from host.journal import Journal
 from host.paths import CairnPaths
-from host.permissions import ToolRequest
 from host.transcript import TranscriptWriter
-from tests.epoch_chat import NOT_ACTIVE, SEARCH, WEATHER, LabChat, interrupted_search
+from tests.epoch_chat import NOT_ACTIVE, SEARCH, WEATHER, Grants, LabChat, as_an_older_writer, interrupted_search
 from tests.lab_tools import lab_account, lab_route, lab_spec
 from tests.recorded_requests import messages_prefix
 
@@ -151,36 +145,6 @@ def test_a_catalog_past_the_function_limit_is_declared_on_demand_and_keeps_every
     assert any(n.startswith("Declared on demand: the catalog has 132 tools") for n in notes)
 
 
-class Grants:
-    """Answers every question with "This chat", and counts the questions."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def ask(self, request: ToolRequest, reason: str) -> Approval:
-        self.asked.append(request.call.name)
-        return Approval("chat")
-
-
-def _as_an_older_writer(journal: Journal, session_id: str) -> None:
-    """Rewrite the session's plan as a writer that kept scope sets in insertion order would
-    have: the two-scope tool's scopes reversed, and both hashes over that order."""
-    rows = TranscriptWriter(journal).rows(session_id)
-    (row,) = [r for r in rows if isinstance(r.meta(), PlanRecord)]
-    plan = dict(row.model_system)  # type: ignore[arg-type]
-    specs = sorted(plan["specs"], key=lambda s: s["name"])
-    sync = next(s for s in specs if s["name"] == "lab__sync")
-    assert sync["required_scopes"] == ["mcp.lab.read", "mcp.lab.write"]
-    sync["required_scopes"] = ["mcp.lab.write", "mcp.lab.read"]
-    prefix = frozen_prefix(TranscriptWriter(journal).model_order(session_id))
-    pinned = [s for s in specs if s["name"] in plan["declared"]]
-    plan["prefix_sha256"] = sha256_hex({"prefix": prefix, "tools": pinned})
-    plan["tool_schema_sha256"] = sha256_hex({"tools": specs})
-    plan["specs"] = specs
-    with journal.write("an older writer's plan") as connection:
-        connection.execute("UPDATE transcript_rows SET model_system = ? WHERE id = ?", (json.dumps(plan), row.id))
-
-
 def test_a_plan_recorded_with_its_scopes_out_of_order_is_re_keyed_without_moving_anything(
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
 ) -> None:
@@ -190,7 +154,7 @@ def test_a_plan_recorded_with_its_scopes_out_of_order_is_re_keyed_without_moving
     chat.run("hello", '[[call tool_search {"query": "select:lab__sync"}]]', sync, mode="ask", approver=grants)
     assert grants.asked == ["lab__sync"]
     assert chat.lab.runs == ["lab__sync"]
-    _as_an_older_writer(journal, chat.session)
+    as_an_older_writer(journal, chat.session)
     before = len(provider.requests)
     chat.run(sync, "and again", mode="ask", approver=grants)
     first, rekey = chat.plans()

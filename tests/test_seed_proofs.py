@@ -6,10 +6,14 @@ when the behaviour it names is broken.
 - On a verified route, a catalog whose schemas would leave less than the retained tail under
   the compaction threshold declares on demand, through a chat: the whole catalog is charged.
 - Restoring activation ignores tool-search results from an earlier epoch.
+- A re-key changes only the plan's two hashes, its epoch, ``created_at`` and the reason that
+  says it is one, and activation survives it over the next restart; a plan whose identity
+  differs in anything else rotates, and its epoch voids the activation.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,11 +22,11 @@ from desktop.loopback import LoopbackProvider
 from desktop.settings.routes import ResolvedRoute
 from desktop.tools.activation import activation_identity
 from desktop.turn.events import RequestStarted
-from host.content import PermissionMode
+from host.content import PermissionMode, PlanRecord
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
-from tests.epoch_chat import NOT_ACTIVE, SEARCH, WEATHER, LabChat, interrupted_search
+from tests.epoch_chat import NOT_ACTIVE, SEARCH, WEATHER, Grants, LabChat, as_an_older_writer, interrupted_search
 from tests.lab_tools import lab_account, lab_catalog, lab_route, lab_spec
 
 
@@ -122,3 +126,54 @@ def test_restoring_activation_ignores_search_results_from_an_earlier_epoch(chat:
     chat.run(WEATHER)  # a restart: restored from the journal alone
     assert chat.results()[-1].content == NOT_ACTIVE
     assert chat.lab.runs == []
+
+
+SYNC = '[[call lab__sync {"notebook": "a"}]]'
+REKEYED = {"prefix_sha256", "tool_schema_sha256", "epoch", "created_at", "reason"}
+
+
+def _rekeyed_chat(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path):
+    chat = LabChat(journal, cairn_paths, provider, tmp_path, fixed=True)
+    grants = Grants()
+    chat.run("hello", '[[call tool_search {"query": "select:lab__sync"}]]', SYNC, mode="ask", approver=grants)
+    as_an_older_writer(journal, chat.session)
+    return chat, grants
+
+
+def test_a_re_key_changes_only_its_hashes_and_keeps_the_activation_over_the_next_restart(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
+) -> None:
+    chat, grants = _rekeyed_chat(journal, cairn_paths, provider, tmp_path)
+    chat.run("a restart that re-keys", mode="ask", approver=grants)
+    first, rekey = chat.plans()
+    assert rekey.reason == "prefix_hash_canonicalized"
+    # Every other field, the specs themselves included, is the recorded plan's.
+    assert rekey.model_dump(exclude=REKEYED) == first.model_dump(exclude=REKEYED)
+    assert rekey.specs == first.specs
+    assert rekey.epoch == first.epoch + 1
+    assert (rekey.prefix_sha256, rekey.tool_schema_sha256) != (first.prefix_sha256, first.tool_schema_sha256)
+    # A re-key starts no epoch for activation: after one more restart the tool found before it
+    # still runs, without a search and without asking again.
+    chat.run(SYNC, mode="ask", approver=grants)
+    assert chat.results()[-1].decision == "allow"
+    assert chat.lab.runs == ["lab__sync", "lab__sync"]
+    assert grants.asked == ["lab__sync"]
+    assert len(chat.plans()) == 2
+
+
+def test_a_plan_whose_identity_differs_in_anything_else_rotates_and_voids_the_activation(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
+) -> None:
+    chat, grants = _rekeyed_chat(journal, cairn_paths, provider, tmp_path)
+    rows = TranscriptWriter(journal).rows(chat.session)
+    (row,) = [r for r in rows if isinstance(r.meta(), PlanRecord)]
+    plan = dict(row.model_system)  # type: ignore[arg-type]
+    plan["prefix_sha256"] = "0" * 64  # matches neither rendering: not a scope order's doing
+    with journal.write("a plan of another identity") as connection:
+        connection.execute("UPDATE transcript_rows SET model_system = ? WHERE id = ?", (json.dumps(plan), row.id))
+    chat.run(SYNC, mode="ask", approver=grants)
+    first, rotated = chat.plans()
+    assert rotated.reason == "plan_identity_changed"
+    assert rotated.epoch == first.epoch + 1
+    assert chat.results()[-1].content == "lab__sync is not activated in this chat; find it with the tool search first."
+    assert chat.lab.runs == ["lab__sync"]
