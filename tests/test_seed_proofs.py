@@ -9,15 +9,20 @@ when the behaviour it names is broken.
 - A re-key changes only the plan's two hashes, its epoch, ``created_at`` and the reason that
   says it is one, and activation survives it over the next restart; a plan whose identity
   differs in anything else rotates, and its epoch voids the activation.
+- A turn whose preparation could not save its rows, retried, keeps its user row and its
+  rows' anchors, and sends what it would have sent.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
+from desktop.context.context_engine import ContextEngine
+from desktop.context.system_state import SystemState
 from desktop.loopback import LoopbackProvider
 from desktop.settings.routes import ResolvedRoute
 from desktop.tools.activation import activation_identity
@@ -26,6 +31,7 @@ from host.content import PermissionMode, PlanRecord
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
+from tests.chat_fixtures import chat_runtime, loopback_account, route_for
 from tests.epoch_chat import NOT_ACTIVE, SEARCH, WEATHER, Grants, LabChat, as_an_older_writer, interrupted_search
 from tests.lab_tools import lab_account, lab_catalog, lab_route, lab_spec
 
@@ -177,3 +183,60 @@ def test_a_plan_whose_identity_differs_in_anything_else_rotates_and_voids_the_ac
     assert rotated.epoch == first.epoch + 1
     assert chat.results()[-1].content == "lab__sync is not activated in this chat; find it with the tool search first."
     assert chat.lab.runs == ["lab__sync"]
+
+
+def _two_turns(journal: Journal, route: ResolvedRoute, *, fail_second: bool) -> tuple[str, list[str | None]]:
+    """A chat whose instructions change before its second turn; with ``fail_second`` the
+    second turn's preparation cannot write its rows once, and the turn is retried."""
+    session_id = journal.create_session().id
+    states = [SystemState(custom_instructions="Be brief.")]
+    errors: list[str | None] = []
+
+    async def run() -> None:
+        async with chat_runtime(journal, route) as running:
+            running.runtime.engine = ContextEngine()
+            running.runtime.system = lambda: states[-1]
+            errors.append((await running.runtime.send(session_id, "one")).error)
+            states.append(SystemState(custom_instructions="Be very brief."))
+            if fail_second:
+                with journal.write("system rows cannot be saved") as connection:
+                    connection.execute(
+                        "CREATE TRIGGER no_system BEFORE INSERT ON transcript_rows WHEN NEW.role = 'system' "
+                        "BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+                    )
+                failed = await running.runtime.send(session_id, "two")
+                assert not failed.ok
+                assert "Nothing was sent" in (failed.error or "")
+                with journal.write("the disk has room again") as connection:
+                    connection.execute("DROP TRIGGER no_system")
+                errors.append((await running.runtime.retry(session_id)).error)
+            else:
+                errors.append((await running.runtime.send(session_id, "two")).error)
+
+    asyncio.run(run())
+    return session_id, errors
+
+
+def test_a_preparation_that_failed_to_save_is_retried_as_it_would_have_been_sent(
+    journal: Journal, cairn_paths: CairnPaths
+) -> None:
+    sent: dict[bool, list[bytes]] = {}
+    sessions: list[str] = []
+    for fail in (False, True):
+        with LoopbackProvider() as provider:  # each chat's own, so the replies are numbered alike
+            route = route_for(loopback_account(provider), cairn_paths)
+            session_id, errors = _two_turns(journal, route, fail_second=fail)
+            assert errors == [None, None]
+            sent[fail] = [r.body_bytes for r in provider.requests]
+            sessions.append(session_id)
+    assert len(sent[True]) == 2  # nothing was sent while the rows could not be saved
+    assert sent[True] == sent[False]
+    # The same rows as the chat that never failed: one user row per turn, and the changed
+    # instructions anchored to the second one, before it in model order.
+    for session_id in sessions:
+        rows = TranscriptWriter(journal).model_order(session_id)
+        users = [r for r in rows if r.role == "user"]
+        assert [r.body().text() for r in users] == ["one", "two"]  # type: ignore[union-attr]
+        update = next(r for r in rows if (u := r.section_update()) and "Be very brief." in str(u.content))
+        assert update.anchor == users[1].id
+        assert rows.index(update) == rows.index(users[1]) - 1
