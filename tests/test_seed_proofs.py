@@ -9,6 +9,7 @@ when the behaviour it names is broken.
 - A re-key changes only the plan's two hashes, its epoch, ``created_at`` and the reason that
   says it is one, and activation survives it over the next restart; a plan whose identity
   differs in anything else rotates, and its epoch voids the activation.
+- The declared catalog is charged in the estimate that decides compaction.
 - A turn whose preparation could not save its rows, retried, keeps its user row and its
   rows' anchors, and sends what it would have sent.
 """
@@ -23,17 +24,19 @@ import pytest
 
 from desktop.context.context_engine import ContextEngine
 from desktop.context.system_state import SystemState
-from desktop.loopback import LoopbackProvider
+from desktop.loopback import LoopbackProvider, Reply
 from desktop.settings.routes import ResolvedRoute
 from desktop.tools.activation import activation_identity
-from desktop.turn.events import RequestStarted
+from desktop.turn.events import CompactionStarted, RequestStarted
 from host.content import PermissionMode, PlanRecord
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.chat_fixtures import chat_runtime, loopback_account, route_for
+from tests.compaction_chat import message
 from tests.epoch_chat import NOT_ACTIVE, SEARCH, WEATHER, Grants, LabChat, as_an_older_writer, interrupted_search
 from tests.lab_tools import lab_account, lab_catalog, lab_route, lab_spec
+from tests.recorded_requests import is_summary_request
 
 
 def _route(tmp_path: Path) -> ResolvedRoute:
@@ -240,3 +243,37 @@ def test_a_preparation_that_failed_to_save_is_retried_as_it_would_have_been_sent
         update = next(r for r in rows if (u := r.section_update()) and "Be very brief." in str(u.content))
         assert update.anchor == users[1].id
         assert rows.index(update) == rows.index(users[1]) - 1
+
+
+def test_the_declared_catalog_is_charged_in_the_estimate_that_decides_compaction(
+    journal: Journal, cairn_paths: CairnPaths, tmp_path: Path
+) -> None:
+    """A tool whose schema alone is about 3,500 tokens, activated in a chat well under its
+    threshold: the next request declares it, its estimate passes the threshold, and the chat
+    compacts before sending. Were the schema not charged, the request would go out as it was
+    and the server would refuse it."""
+    big = "Reads every instrument in the lab and reports each reading in full detail, with units. " * 120
+    with LoopbackProvider(context_window=6_000) as provider:
+        chat = LabChat(journal, cairn_paths, provider, tmp_path, fixed=False)
+        chat.lab.specs["lab__everything"] = lab_spec("lab__everything", big, "x")
+        chat.account = chat.account.model_copy(update={"context_limit": 6_000})
+        chat.route = lab_route(chat.account, chat.catalog, chat.paths)
+        texts = [message(turn) for turn in range(8)]
+        assert chat.run(*texts) == [None] * 8
+        before = [e for e in chat.events if isinstance(e, RequestStarted)]
+        assert max(e.estimated_tokens for e in before) < before[-1].threshold  # no compaction was due
+        # The search, then the summary the compaction asks for (the loopback would otherwise
+        # echo the search's call, quoted in the summary prompt), then its own replies again.
+        search = ("s1", "tool_search", '{"query": "select:lab__everything"}')
+        provider.script(Reply(tool_calls=(search,)), Reply(text="Eight turns about cairns, summarised."))
+        errors = chat.run("Find the tool that reads everything.", "and now?")
+        requests = list(provider.requests)
+    assert errors == [None, None]
+    started = [e for e in chat.events if isinstance(e, CompactionStarted)]
+    assert started
+    assert {e.reason for e in started} == {"automatic"}  # decided by the estimate, never an overflow
+    assert [r.status for r in requests] == [200] * len(requests)  # never refused as too long
+    declaring = next(
+        i for i, r in enumerate(requests) if "lab__everything" in str(r.body.get("tools")) and not is_summary_request(r)
+    )
+    assert any(is_summary_request(r) for r in requests[:declaring])  # compacted before it went out
