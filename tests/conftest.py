@@ -81,6 +81,14 @@ def writer(journal: Journal) -> TranscriptWriter:
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than there are cores. Several tests mostly wait (on a child
+    they kill, a paced stream, a server's start), and a spare worker keeps the cores busy
+    meanwhile: on 2 cores the suite took 7 min 59 s with 2 workers, 7 min 19 s with 3."""
+    del config
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked slow first (otherwise in file order): one of them handed out near the end
     would keep a worker busy long after the others had finished."""

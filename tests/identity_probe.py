@@ -123,6 +123,21 @@ def rendered_request(tools: list[ToolSpec]) -> bytes:
     return project(Context(messages=messages, tools=tools), route).body_bytes
 
 
+def set_behaviour() -> dict[str, object]:
+    """How this process iterates a two-member scope set: built in each insertion order, and
+    through successive rebuilds (``model_copy(deep=True)``, as every copy and every read of a
+    plan makes one). The design record names three behaviours over the hash seeds: one fixed
+    order per process, insertion order, and an order that reverses on every rebuild."""
+    forward, backward = list(built("email.read", "email.write")), list(built("email.write", "email.read"))
+    spec = ToolSpec(name="email_feedback", description="Send feedback.", parameters={"type": "object"},
+                    required_scopes=built("email.read", "email.write"))  # fmt: skip
+    rebuilds = [list(spec.required_scopes)]
+    for _ in range(4):
+        spec = spec.model_copy(deep=True)
+        rebuilds.append(list(spec.required_scopes))
+    return {"forward": forward, "backward": backward, "rebuilds": rebuilds}
+
+
 def probe() -> dict[str, object]:
     """Every identity this process computes, each stage's, and the raw set orders."""
     original = specs()
@@ -158,7 +173,7 @@ def probe() -> dict[str, object]:
         "plan_record": list(record.declared),
         "enum": list(built(*ENUM)),
     }
-    return {"stages": stages, "stored": stored_text, "others": others, "orders": orders}
+    return {"stages": stages, "stored": stored_text, "others": others, "orders": orders, "sets": set_behaviour()}
 
 
 def main() -> None:

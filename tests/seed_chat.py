@@ -10,12 +10,16 @@ plan of a fresh catalog through a deep copy, a JSON reload and a journal round t
 prepares the chat's next request exactly as Cairn would, and prints what came out as JSON,
 with every identity ``tests.identity_probe`` computes in the same process.
 ``continue`` calls the tool again over HTTP with an approver that fails if it is asked.
+``park`` leaves a call of the tool waiting on an approval when Cairn closes, and prints the
+session and call; ``resume --session S --call C`` approves it once in a new process and prints
+what came of it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import copy
 import hashlib
 import json
@@ -33,9 +37,10 @@ from desktop.tools.epochs import frozen_prefix, latest_plan, new_plan
 from desktop.tools.registry import ToolRegistry, TurnInputs
 from desktop.tools.sources import skill_tools
 from desktop.turn.approvals import Approval
+from desktop.turn.events import ApprovalRequested, RuntimeEvent
 from desktop.turn.preparation import RequestPreparer
 from host.canonical import canonical_json_bytes
-from host.content import ChatGrant, PlanRecord
+from host.content import ChatGrant, MessageContent, PlanRecord, ToolResultPart
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.permissions import Permissions, ToolRequest, spec_pin
@@ -69,6 +74,57 @@ async def _talk(args: argparse.Namespace, session_id: str | None, texts: list[st
                 if not outcome.ok:
                     raise SystemExit(f"{text!r} failed: {outcome.error}")
     return session_id
+
+
+class Never:
+    """Never answers: the call waits on a person until Cairn is closed."""
+
+    async def ask(self, request: ToolRequest, reason: str) -> Approval:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def _park(args: argparse.Namespace) -> dict[str, str]:
+    """A chat whose call of the two-scope tool waits on an approval when Cairn closes."""
+    paths = CairnPaths.under(args.home)
+    route = lab_route(lab_account(args.base_url), args.catalog, paths)
+    events: list[RuntimeEvent] = []
+    with Journal.open(paths.journal) as journal:
+        session_id = journal.create_session().id
+        async with httpx.AsyncClient(timeout=30) as http:
+            runtime = lab_runtime(journal, route, http, Lab(), Hooks(), mode="ask", approver=Never(), events=events)  # type: ignore[arg-type]
+            for text in ["hello", '[[call tool_search {"query": "select:lab__sync"}]]']:
+                assert (await runtime.send(session_id, text)).ok
+            task = asyncio.create_task(runtime.send(session_id, SYNC))
+            while not any(isinstance(e, ApprovalRequested) for e in events):
+                await asyncio.sleep(0.01)
+            task.cancel()  # Cairn closes while the card waits
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        (parked,) = SessionState.load(journal, session_id).parked()
+    return {"session": session_id, "call": parked.call.call_id}
+
+
+async def _resume(args: argparse.Namespace) -> dict[str, object]:
+    """The parked call approved once, in a new process; what came of it."""
+    paths = CairnPaths.under(args.home)
+    route = lab_route(lab_account(args.base_url), args.catalog, paths)
+    lab = Lab()
+    with Journal.open(paths.journal) as journal:
+        async with httpx.AsyncClient(timeout=30) as http:
+            runtime = lab_runtime(journal, route, http, lab, Hooks(), mode="ask", approver=Unasked())  # type: ignore[arg-type]
+            outcome = await runtime.resume(args.session, args.call, Approval("once"))
+        rows = TranscriptWriter(journal).model_order(args.session)
+    results = [p for r in rows if r.role == "tool" and isinstance(b := r.body(), MessageContent) for p in b.parts
+               if isinstance(p, ToolResultPart)]  # fmt: skip
+    return {
+        "ok": outcome.ok,
+        "error": outcome.error,
+        "runs": lab.runs,
+        "last_result": results[-1].content if results else None,
+        "plans": [m.reason for r in rows if isinstance(m := r.meta(), PlanRecord)],
+        "order": list(SYNC_SCOPES),
+    }
 
 
 def render(args: argparse.Namespace) -> dict[str, object]:
@@ -116,17 +172,22 @@ def render(args: argparse.Namespace) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["write", "render", "continue"])
+    parser.add_argument("command", choices=["write", "render", "continue", "park", "resume"])
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--catalog", type=Path, required=True)
     parser.add_argument("--session")
+    parser.add_argument("--call")
     args = parser.parse_args()
     if args.command == "write":
         texts = ["hello", '[[call tool_search {"query": "select:lab__sync"}]]', SYNC, "thanks"]
         print(asyncio.run(_talk(args, None, texts, Grants())))
     elif args.command == "render":
         json.dump({"chat": render(args), "identity": identity_probe.probe()}, sys.stdout)
+    elif args.command == "park":
+        json.dump(asyncio.run(_park(args)), sys.stdout)
+    elif args.command == "resume":
+        json.dump(asyncio.run(_resume(args)), sys.stdout)
     else:
         asyncio.run(_talk(args, args.session, [SYNC, "thanks again"], Unasked()))
 

@@ -9,6 +9,7 @@ when the behaviour it names is broken.
 - A re-key changes only the plan's two hashes, its epoch, ``created_at`` and the reason that
   says it is one, and activation survives it over the next restart; a plan whose identity
   differs in anything else rotates, and its epoch voids the activation.
+- On resume, a parked call still needs its tool active: a new epoch while it waited voids it.
 - The declared catalog is charged in the estimate that decides compaction.
 - A turn whose preparation could not save its rows, retried, keeps its user row and its
   rows' anchors, and sends what it would have sent.
@@ -17,25 +18,30 @@ when the behaviour it names is broken.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from desktop.context.context_engine import ContextEngine
 from desktop.context.system_state import SystemState
 from desktop.loopback import LoopbackProvider, Reply
+from desktop.session.state import SessionState
 from desktop.settings.routes import ResolvedRoute
 from desktop.tools.activation import activation_identity
-from desktop.turn.events import CompactionStarted, RequestStarted
+from desktop.turn.approvals import Approval
+from desktop.turn.events import ApprovalRequested, CompactionStarted, RequestStarted
 from host.content import PermissionMode, PlanRecord
 from host.journal import Journal
 from host.paths import CairnPaths
+from host.permissions import ToolRequest
 from host.transcript import TranscriptWriter
 from tests.chat_fixtures import chat_runtime, loopback_account, route_for
 from tests.compaction_chat import message
 from tests.epoch_chat import NOT_ACTIVE, SEARCH, WEATHER, Grants, LabChat, as_an_older_writer, interrupted_search
-from tests.lab_tools import lab_account, lab_catalog, lab_route, lab_spec
+from tests.lab_tools import lab_account, lab_catalog, lab_route, lab_runtime, lab_spec
 from tests.recorded_requests import is_summary_request
 
 
@@ -277,3 +283,44 @@ def test_the_declared_catalog_is_charged_in_the_estimate_that_decides_compaction
         i for i, r in enumerate(requests) if "lab__everything" in str(r.body.get("tools")) and not is_summary_request(r)
     )
     assert any(is_summary_request(r) for r in requests[:declaring])  # compacted before it went out
+
+
+class _Never:
+    async def ask(self, request: ToolRequest, reason: str) -> Approval:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def test_on_resume_a_parked_call_still_needs_its_tool_active(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
+) -> None:
+    chat = LabChat(journal, cairn_paths, provider, tmp_path)
+
+    async def park() -> str:
+        async with httpx.AsyncClient(timeout=10) as http:
+            runtime = lab_runtime(journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=_Never(),
+                                  events=chat.events)  # fmt: skip
+            assert (await runtime.send(chat.session, '[[call tool_search {"query": "select:lab__sync"}]]')).ok
+            task = asyncio.create_task(runtime.send(chat.session, SYNC))
+            while not any(isinstance(e, ApprovalRequested) for e in chat.events):
+                await asyncio.sleep(0.01)
+            task.cancel()  # Cairn closes while the card waits
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        (parked,) = SessionState.load(journal, chat.session).parked()
+        return parked.call.call_id
+
+    call_id = asyncio.run(park())
+    # While it waited, a tool arrived: a new epoch, which voids the activation.
+    chat.lab.specs["lab__lamp"] = lab_spec("lab__lamp", "Switch the lab lamp.", "state")
+
+    async def resume() -> None:
+        async with httpx.AsyncClient(timeout=10) as http:
+            runtime = lab_runtime(journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=Grants())
+            await runtime.resume(chat.session, call_id, Approval("once"))
+
+    asyncio.run(resume())
+    assert chat.plans()[-1].reason == "catalog_changed"
+    assert chat.lab.runs == []
+    refused = next(r for r in chat.results() if r.call_id == call_id)
+    assert refused.content == "lab__sync is not activated in this chat; find it with the tool search first."
