@@ -104,3 +104,36 @@ def test_a_chat_on_a_local_server_learns_its_context_once(cairn_paths) -> None:
     assert (first.context_limit, first.context_source) == (16_384, "server")
     assert again == first
     assert told.context_limit == 4_000  # the account's own setting wins
+
+
+def test_the_probe_of_this_computers_ports_gives_up_on_a_server_that_never_answers(cairn_paths) -> None:
+    """A port that accepts the connection and then says nothing (a hung server) is given up
+    on at the probe's own time limit, not the two minutes a listing of models may take: the
+    start page waits for the probe."""
+    import socket
+    import threading
+
+    from desktop.app.cairn import CairnApp
+    from desktop.root import Root
+    from desktop.settings.secrets import SecretStore
+    from tests.fake_keyring import MemoryKeyring
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
+    port = listener.getsockname()[1]
+    root = Root(cairn_paths, secrets=SecretStore(MemoryKeyring()))
+    app = CairnApp(root, on_event=lambda _event: None)
+
+    async def probe() -> list:
+        try:
+            return await asyncio.wait_for(app.models.probe_local({"llama-cpp": port}), timeout=20)
+        finally:
+            await root.http.close()
+
+    try:
+        assert asyncio.run(probe()) == []  # nothing that answers, and the probe is over
+    finally:
+        listener.close()
+        for connection in accepted:
+            connection.close()

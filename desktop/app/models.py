@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from desktop.app.shared import AppState
 from desktop.catalog.modelsdev import MODELS_DEV_URL, refresh_models_dev
+from desktop.provider.clients import PROBE_TIMEOUT
 from desktop.provider.errors import ProviderError
 from desktop.provider.limits import is_local
 from desktop.provider.local_probe import ServerReport, probe_server
@@ -64,7 +65,7 @@ class Models:
             preset = self._root.transport.preset(preset_id)
             base = f"http://127.0.0.1:{port}/v1"
             try:
-                models = await OpenAICompatClient(http, base, api_key=None).list_models()
+                models = await OpenAICompatClient(http, base, api_key=None).list_models(PROBE_TIMEOUT)
             except ProviderError:
                 continue  # nothing answering is the usual case
             found.append(LocalServer(preset_id, preset.name if preset else preset_id, base, tuple(models)))

@@ -144,9 +144,10 @@ class OpenAICompatClient:
                 yield Retrying(attempt=attempt, delay=delay, reason=str(exc))
                 await self._sleep(delay)
 
-    async def list_models(self) -> list[str]:
-        """The model ids the endpoint's ``/models`` lists."""
-        request = self._request("GET", "/models", timeout=DEFAULT_TIMEOUT)
+    async def list_models(self, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> list[str]:
+        """The model ids the endpoint's ``/models`` lists; ``timeout``: how long it may take
+        (a probe of this computer's ports gives up much sooner)."""
+        request = self._request("GET", "/models", timeout=timeout)
         where = endpoint_label(request.url)
         try:
             response = await self._http.send(request)
