@@ -1,11 +1,13 @@
 """A chat with the lab's deferred tools on the loopback provider, each turn run on a fresh
 runtime as after a restart (``LabChat``), the scripted messages that search and call, what a
 search leaves when Cairn stops between its result and the next request, an approver that
-grants for the chat (``Grants``), and a plan rewritten as an older writer recorded it."""
+grants for the chat (``Grants``) and one nobody answers (``Never``), a call left waiting on it
+(``park``), and a plan rewritten as an older writer recorded it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -13,9 +15,10 @@ from pathlib import Path
 import httpx
 
 from desktop.loopback import LoopbackProvider
+from desktop.session.state import SessionState
 from desktop.tools.epochs import frozen_prefix
 from desktop.turn.approvals import Approval
-from desktop.turn.events import RuntimeEvent
+from desktop.turn.events import ApprovalRequested, RuntimeEvent
 from desktop.turn.runtime import ChatRuntime
 from host.canonical import sha256_hex
 from host.content import MessageContent, PlanRecord, TextPart, ToolCallPart, ToolResultPart
@@ -26,7 +29,17 @@ from host.rows import TranscriptRow
 from host.transcript import TranscriptWriter
 from tests.lab_tools import Hooks, Lab, lab_account, lab_catalog, lab_route, lab_runtime
 
-__all__ = ["NOT_ACTIVE", "SEARCH", "WEATHER", "Grants", "LabChat", "as_an_older_writer", "interrupted_search"]
+__all__ = [
+    "NOT_ACTIVE",
+    "SEARCH",
+    "WEATHER",
+    "Grants",
+    "LabChat",
+    "Never",
+    "as_an_older_writer",
+    "interrupted_search",
+    "park",
+]
 
 NOT_ACTIVE = "lab__weather is not activated in this chat; find it with the tool search first."
 SEARCH = '[[call tool_search {"query": "weather forecast"}]]'
@@ -109,3 +122,25 @@ def as_an_older_writer(journal: Journal, session_id: str) -> None:
     plan["specs"] = specs
     with journal.write("an older writer's plan") as connection:
         connection.execute("UPDATE transcript_rows SET model_system = ? WHERE id = ?", (json.dumps(plan), row.id))
+
+
+class Never:
+    """An approver nobody answers: the turn waits until it is cancelled (Cairn closes)."""
+
+    async def ask(self, request: ToolRequest, reason: str) -> Approval:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def park(runtime: ChatRuntime, journal: Journal, session_id: str, text: str, events: list[RuntimeEvent]) -> str:
+    """Send ``text`` on ``runtime`` (whose approver is ``Never``, its events going to
+    ``events``), wait until its call asks a person, then close as Cairn does; the id of the
+    call left waiting."""
+    task = asyncio.create_task(runtime.send(session_id, text))
+    while not any(isinstance(e, ApprovalRequested) for e in events):
+        await asyncio.sleep(0.01)
+    task.cancel()  # Cairn closes while the card waits
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    (parked,) = SessionState.load(journal, session_id).parked()
+    return parked.call.call_id

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import copy
 import hashlib
 import json
@@ -37,7 +36,7 @@ from desktop.tools.epochs import frozen_prefix, latest_plan, new_plan
 from desktop.tools.registry import ToolRegistry, TurnInputs
 from desktop.tools.sources import skill_tools
 from desktop.turn.approvals import Approval
-from desktop.turn.events import ApprovalRequested, RuntimeEvent
+from desktop.turn.events import RuntimeEvent
 from desktop.turn.preparation import RequestPreparer
 from host.canonical import canonical_json_bytes
 from host.content import ChatGrant, MessageContent, PlanRecord, ToolResultPart
@@ -47,6 +46,7 @@ from host.permissions import Permissions, ToolRequest, spec_pin
 from host.tools import ToolCatalog
 from host.transcript import TranscriptWriter
 from tests import identity_probe
+from tests.epoch_chat import Never, park
 from tests.lab_tools import SYNC_SCOPES, Hooks, Lab, lab_account, lab_route, lab_runtime
 
 SYNC = '[[call lab__sync {"notebook": "a"}]]'
@@ -76,14 +76,6 @@ async def _talk(args: argparse.Namespace, session_id: str | None, texts: list[st
     return session_id
 
 
-class Never:
-    """Never answers: the call waits on a person until Cairn is closed."""
-
-    async def ask(self, request: ToolRequest, reason: str) -> Approval:
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-
 async def _park(args: argparse.Namespace) -> dict[str, str]:
     """A chat whose call of the two-scope tool waits on an approval when Cairn closes."""
     paths = CairnPaths.under(args.home)
@@ -95,14 +87,8 @@ async def _park(args: argparse.Namespace) -> dict[str, str]:
             runtime = lab_runtime(journal, route, http, Lab(), Hooks(), mode="ask", approver=Never(), events=events)  # type: ignore[arg-type]
             for text in ["hello", '[[call tool_search {"query": "select:lab__sync"}]]']:
                 assert (await runtime.send(session_id, text)).ok
-            task = asyncio.create_task(runtime.send(session_id, SYNC))
-            while not any(isinstance(e, ApprovalRequested) for e in events):
-                await asyncio.sleep(0.01)
-            task.cancel()  # Cairn closes while the card waits
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        (parked,) = SessionState.load(journal, session_id).parked()
-    return {"session": session_id, "call": parked.call.call_id}
+            call_id = await park(runtime, journal, session_id, SYNC, events)
+    return {"session": session_id, "call": call_id}
 
 
 async def _resume(args: argparse.Namespace) -> dict[str, object]:

@@ -27,6 +27,7 @@ from host.permissions import Decision, PermissionPolicy, ToolGate, ToolRequest, 
 from host.tools import Tool, ToolOutput, ToolSpec
 from host.transcript import TranscriptWriter
 from tests.chat_fixtures import chat_runtime, loopback_account, route_for
+from tests.epoch_chat import Never
 
 WRITE = ToolSpec(
     name="write_note",
@@ -79,14 +80,6 @@ class Answers:
     async def ask(self, request: ToolRequest, reason: str) -> Approval:
         self.asked.append(request.call.name)
         return Approval(self.choices.pop(0))
-
-
-class Never:
-    """An approver nobody answers: the turn waits until it is cancelled (Cairn closes)."""
-
-    async def ask(self, request: ToolRequest, reason: str) -> Approval:
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
 
 
 def call(name: str, arguments: str, call_id: str = "c1") -> Reply:

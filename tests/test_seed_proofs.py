@@ -18,7 +18,6 @@ when the behaviour it names is broken.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from pathlib import Path
 
@@ -28,19 +27,27 @@ import pytest
 from desktop.context.context_engine import ContextEngine
 from desktop.context.system_state import SystemState
 from desktop.loopback import LoopbackProvider, Reply
-from desktop.session.state import SessionState
 from desktop.settings.routes import ResolvedRoute
 from desktop.tools.activation import activation_identity
 from desktop.turn.approvals import Approval
-from desktop.turn.events import ApprovalRequested, CompactionStarted, RequestStarted
+from desktop.turn.events import CompactionStarted, RequestStarted
 from host.content import PermissionMode, PlanRecord
 from host.journal import Journal
 from host.paths import CairnPaths
-from host.permissions import ToolRequest
 from host.transcript import TranscriptWriter
 from tests.chat_fixtures import chat_runtime, loopback_account, route_for
 from tests.compaction_chat import message
-from tests.epoch_chat import NOT_ACTIVE, SEARCH, WEATHER, Grants, LabChat, as_an_older_writer, interrupted_search
+from tests.epoch_chat import (
+    NOT_ACTIVE,
+    SEARCH,
+    WEATHER,
+    Grants,
+    LabChat,
+    Never,
+    as_an_older_writer,
+    interrupted_search,
+    park,
+)
 from tests.lab_tools import lab_account, lab_catalog, lab_route, lab_runtime, lab_spec
 from tests.recorded_requests import is_summary_request
 
@@ -88,18 +95,23 @@ def chat(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, 
     return LabChat(journal, cairn_paths, provider, tmp_path)
 
 
-def test_schemas_that_leave_no_retained_tail_declare_on_demand_through_a_chat(
-    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
-) -> None:
-    chat = LabChat(journal, cairn_paths, provider, tmp_path, fixed=True)
-    # 40 tools of about 600 bytes each: some 8,000 tokens of schemas, where the opening
-    # without them is about 2,000 and a 16,000-token context leaves room for 6,400.
+def _instrumented(chat: LabChat, context_limit: int) -> LabChat:
+    """The chat's lab with 40 tools of about 600 bytes each (some 8,000 tokens of schemas, where
+    the opening without them is about 2,000), on an account of ``context_limit`` tokens."""
     padding = "It reads one reading from the lab's instruments and says what it found, in words. " * 6
     chat.lab.specs = {
         f"lab__i{i:02}": lab_spec(f"lab__i{i:02}", f"Instrument {i}. {padding}", "x") for i in range(40)
     } | {"lab__weather": chat.lab.specs["lab__weather"]}
-    chat.account = chat.account.model_copy(update={"context_limit": 16_000})
+    chat.account = chat.account.model_copy(update={"context_limit": context_limit})
     chat.route = lab_route(chat.account, chat.catalog, chat.paths)
+    return chat
+
+
+def test_schemas_that_leave_no_retained_tail_declare_on_demand_through_a_chat(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
+) -> None:
+    # A 16,000-token context leaves room for an opening of 6,400 tokens.
+    chat = _instrumented(LabChat(journal, cairn_paths, provider, tmp_path, fixed=True), 16_000)
     assert chat.run("hello", SEARCH, WEATHER) == [None, None, None]
     (plan,) = chat.plans()
     assert plan.policy == "on_demand"
@@ -117,13 +129,7 @@ def test_the_same_catalog_on_a_larger_context_is_declared_whole(
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
 ) -> None:
     """The control for the test above: only the context differs, and fixed fits."""
-    chat = LabChat(journal, cairn_paths, provider, tmp_path, fixed=True)
-    padding = "It reads one reading from the lab's instruments and says what it found, in words. " * 6
-    chat.lab.specs = {
-        f"lab__i{i:02}": lab_spec(f"lab__i{i:02}", f"Instrument {i}. {padding}", "x") for i in range(40)
-    } | {"lab__weather": chat.lab.specs["lab__weather"]}
-    chat.account = chat.account.model_copy(update={"context_limit": 128_000})
-    chat.route = lab_route(chat.account, chat.catalog, chat.paths)
+    chat = _instrumented(LabChat(journal, cairn_paths, provider, tmp_path, fixed=True), 128_000)
     chat.run("hello")
     (plan,) = chat.plans()
     assert plan.policy == "fixed"
@@ -285,32 +291,19 @@ def test_the_declared_catalog_is_charged_in_the_estimate_that_decides_compaction
     assert any(is_summary_request(r) for r in requests[:declaring])  # compacted before it went out
 
 
-class _Never:
-    async def ask(self, request: ToolRequest, reason: str) -> Approval:
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-
 def test_on_resume_a_parked_call_still_needs_its_tool_active(
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
 ) -> None:
     chat = LabChat(journal, cairn_paths, provider, tmp_path)
 
-    async def park() -> str:
+    async def parked() -> str:
         async with httpx.AsyncClient(timeout=10) as http:
-            runtime = lab_runtime(journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=_Never(),
+            runtime = lab_runtime(journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=Never(),
                                   events=chat.events)  # fmt: skip
             assert (await runtime.send(chat.session, '[[call tool_search {"query": "select:lab__sync"}]]')).ok
-            task = asyncio.create_task(runtime.send(chat.session, SYNC))
-            while not any(isinstance(e, ApprovalRequested) for e in chat.events):
-                await asyncio.sleep(0.01)
-            task.cancel()  # Cairn closes while the card waits
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        (parked,) = SessionState.load(journal, chat.session).parked()
-        return parked.call.call_id
+            return await park(runtime, journal, chat.session, SYNC, chat.events)
 
-    call_id = asyncio.run(park())
+    call_id = asyncio.run(parked())
     # While it waited, a tool arrived: a new epoch, which voids the activation.
     chat.lab.specs["lab__lamp"] = lab_spec("lab__lamp", "Switch the lab lamp.", "state")
 

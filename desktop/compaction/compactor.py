@@ -14,6 +14,7 @@ from desktop.compaction.policy import (
     Reason,
     checkpoint_text,
     choose_tail,
+    longest_prompt_tokens,
     make_checkpoint,
     overflowed,
     prompt_message,
@@ -163,8 +164,7 @@ class Compactor:
         else:  # sized from what the opening, the summary and the next turns leave, so that it settles
             room = room_after(context, budget, measured)
             # ...but never so small that the summary request without the tail would not fit.
-            asking = estimate_tokens(len(canonical_json_bytes(prompt_message("x" * 200, focus).model_dump())))
-            fit = before - (asked.budget.limit - room.summary - asking)
+            fit = before - (asked.budget.limit - room.summary - longest_prompt_tokens(focus))
             tail = max(min(tail, room.tail), fit)
         choice = choose_tail(rows, tail)
         self._emit(CompactionStarted(session.session_id, reason, before, budget.limit))

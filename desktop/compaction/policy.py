@@ -54,6 +54,7 @@ __all__ = [
     "choose_tail",
     "context_fill",
     "focus_problem",
+    "longest_prompt_tokens",
     "make_checkpoint",
     "overflowed",
     "prompt_message",
@@ -76,6 +77,7 @@ class NothingToCompact(CairnError):
 
 
 MAX_FOCUS_CHARS = 2_000
+EXCERPT = 80  # characters of the tail's first message the summary prompt quotes
 
 
 def focus_problem(focus: str) -> str | None:
@@ -286,10 +288,16 @@ def prompt_message(tail_start: str | None, focus: str | None) -> Message:
     return Message(role="user", parts=[TextPart(text=summary_prompt(tail_start, focus))])
 
 
+def longest_prompt_tokens(focus: str | None) -> int:
+    """The summary prompt's estimated size whatever the tail starts with (its excerpt of the
+    tail's first message is at most ``EXCERPT`` characters)."""
+    return _tokens(prompt_message("x" * (EXCERPT + 1), focus))
+
+
 def _tokens(message: Message) -> int:
     return math.ceil(len(canonical_json_bytes(message)) / BYTES_PER_TOKEN)
 
 
 def _excerpt(text: str) -> str:
     first = " ".join(text.split())
-    return first if len(first) <= 80 else first[:79] + "…"
+    return first if len(first) <= EXCERPT else first[: EXCERPT - 1] + "…"

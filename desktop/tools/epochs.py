@@ -36,13 +36,11 @@ __all__ = [
     "REKEY",
     "RecordedPlan",
     "Verdict",
-    "epoch_change",
     "frozen_prefix",
     "latest_plan",
     "new_plan",
     "rekeyed",
     "route_key",
-    "verify",
 ]
 
 REKEY = "prefix_hash_canonicalized"
@@ -138,15 +136,6 @@ class RecordedPlan:
         return "rotate"
 
 
-def epoch_change(
-    last: PlanRecord | None, catalog: ToolCatalog, *, mode: Mode, route: ResolvedRoute, policy: Policy
-) -> str | None:
-    """Why a new epoch starts now, or ``None`` when the current one goes on."""
-    if last is None:
-        return "first_request"
-    return RecordedPlan(last).change(catalog, mode=mode, route=route, policy=policy)
-
-
 def new_plan(
     *,
     epoch: int,
@@ -175,11 +164,6 @@ def new_plan(
         specs=[_canonical(spec) for spec in catalog.specs],
         created_at=utc_now(),
     )
-
-
-def verify(plan: PlanRecord, prefix: list[dict[str, Any]]) -> Verdict:
-    """Whether a recorded plan's identity is current, only stale in its scope order, or other."""
-    return RecordedPlan(plan).verify(prefix)
 
 
 def rekeyed(plan: PlanRecord, prefix: list[dict[str, Any]]) -> PlanRecord:
