@@ -42,7 +42,7 @@ from desktop.settings.store import Account
 from desktop.tools.registry import ToolRegistry, TurnInputs
 from desktop.tools.sources import skill_tools
 from desktop.turn.runtime import ChatRuntime
-from host.content import PlanRecord, RouteFallback
+from host.content import MessageContent, PlanRecord, RouteFallback, ToolResultPart
 from host.folds import fold_sections
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -73,13 +73,26 @@ class Run:
     # What Cairn's own usage ledger recorded from the provider's reports (its strategies only).
     ledger_prompt: int | None = None
     ledger_cached: int | None = None
+    failed_calls: list[str] = field(default_factory=list)  # tool results that were errors, in words
 
 
 class BenchTools:
-    """``count`` deferred tools, as an MCP server's arrive: read-only, each with a short schema."""
+    """The conversation's MCP servers, connected as its steps say, each tool read-only with a
+    short schema (a conversation without named servers has one, ``bench``, of ``tools`` tools)."""
 
-    def __init__(self, count: int) -> None:
-        self.specs = [_spec(n) for n in range(count)]
+    def __init__(self, conversation: Conversation) -> None:
+        named = dict(conversation.servers)
+        self.servers = named or {"bench": tuple(_spec(n) for n in range(conversation.tools))}
+        self.connected: frozenset[str] = frozenset() if named else frozenset(self.servers)
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return [spec for name in sorted(self.connected) for spec in self.servers[name]]
+
+    def follow(self, step: Step) -> None:
+        """Connect and disconnect servers as ``step`` says."""
+        if step.servers is not None:
+            self.connected = step.servers
 
     def source(self, _inputs: TurnInputs) -> list[Tool]:
         async def answer(arguments: Mapping[str, JsonValue]) -> ToolOutput:
@@ -182,7 +195,7 @@ async def _cairn(
     paths = CairnPaths.under(home)
     paths.skills_dir.mkdir(parents=True, exist_ok=True)
     route = _route(conversation, provider.base_url, home, fixed=strategy == "fixed")
-    tools = BenchTools(conversation.tools)
+    tools = BenchTools(conversation)
     engine = ContextEngine(ToolRegistry([skill_tools, tools.source]))
     policy = PermissionPolicy(default_mode="auto")
     result = Run(conversation.name, strategy, [], [])
@@ -195,6 +208,7 @@ async def _cairn(
                                   policy=lambda: policy)  # fmt: skip
             for number, step in enumerate(conversation.steps[:turns]):
                 instructions[0] = apply_step(step, paths, instructions[0])
+                tools.follow(step)
                 seen = len(provider.requests)
                 outcome = await runtime.send(session, step.text)
                 if not outcome.ok:
@@ -208,7 +222,17 @@ async def _cairn(
     result.epochs = len({p.epoch for p in plans})
     result.fallbacks = sum(1 for p in plans if p.fallback) + sum(1 for r in rows if isinstance(r.meta(), RouteFallback))
     result.notes = sorted({p.fallback for p in plans if p.fallback})
+    result.failed_calls = _failed_calls(rows)
     return result
+
+
+def _failed_calls(rows: list[TranscriptRow]) -> list[str]:
+    failed = []
+    for row in rows:
+        body = row.body()
+        if row.role == "tool" and isinstance(body, MessageContent):
+            failed += [part.content[:200] for part in body.parts if isinstance(part, ToolResultPart) and part.is_error]
+    return failed
 
 
 def _replay(
@@ -221,7 +245,7 @@ def _replay(
     """A naive host's requests for the chat in ``rows``: at each reply, its whole system
     content rendered at the top and its whole tool catalog declared; ``drop_oldest`` also drops
     the oldest messages to fit the context instead of compacting."""
-    catalog = BenchTools(conversation.tools).specs
+    servers = BenchTools(conversation)
     threshold = ContextBudget(conversation.context, "account").threshold
     result = Run(conversation.name, strategy, [], [], epochs=1)
     turn = -1
@@ -229,6 +253,7 @@ def _replay(
         for index, row in enumerate(rows):
             if row.role == "user" and not row.hidden:
                 turn += 1
+                servers.follow(conversation.steps[turn])
             if row.role != "assistant" or row.hidden:
                 continue
             before = rows[:index]
@@ -236,7 +261,7 @@ def _replay(
             top = Message(role="system", parts=[SystemUpdatePart(section=k, content=state[k])
                                                 for k in sorted(state, key=section_order)])  # fmt: skip
             rest = [m for m in (message_from_row(r) for r in before if r.role != "system") if m is not None]
-            tools = [*catalog, *([LOAD_SKILL] if any(k.startswith(SKILL_PREFIX) for k in state) else [])]
+            tools = [*servers.specs, *([LOAD_SKILL] if any(k.startswith(SKILL_PREFIX) for k in state) else [])]
             body = project(Context(messages=[top, *rest], tools=tools), route, stream=False).body_bytes
             while strategy == "drop_oldest" and estimate_tokens(len(body)) > threshold and len(rest) > 1:
                 rest.pop(0)
