@@ -21,7 +21,7 @@ from desktop.bench.tools_chat import tools_chat
 from desktop.catalog.modelsdev import Cost
 
 PRICES = Cost(input=0.28, output=0.42, cache_read=0.028)  # DeepSeek's, per million tokens
-STRATEGIES = ("fixed", "on_demand", "rewrite")
+STRATEGIES = ("fixed", "on_demand", "proxy", "rewrite")
 
 
 def main() -> None:

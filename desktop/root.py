@@ -91,8 +91,9 @@ class Root:
             handler.addFilter(self._log_filter)
         self.keys = AccountKeys(self.secrets, self.transport, self.redactor)
         self.http = HttpClients()
-        self.mcp = McpHub(self.load_settings, self.secrets, self.redactor)
-        self.engine = ContextEngine(ToolRegistry([skill_tools, builtin_source(self.http), mcp_source(self.mcp)]))
+        self.mcp = McpHub(self.load_settings, self.secrets, self.redactor, paths.cache_dir / "mcp-instructions.json")
+        sources = [skill_tools, builtin_source(self.http), mcp_source(self.mcp)]
+        self.engine = ContextEngine(ToolRegistry(sources), guidance=self.mcp.guidance)
         self.gate: ToolGate = gate or CatalogGate()
         self.approvals = WaitingApprovals()
         self.approver: Approver = approver or self.approvals

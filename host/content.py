@@ -171,6 +171,7 @@ class ToolResultPart(Frozen):
     reason: str | None = None
     elapsed_ms: float | None = None
     activated: list[str] | None = None  # a tool search's activations: evidence for recovery
+    resolved: ToolIdentity | None = None  # a ``use_tool`` call's tool and the pin it was checked against
 
 
 Part = Annotated[

@@ -163,7 +163,7 @@ class ToolApproval(Frozen):
     reason: str  # why the gate asked, or how it was answered
 
 
-Policy = Literal["fixed", "on_demand"]
+Policy = Literal["fixed", "on_demand", "proxy"]
 
 
 class PlanRecord(Frozen):

@@ -44,6 +44,21 @@ def test_the_gate_holds_on_each_strategy(name: str, unit: int) -> None:
     assert r.refused == 0
 
 
+def test_the_tools_chat_is_at_the_bound_under_the_proxy_and_pays_only_its_recaches_on_demand() -> None:
+    chat = conversation("tools_chat")
+    runs = {s: run(chat, s) for s in ("on_demand", "proxy")}
+    o, p = (figures(runs[s], 64, PRICES) for s in ("on_demand", "proxy"))
+    assert runs["on_demand"].failed_calls == runs["proxy"].failed_calls == []  # every scripted call ran
+    assert p.recaches == 0  # tools never change: nothing is re-read
+    assert p.later_uncached == p.later_bound, p
+    assert p.epochs == o.epochs == 3  # the first, the server added, the server removed
+    # On demand, each activation and each epoch that voids one changes the tools (eight in all),
+    # and pays for nothing else.
+    assert o.recaches == 8
+    assert o.later_uncached - o.recache_excess <= 1.05 * o.later_bound, o
+    assert o.later_uncached > 2 * p.later_uncached
+
+
 def bench(*args: str, home: Path, key: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CAIRN_HOME": str(home)}
     if key:
@@ -60,11 +75,11 @@ def test_bench_prints_the_table_and_writes_json_csv_and_plots(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].split()[:3] == ["chat", "strategy", "requests"]
-    assert [line.split()[1] for line in lines[1:4]] == ["fixed", "on_demand", "rewrite"]
+    assert [line.split()[1] for line in lines[1:5]] == ["fixed", "on_demand", "proxy", "rewrite"]
     data = json.loads((out / "bench.json").read_text())
     assert data["model"] == "deepseek/deepseek-chat"
     assert data["unit"] == 64
-    assert {r["strategy"] for r in data["results"]} == {"fixed", "on_demand", "rewrite"}
+    assert {r["strategy"] for r in data["results"]} == {"fixed", "on_demand", "proxy", "rewrite"}
     fixed, on_demand = (next(r for r in data["results"] if r["strategy"] == s) for s in ("fixed", "on_demand"))
     # Said plainly: a short chat with a big catalog costs more with fixed declarations.
     assert fixed["cold_uncached"] > on_demand["cold_uncached"]

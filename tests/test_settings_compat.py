@@ -79,6 +79,7 @@ def test_a_newer_file_loads_and_keeps_what_this_cairn_does_not_know(settings_pat
         "first_token_timeout": None,
         "instructions_in_first_message": False,
         "tools": True,
+        "tool_declarations": "automatic",
         "context_limit": None,
     }
     assert first == {**FUTURE_ACCOUNT, "default_model": "deepseek-pro", "headers": {}, **options}

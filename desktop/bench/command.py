@@ -68,7 +68,7 @@ def run_bench(args: argparse.Namespace, app: CairnApp) -> int:
     if not planned:
         raise CommandError(
             "None of the strategies asked for runs on these chats: drop_oldest runs on the long chat only, rewrite "
-            "on every other one, fixed and on_demand on all."
+            "on every other one, fixed, on_demand and proxy on all."
         )
     rows: list[Figures] = []
     for chat, strategy in planned:

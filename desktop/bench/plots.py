@@ -10,7 +10,13 @@ from desktop.bench.report import Figures
 
 __all__ = ["draw"]
 
-COLOURS = {"fixed": "#2f6fdb", "on_demand": "#1a9850", "rewrite": "#d73027", "drop_oldest": "#984ea3"}
+COLOURS = {
+    "fixed": "#2f6fdb",
+    "on_demand": "#1a9850",
+    "proxy": "#e6ab02",
+    "rewrite": "#d73027",
+    "drop_oldest": "#984ea3",
+}
 
 
 def draw(rows: list[Figures], out: Path, model: str) -> list[Path]:

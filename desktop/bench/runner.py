@@ -1,8 +1,9 @@
 """Running one conversation under one strategy against a loopback provider.
 
-``fixed`` and ``on_demand`` go through Cairn itself: the real runtime, context engine,
-declaration policy and compaction, with the loopback route bound in a catalog of the bench's
-own (verified for fixed declarations under ``fixed``). ``rewrite`` and ``drop_oldest`` are the
+``fixed``, ``on_demand`` and ``proxy`` go through Cairn itself: the real runtime, context
+engine, declaration policy and compaction, with the loopback route bound in a catalog of the
+bench's own (verified for fixed declarations under ``fixed``; under ``proxy`` the account
+chooses the proxy policy). ``rewrite`` and ``drop_oldest`` are the
 naive hosts Cairn is compared with, replaying the same conversation:
 
 - ``rewrite`` re-renders its whole system content (every section, in order) and declares its
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -55,7 +57,8 @@ from host.usage import UsageLedger
 __all__ = ["STRATEGIES", "BenchTools", "Run", "apply_step", "bench_state", "run", "strategies_for"]
 
 MODEL = "loopback-chat"
-STRATEGIES = ("fixed", "on_demand", "rewrite", "drop_oldest")
+STRATEGIES = ("fixed", "on_demand", "proxy", "rewrite", "drop_oldest")
+CAIRN = ("fixed", "on_demand", "proxy")  # the strategies that are Cairn's own
 SOURCE = "mcp:bench"
 
 
@@ -128,8 +131,8 @@ def strategies_for(conversation: Conversation) -> tuple[str, ...]:
     sent whole, so the long one is compared with the host that drops, not with a rewrite that
     would overflow."""
     if conversation.context < 16_000:
-        return ("fixed", "on_demand", "drop_oldest")
-    return ("fixed", "on_demand", "rewrite")
+        return (*CAIRN, "drop_oldest")
+    return (*CAIRN, "rewrite")
 
 
 def run(conversation: Conversation, strategy: str, *, unit: int = 64, work: Path | None = None) -> Run:
@@ -139,7 +142,7 @@ def run(conversation: Conversation, strategy: str, *, unit: int = 64, work: Path
         raise ValueError(f"There is no strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
     with tempfile.TemporaryDirectory(dir=work) as folder:
         home = Path(folder)
-        if strategy in ("fixed", "on_demand"):
+        if strategy in CAIRN:
             with LoopbackProvider(cache_unit=unit) as provider:
                 return asyncio.run(_cairn(conversation, strategy, provider, home))
         # The naive hosts replay the chat Cairn had (the same turns, tool calls and results),
@@ -149,7 +152,7 @@ def run(conversation: Conversation, strategy: str, *, unit: int = 64, work: Path
         with Journal.open(CairnPaths.under(home).journal) as journal:
             rows = TranscriptWriter(journal).model_order(journal.sessions()[0].id)
         with LoopbackProvider(cache_unit=unit) as provider:
-            route = _route(conversation, provider.base_url, home / "replay", fixed=False)
+            route = _route(conversation, provider.base_url, home / "replay", strategy)
             return _replay(conversation, strategy, rows, route, provider)
 
 
@@ -180,12 +183,13 @@ def _catalog(path: Path, base_url: str, *, fixed: bool) -> Path:
     return path
 
 
-def _route(conversation: Conversation, base_url: str, home: Path, *, fixed: bool) -> ResolvedRoute:
+def _route(conversation: Conversation, base_url: str, home: Path, strategy: str) -> ResolvedRoute:
     paths = CairnPaths.under(home)
     home.mkdir(parents=True, exist_ok=True)
     account = Account(id="account-bench", name="Bench", provider="custom", base_url=base_url, default_model=MODEL,
-                      context_limit=conversation.context)  # fmt: skip
-    catalog = load_transport_catalog(_catalog(home / "catalog.json", base_url, fixed=fixed))
+                      context_limit=conversation.context,
+                      tool_declarations="proxy" if strategy == "proxy" else "automatic")  # fmt: skip
+    catalog = load_transport_catalog(_catalog(home / "catalog.json", base_url, fixed=strategy == "fixed"))
     return resolve_route(account, None, catalog, load_models_dev(paths.cache_dir))
 
 
@@ -194,7 +198,7 @@ async def _cairn(
 ) -> Run:
     paths = CairnPaths.under(home)
     paths.skills_dir.mkdir(parents=True, exist_ok=True)
-    route = _route(conversation, provider.base_url, home, fixed=strategy == "fixed")
+    route = _route(conversation, provider.base_url, home, strategy)
     tools = BenchTools(conversation)
     engine = ContextEngine(ToolRegistry([skill_tools, tools.source]))
     policy = PermissionPolicy(default_mode="auto")
@@ -210,7 +214,7 @@ async def _cairn(
                 instructions[0] = apply_step(step, paths, instructions[0])
                 tools.follow(step)
                 seen = len(provider.requests)
-                outcome = await runtime.send(session, step.text)
+                outcome = await runtime.send(session, _proxied(step.text) if strategy == "proxy" else step.text)
                 if not outcome.ok:
                     raise RuntimeError(f"turn {number} of {conversation.name} ({strategy}) failed: {outcome.error}")
                 result.turn_of += [number] * (len(provider.requests) - seen)
@@ -224,6 +228,22 @@ async def _cairn(
     result.notes = sorted({p.fallback for p in plans if p.fallback})
     result.failed_calls = _failed_calls(rows)
     return result
+
+
+_CALL = re.compile(r"\[\[call (\w+) (\{.*?\})\]\]")
+
+
+def _proxied(text: str) -> str:
+    """``text`` with each scripted call of a deferred tool made through ``use_tool``, as a model
+    under the proxy policy makes it (the core tools are called as they are)."""
+
+    def through(match: re.Match[str]) -> str:
+        name, arguments = match.group(1), match.group(2)
+        if "__" not in name:  # a core tool: tool_search, a built-in
+            return match.group(0)
+        return f"[[call use_tool {json.dumps({'name': name, 'arguments': json.loads(arguments)})}]]"
+
+    return _CALL.sub(through, text)
 
 
 def _failed_calls(rows: list[TranscriptRow]) -> list[str]:

@@ -90,6 +90,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
             help="send Cairn's instructions in the first message (chat templates without a system role)",
         )
         p.add_argument("--tools", action=argparse.BooleanOptionalAction, help="offer tools to the model (default: on)")
+        p.add_argument(
+            "--tool-declarations",
+            choices=("automatic", "proxy"),
+            help="how tools a search finds reach the model: declared (automatic), or described in the chat and "
+            "called through use_tool (proxy: the prompt is never re-read; models call declared tools more reliably)",
+        )
         if verb == "edit":
             p.add_argument("--rename", help="a new name")
         p.add_argument("--set-key", action="store_true", help="ask for the API key and keep it in the keychain")

@@ -123,6 +123,8 @@ def _options_text(account: Account) -> str:
         said.append("instructions in the first message")
     if not account.tools:
         said.append("no tools")
+    if account.tool_declarations == "proxy":
+        said.append("found tools described in the chat (proxy)")
     return f"; {', '.join(said)}" if said else ""
 
 
@@ -146,6 +148,8 @@ def _options(args: argparse.Namespace) -> dict[str, object]:
         options["instructions_in_first_message"] = args.instructions_in_first_message
     if args.tools is not None:
         options["tools"] = args.tools
+    if args.tool_declarations is not None:
+        options["tool_declarations"] = args.tool_declarations
     return options
 
 

@@ -10,7 +10,7 @@ it does not manage (tool activation, say, or a newer Cairn's) are left exactly a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from desktop.context.sections import (
     INSTRUCTIONS,
     SKILL_PREFIX,
     SKILLS,
-    TOOL_ACTIVATION,
+    TOOL_SCHEMA_PREFIX,
     check_caller_section,
     diff_sections,
     section_order,
@@ -38,7 +38,7 @@ __all__ = ["ContextEngine", "Prepared"]
 
 
 def _managed(section: str) -> bool:
-    return section in (INSTRUCTIONS, SKILLS) or section.startswith((GUIDANCE_PREFIX, SKILL_PREFIX))
+    return section in (INSTRUCTIONS, SKILLS) or section.startswith((GUIDANCE_PREFIX, SKILL_PREFIX, TOOL_SCHEMA_PREFIX))
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,14 @@ class ContextEngine:
     of skill folders, so a scan before every request costs a few ``stat`` calls.
     """
 
-    def __init__(self, registry: ToolRegistry | None = None) -> None:
+    def __init__(
+        self, registry: ToolRegistry | None = None, guidance: Callable[[], Mapping[str, JsonValue]] | None = None
+    ) -> None:
+        """``guidance``: sections about the tools' sources (the MCP servers'), asked for at
+        every request; a route that takes no tools is not given them."""
         self._stores: dict[tuple[tuple[Source, Path], ...], SkillStore] = {}
         self.registry = registry or ToolRegistry([skill_tools])
+        self._guidance = guidance
 
     def store(self, state: SystemState) -> SkillStore:
         store = self._stores.get(state.skill_roots)
@@ -80,6 +85,8 @@ class ContextEngine:
         tools_allowed: bool = True,
     ) -> dict[str, JsonValue]:
         desired = state.sections(catalog, tools_allowed=tools_allowed)
+        if tools_allowed and self._guidance is not None:
+            desired.update(self._guidance())
         for name, content in (overrides or {}).items():
             check_caller_section(name)
             if content is None:
@@ -101,7 +108,7 @@ class ContextEngine:
         anchor: str | None,
         overrides: Mapping[str, JsonValue] | None = None,
         tools_allowed: bool = True,
-        activation: JsonValue | None = None,
+        tool_sections: Mapping[str, JsonValue] | None = None,
         tools: ToolCatalog | None = None,
         current: Mapping[str, JsonValue] | None = None,
     ) -> Prepared:
@@ -111,14 +118,14 @@ class ContextEngine:
         between tool calls have none. Raises ``JournalWriteError`` if a row cannot be saved,
         and then nothing may be sent. ``tools_allowed`` is false for a route that takes no
         tools: then nothing is declared, and the skills are listed for reference only.
-        ``activation``: the ``tool_activation`` section's content, for a chat with deferred
-        tools. ``tools``: the request's catalog, when the caller has built it already.
+        ``tool_sections``: ``tool_activation`` and the ``tool_schema:`` sections, for a chat
+        with deferred tools (a chat without them keeps its activation section as it is, and
+        loses its schema sections). ``tools``: the request's catalog, when the caller has built it already.
         ``current``: the chat's effective sections, when the caller has them folded already.
         """
         catalog = self.skills(state)
         desired = self.desired(state, catalog, overrides, tools_allowed=tools_allowed)
-        if activation is not None:  # only a chat with deferred tools has the section; others keep theirs
-            desired[TOOL_ACTIVATION] = activation
+        desired.update(tool_sections or {})
         if current is None:
             current = writer.effective_state(session_id)
         current = {k: v for k, v in current.items() if _managed(k) or k in desired}

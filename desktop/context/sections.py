@@ -19,6 +19,7 @@ __all__ = [
     "SKILLS",
     "SKILL_PREFIX",
     "TOOL_ACTIVATION",
+    "TOOL_SCHEMA_PREFIX",
     "SectionNameError",
     "check_caller_section",
     "diff_sections",
@@ -30,6 +31,7 @@ SKILLS = "skills"
 SKILL_PREFIX = "skill:"
 GUIDANCE_PREFIX = "guidance:"
 TOOL_ACTIVATION = "tool_activation"
+TOOL_SCHEMA_PREFIX = "tool_schema:"  # one activated tool's schema, under the proxy declaration policy
 
 
 class SectionNameError(CairnError, ValueError):
@@ -38,7 +40,8 @@ class SectionNameError(CairnError, ValueError):
 
 def section_order(name: str) -> tuple[int, str]:
     """The fixed rendering order: instructions, guidance by name, the skills header, skill
-    entries by id, tool activation last; anything else after, by name."""
+    entries by id, tool activation, the activated tools' schemas by name; anything else
+    after, by name."""
     if name == INSTRUCTIONS:
         return (0, "")
     if name.startswith(GUIDANCE_PREFIX):
@@ -49,7 +52,9 @@ def section_order(name: str) -> tuple[int, str]:
         return (3, name)
     if name == TOOL_ACTIVATION:
         return (4, "")
-    return (5, name)
+    if name.startswith(TOOL_SCHEMA_PREFIX):
+        return (5, name)
+    return (6, name)
 
 
 def check_caller_section(name: str) -> None:

@@ -60,6 +60,9 @@ class McpServerSetting(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     name: str = Field(pattern=SERVER_NAME_PATTERN, max_length=32)
+    description: str = Field(
+        default="", max_length=300, description="What the server is for, in a line; the model is told."
+    )
     enabled: bool = True
     transport: Literal["stdio", "http"] = "stdio"
     command: str | None = None

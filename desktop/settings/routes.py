@@ -62,6 +62,8 @@ class ResolvedRoute(BaseModel):
     context_source: str = "unknown"
     max_output_tokens: int | None = None
     max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    # The account chose the proxy declaration policy (architecture §1).
+    proxy_declarations: bool = False
 
     @property
     def key(self) -> str:
@@ -123,6 +125,7 @@ def resolve_route(
     return ResolvedRoute(
         accepts_tools=account.tools and (info.tool_call if info is not None else True),
         fold_opening=account.instructions_in_first_message,
+        proxy_declarations=account.tool_declarations == "proxy",
         context_limit=account.context_limit or (info.limit.context if info is not None else None),
         context_source="account"
         if account.context_limit

@@ -85,6 +85,11 @@ class Account(BaseModel):
         "system role.",
     )
     tools: bool = Field(default=True, description="Offer tools to models on this account.")
+    tool_declarations: Literal["automatic", "proxy"] = Field(
+        default="automatic",
+        description="How tools that a search activates reach the model: declared as tools (automatic), or described "
+        "in the conversation and called through one use_tool tool (proxy), so the prompt is never re-read.",
+    )
     context_limit: int | None = Field(
         default=None,
         ge=1_024,

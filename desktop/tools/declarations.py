@@ -11,6 +11,10 @@
 - ``on_demand``: the core tools (built-ins, ``load_skill``, ``tool_search``) and the activated
   deferred tools; an activated schema joins ``tools`` from the next request. On a route without
   native tool addition that re-caches the prompt once per activation, which the inspector says.
+- ``proxy``: a person's explicit choice per account (``tool_declarations``). The core tools and
+  ``use_tool``, and nothing else, ever: an activated schema is appended as a
+  ``tool_schema:<name>`` section instead (``desktop.tools.use_tool``), so an activation
+  re-reads nothing. Models call native tools more reliably than through a proxy.
 
 A catalog is never truncated: when fixed does not fit, the whole chat declares on demand, and
 the reason is logged and shown.
@@ -50,6 +54,8 @@ def choose_policy(
     ``budget``: the route's context budget with the person's settings (default: the route's).
     ``folds_updates``: the chat folds system updates into user messages on this route (it
     learnt that the route refuses them mid-conversation)."""
+    if route.proxy_declarations:
+        return DeclarationPolicy("proxy")
     if not route.fixed_declarations_verified:
         return DeclarationPolicy("on_demand")
     if not route.flags.mid_conversation_system or folds_updates:
@@ -89,7 +95,10 @@ def choose_policy(
 
 
 def declared_specs(policy: Policy, catalog: ToolCatalog, active: set[str]) -> list[ToolSpec]:
-    """The specs a request declares: every one, or the core ones and the active deferred ones."""
+    """The specs a request declares: every one (fixed), the core ones and the active deferred
+    ones (on demand), or the core ones alone (proxy, whose ``use_tool`` is one of them)."""
     if policy == "fixed":
         return list(catalog.specs)
+    if policy == "proxy":
+        return [spec for spec in catalog.specs if not spec.deferred]
     return [spec for spec in catalog.specs if not spec.deferred or spec.name in active]

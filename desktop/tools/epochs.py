@@ -105,6 +105,8 @@ class RecordedPlan:
     def change(self, catalog: ToolCatalog, *, mode: Mode, route: ResolvedRoute, policy: Policy) -> str | None:
         """Why a new epoch starts after this plan, or ``None`` when its epoch goes on."""
         last, before = self.plan, self.canonical
+        if (last.policy == "proxy") != (policy == "proxy"):
+            return "policy_changed"  # the person chose the proxy, or left it (its use_tool comes and goes)
         if before is None or set(before) != {s.name for s in catalog.specs}:
             return "catalog_changed"
         if any(before[s.name] != _canonical(s) for s in catalog.specs):

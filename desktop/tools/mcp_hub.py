@@ -16,12 +16,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
 
 from desktop.settings.mcp_servers import McpServerSetting
 from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings, SettingsError
+from desktop.tools.server_guidance import PREFIX, Remembered, guidance_text
 from host.mcp import McpServerConfig, ServerState, ServerStatus
 from host.tools import Tool
 
@@ -57,8 +61,16 @@ class ServerView:
 
 
 class McpHub:
-    def __init__(self, settings: Callable[[], Settings], secrets: SecretStore, redactor: Redactor) -> None:
+    def __init__(
+        self,
+        settings: Callable[[], Settings],
+        secrets: SecretStore,
+        redactor: Redactor,
+        remembered: Path | None = None,
+    ) -> None:
+        """``remembered``: the file keeping each server's instructions between runs."""
         self._settings, self._secrets, self._redactor = settings, secrets, redactor
+        self._remembered = Remembered(remembered)
         self._servers: McpServers | None = None
         self._views: dict[str, ServerView] = {}
         self._listeners: list[Callable[[ServerView], None]] = []
@@ -166,6 +178,15 @@ class McpHub:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
+    def guidance(self) -> dict[str, JsonValue]:
+        """One ``guidance:mcp:<server>`` section per configured, enabled server
+        (``desktop.tools.server_guidance``)."""
+        return {
+            PREFIX + view.name: guidance_text(view.name, view.setting.description, self._remembered.get(view.name))
+            for view in sorted(self._views.values(), key=lambda v: v.name)
+            if view.setting is not None and view.setting.enabled
+        }
+
     def status_lines(self) -> tuple[str, ...]:
         return tuple(view.describe() for view in self._views.values())
 
@@ -175,6 +196,8 @@ class McpHub:
             return  # a server just removed or disabled, stopping
         view = ServerView(status.server, old.setting, status)
         self._views[status.server] = view
+        if status.state is ServerState.READY:
+            self._remembered.note(status.server, status.instructions)
         self._notify(view)
 
     def _notify(self, view: ServerView) -> None:

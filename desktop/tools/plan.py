@@ -16,6 +16,7 @@ from pydantic import JsonValue
 
 from desktop.context.context_engine import ContextEngine
 from desktop.context.estimate import ContextBudget
+from desktop.context.sections import TOOL_ACTIVATION
 from desktop.context.system_state import SystemState
 from desktop.session.state import SessionState
 from desktop.settings.routes import ResolvedRoute
@@ -23,6 +24,7 @@ from desktop.tools.activation import Activation, activation_identity
 from desktop.tools.declarations import DeclarationPolicy, choose_policy, declared_specs
 from desktop.tools.epochs import RecordedPlan, frozen_prefix, new_plan, rekeyed
 from desktop.tools.tool_search import tool_search
+from desktop.tools.use_tool import SCHEMA_PREFIX, schema_section, use_tool
 from host.canonical import canonical_json_bytes
 from host.content import Mode, PlanRecord
 from host.permissions import Permissions
@@ -48,10 +50,19 @@ class StepTools:
     def declared(self, activation: Activation) -> list[ToolSpec]:
         return declared_specs(self.policy.policy, self.catalog, activation.active)
 
-    def section(self, activation: Activation) -> JsonValue | None:
-        """The ``tool_activation`` section's content; ``None`` when there are no deferred
-        tools, and the section is then left as it is."""
-        return activation.section(self.identity) if self.deferred else None
+    def sections(self, activation: Activation) -> dict[str, JsonValue] | None:
+        """The tool sections' content: ``tool_activation``, and under ``proxy`` each active
+        tool's ``tool_schema:<name>``; ``None`` when there are no deferred tools, and the
+        activation section is then left as it is."""
+        if not self.deferred:
+            return None
+        sections: dict[str, JsonValue] = {TOOL_ACTIVATION: activation.section(self.identity)}
+        if self.policy.policy == "proxy":
+            for name in sorted(activation.active):
+                tool = self.catalog.get(name)
+                if tool is not None:
+                    sections[SCHEMA_PREFIX + name] = schema_section(tool.spec)
+        return sections
 
 
 KEEP_CHECKED = 16  # chats whose latest plan stays checked between steps
@@ -92,13 +103,14 @@ class ToolPlanner:
 
         def room() -> int | None:
             step = holder[0]
-            if step.policy.policy == "fixed" or route.function_limit is None:
+            if step.policy.policy != "on_demand" or route.function_limit is None:
                 return None
             return route.function_limit - len(step.declared(activation))
 
         catalog = base
         if deferred:
-            catalog = ToolCatalog([*base, tool_search(deferred, activation, room=room, permissions=permissions)])
+            search = tool_search(deferred, activation, room=room, permissions=permissions)
+            catalog = ToolCatalog([*base, search, *([use_tool()] if route.proxy_declarations else [])])
         opening = len(canonical_json_bytes(self.engine.desired(state, skills, tools_allowed=tools_allowed)))
         folds = session.fallbacks(route).fold_updates
         policy = choose_policy(route, catalog, opening, budget, folds_updates=folds)

@@ -108,7 +108,7 @@ class RequestPreparer:
             anchor=anchor,
             overrides=overrides,
             tools_allowed=tools_allowed,
-            activation=step.section(activation),
+            tool_sections=step.sections(activation),
             tools=step.catalog,
         )
         session.advance()

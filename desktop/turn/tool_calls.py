@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 from desktop.session.parked import ParkedCall
 from desktop.settings.redaction import Redactor
+from desktop.tools.use_tool import unwrap
 from desktop.turn.approvals import SUPERSEDED, Approval, Approver
 from desktop.turn.events import ApprovalAnswered, ApprovalRequested, RuntimeEvent, ToolResultCommitted
 from host.content import ChatGrant, MessageContent, ToolApproval, ToolCallPart, ToolIdentity, ToolResultPart
@@ -30,6 +31,7 @@ __all__ = [
     "CallsStopped",
     "ResultNotSaved",
     "ToolCalls",
+    "resolved",
 ]
 
 MAX_RESULT_CHARS = 100_000  # what a model reads of one result; the rest is cut, and said so
@@ -70,12 +72,29 @@ class ToolCalls:
         """Answer and commit each call. Raises ``ResultNotSaved``, ``JournalWriteError`` (a
         parking or answer row could not be saved) and ``CallsStopped``."""
         for call in calls:
-            request = ToolRequest(session_id, call, catalog, permissions)
-            result = await self.answer(request)
+            request, refused = self.request(session_id, call, catalog, permissions)
+            if refused is not None:
+                result = self.refuse(request, refused)
+            else:
+                result = resolved(call, request, await self.answer(request))
             try:
                 self.commit(session_id, result)
             except JournalWriteError as exc:
                 raise ResultNotSaved(call, result, exc) from exc
+
+    @staticmethod
+    def request(
+        session_id: str,
+        call: ToolCallPart,
+        catalog: ToolCatalog,
+        permissions: Permissions,
+        pin: str | None = None,
+    ) -> tuple[ToolRequest, str | None]:
+        """The request the gate checks for the model's ``call``: a ``use_tool`` call's is the
+        call it stands for (architecture §1, ``proxy``), so it passes exactly a native call's
+        checks; and why the call stands for none, when it does not."""
+        inner, refused = unwrap(call, catalog)
+        return ToolRequest(session_id, inner, catalog, permissions, pin=pin), refused
 
     def supersede_parked(self, session_id: str, parked_now: Iterable[ParkedCall]) -> None:
         """A new message answers every call parked now: denied, superseded by it."""
@@ -157,6 +176,9 @@ class ToolCalls:
         )
         return await self.gate.after(request, result)
 
+    def refuse(self, request: ToolRequest, reason: str) -> ToolResultPart:
+        return self._refused(request, Decision.deny(reason))
+
     def _refused(self, request: ToolRequest, decision: Decision) -> ToolResultPart:
         return ToolResultPart(
             call_id=request.call.call_id,
@@ -165,6 +187,15 @@ class ToolCalls:
             decision="deny",
             reason=decision.reason,
         )
+
+
+def resolved(call: ToolCallPart, request: ToolRequest, result: ToolResultPart) -> ToolResultPart:
+    """``result`` with the tool a ``use_tool`` call resolved to and its pin, for the card and the
+    inspector (the model's own call stays as it made it)."""
+    tool = request.tool
+    if request.call is call or tool is None:
+        return result
+    return result.model_copy(update={"resolved": identity_of(tool)})
 
 
 def _capped(text: str) -> str:

@@ -72,6 +72,7 @@ class McpLimits:
     max_message_bytes: int = 4 * 1024 * 1024  # one JSON-RPC line on stdio
     max_result_chars: int = 1_000_000  # what one call's output keeps
     max_description_chars: int = 8_000
+    max_instructions_chars: int = 8_000  # what is kept of the server's own instructions
     stderr_tail_chars: int = 4_096  # the tail shown in a failed status
     stderr_kept_bytes: int = 16_384
     stderr_flood_bytes: int = 10 * 1024 * 1024  # within stderr_flood_window seconds

@@ -23,7 +23,6 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 import anyio
 import httpx2
@@ -38,6 +37,7 @@ from pydantic import JsonValue, ValidationError
 
 import host.identity
 from host.mcp.config import McpLimits, McpServerConfig
+from host.mcp.failures import Refused, explain, leaf
 from host.mcp.results import cap_text, tool_output
 from host.mcp.status import ServerState, ServerStatus
 from host.mcp.stdio import ProcessWatch, open_stdio
@@ -49,10 +49,6 @@ __all__ = ["McpServer"]
 log = logging.getLogger(__name__)
 
 _CLIENT_INFO = mcp_types.Implementation(name="cairn", version="0.1.0")
-
-
-class _Refused(Exception):
-    """The server answered, but with something Cairn will not take; the message says what."""
 
 
 class McpServer:
@@ -74,6 +70,7 @@ class McpServer:
         self._limits = limits or McpLimits()
         self._status = ServerStatus(config.name, ServerState.STOPPED)
         self._tools: tuple[Tool, ...] = ()
+        self._instructions = ""
         self._client: Client | None = None
         self._watch: ProcessWatch | None = None
         self._task: asyncio.Task[None] | None = None
@@ -158,6 +155,7 @@ class McpServer:
                     life.cancel()
                 self._phase = "waiting for its answer to initialize"
                 async with self._connect(watch) as client:
+                    self._instructions = self._said(client.instructions)
                     self._phase = "listing its tools"
                     listing = await self._list(client)
                     life.deadline = math.inf
@@ -165,7 +163,7 @@ class McpServer:
                     self._publish(listing)
                     await self._serve(client)
         except Exception as exc:  # noqa: BLE001 - whatever the server does, the chat goes on
-            reason = _explain(exc, self.config)
+            reason = explain(exc, self.config)
         except asyncio.CancelledError:
             self._stop_requested = True  # the loop is closing: the task was cancelled from outside
             raise
@@ -221,7 +219,7 @@ class McpServer:
         if watch is None:
             return
         if isinstance(message, Exception):
-            watch.report(f"its connection failed: {_leaf(message)}")
+            watch.report(f"its connection failed: {leaf(message)}")
         elif isinstance(message, mcp_types.ToolListChangedNotification):
             now = time.monotonic()
             self._changes.append(now)
@@ -246,7 +244,7 @@ class McpServer:
                 with anyio.fail_after(self._limits.list_timeout):
                     listing = await self._list(client)
             except TimeoutError:
-                raise _Refused(
+                raise Refused(
                     f"it did not list its tools within {self._limits.list_timeout:g} s after saying they changed"
                 ) from None
             self._publish(listing)
@@ -261,14 +259,14 @@ class McpServer:
             listed.extend(page.tools)
             if len(listed) > self._limits.max_tools:
                 more = "" if page.next_cursor is None else "at least "
-                raise _Refused(
+                raise Refused(
                     f"it offers {more}{len(listed)} tools, and Cairn takes at most {self._limits.max_tools} "
                     "from one server rather than choose some"
                 )
             cursor = page.next_cursor
             if cursor is None:
                 return listed
-        raise _Refused(f"its tool list did not end within {self._limits.max_list_pages} pages")
+        raise Refused(f"its tool list did not end within {self._limits.max_list_pages} pages")
 
     def _publish(self, listing: Sequence[mcp_types.Tool]) -> None:
         """Turn a listing into tools; change the status (and tell) only if something changed."""
@@ -288,13 +286,21 @@ class McpServer:
             skipped=tuple(skipped),
             tools_sha256=identity,
             stderr_tail=self._watch.stderr_tail() if self._watch else "",
+            instructions=self._instructions,
         )
         current = self._status
-        if current.state is ServerState.READY and (current.tools_sha256, current.skipped) == (identity, status.skipped):
+        same = (current.tools_sha256, current.skipped, current.instructions)
+        if current.state is ServerState.READY and same == (identity, status.skipped, status.instructions):
             return
         self._tools = tuple(tools)
         self._set(status)
         self._settled.set()
+
+    def _said(self, instructions: object) -> str:
+        """The server's instructions as Cairn keeps them: text only, redacted, capped."""
+        if not isinstance(instructions, str):
+            return ""
+        return self._redact(instructions.strip()[: self._limits.max_instructions_chars])
 
     def _runner(self, tool: str) -> ToolRun:
         async def run(arguments: Mapping[str, JsonValue]) -> ToolOutput:
@@ -325,7 +331,7 @@ class McpServer:
         except ValidationError:
             text = f"The MCP server {self.name!r} answered {tool!r} with something that is not a tool result."
         except Exception as exc:  # noqa: BLE001 - a broken server never breaks the turn
-            text = f"The call to {tool!r} on the MCP server {self.name!r} failed: {_leaf(exc)}"
+            text = f"The call to {tool!r} on the MCP server {self.name!r} failed: {leaf(exc)}"
         else:
             return tool_output(result, redact=self._redact, max_chars=self._limits.max_result_chars)
         return ToolOutput(cap_text(self._redact(text), self._limits.max_result_chars), is_error=True)
@@ -347,38 +353,3 @@ class McpServer:
 
 def _same(text: str) -> str:
     return text
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real exception inside task-group wrappers."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _explain(exc: BaseException, config: McpServerConfig) -> str:
-    exc = _leaf(exc)
-    if isinstance(exc, _Refused):
-        return str(exc)
-    if isinstance(exc, FileNotFoundError) and config.transport == "stdio":
-        return f"its command {config.command!r} was not found; check the command and its path"
-    if isinstance(exc, PermissionError) and config.transport == "stdio":
-        return f"its command {config.command!r} could not be run (permission denied)"
-    if isinstance(exc, OSError) and config.transport == "stdio":
-        return f"its command {config.command!r} could not be started: {exc}"
-    if isinstance(exc, httpx2.TransportError):
-        return f"it could not be reached at {config.url}: {exc or type(exc).__name__}"
-    if isinstance(exc, MCPError):
-        return f"it answered with an error: {exc.error.message}"
-    if isinstance(exc, ValidationError):
-        return f"it answered with something that is not valid MCP: {_first_error(exc)}"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-def _first_error(exc: ValidationError) -> str:
-    errors: list[Any] = exc.errors()
-    if not errors:
-        return str(exc)
-    first = errors[0]
-    where = ".".join(str(part) for part in first.get("loc", ()))
-    return f"{where}: {first.get('msg', '')}" if where else str(first.get("msg", ""))

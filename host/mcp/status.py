@@ -27,7 +27,8 @@ class SkippedTool:
 class ServerStatus:
     """One server's state. ``reason`` says why it failed; ``stderr_tail`` is the end of what
     it wrote on stderr (a few KB at most, redacted); ``tools_sha256`` changes only when its
-    tools' specs really change."""
+    tools' specs really change; ``instructions`` is the ``instructions`` of its initialize
+    result."""
 
     server: str
     state: ServerState
@@ -36,6 +37,7 @@ class ServerStatus:
     stderr_tail: str = ""
     skipped: tuple[SkippedTool, ...] = ()
     tools_sha256: str = ""
+    instructions: str = ""  # what the server said about itself when it started (redacted, capped)
 
     def describe(self) -> str:
         """One line for a person."""

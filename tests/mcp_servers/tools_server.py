@@ -4,7 +4,8 @@
 
 Modes: ``normal`` (the default), ``seeds`` (an enum and a ``required`` list built from sets),
 ``many N`` (N tools), ``schemas`` (tools with broken input schemas), ``flood-stderr``
-(a working server whose stderr never stops). With ``--http`` it serves streamable HTTP on a
+(a working server whose stderr never stops). ``LAB_INSTRUCTIONS`` in its environment becomes
+the ``instructions`` of its initialize result. With ``--http`` it serves streamable HTTP on a
 free port of 127.0.0.1 and prints ``PORT <n>`` on stdout.
 """
 
@@ -164,7 +165,8 @@ def main() -> None:
     args = [arg for arg in sys.argv[1:] if arg != "--http"]
     mode = args[0] if args else "normal"
     made = {"seeds": seeds, "schemas": schemas}
-    server = MCPServer("test-tools", tools=made[mode]() if mode in made else None)
+    said = os.environ.get("LAB_INSTRUCTIONS")  # what the server says about itself when it starts
+    server = MCPServer("test-tools", instructions=said, tools=made[mode]() if mode in made else None)
     if mode == "normal":
         normal(server)
     elif mode == "many":

@@ -220,6 +220,7 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
                 elapsed_ms=r.elapsed_ms,
                 expanded=message.expanded,
                 palette=palette,
+                resolved=(r.resolved.tool, r.resolved.pin) if r.resolved is not None else None,
             )
         )
     return "".join(parts), code_blocks

@@ -93,8 +93,14 @@ def _block(text: str, colour: str, palette: Palette, *, title: str, expanded: bo
 
 
 def tool_call_html(name: str, arguments: dict[str, Any], palette: Palette) -> str:
+    """A call card; a ``use_tool`` call (the proxy declaration policy) shows the call it stands
+    for, and says it went through ``use_tool``."""
+    through = ""
+    inner, inner_arguments = arguments.get("name"), arguments.get("arguments")
+    if name == "use_tool" and isinstance(inner, str) and isinstance(inner_arguments, dict):
+        name, arguments, through = inner, inner_arguments, " (through use_tool)"
     summary, body = describe_call(name, arguments)
-    title = f'<b style="color: {palette.link};">Tool call</b> · {html.escape(summary)}'
+    title = f'<b style="color: {palette.link};">Tool call</b> · {html.escape(summary)}{through}'
     return _block(body, palette.link, palette, title=title)
 
 
@@ -106,10 +112,14 @@ def result_html(
     elapsed_ms: float | None,
     expanded: bool,
     palette: Palette,
+    resolved: tuple[str, str] | None = None,
 ) -> str:
+    """A result card. ``resolved``: the tool and pin a ``use_tool`` call was checked as."""
     colour = palette.danger if is_error else palette.muted
     label = "Tool error" if is_error else "Tool result"
     notes = [html.escape(reason)] if reason else []
+    if resolved is not None:
+        notes.append(f"as {html.escape(resolved[0])}, pin {html.escape(resolved[1][:12])}")
     if elapsed_ms is not None:
         notes.append(f"{elapsed_ms:,.0f} ms" if elapsed_ms >= 10 else f"{elapsed_ms:.1f} ms")
     said = f' <span style="color: {palette.muted};">· {" · ".join(notes)}</span>' if notes else ""

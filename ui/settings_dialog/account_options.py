@@ -1,5 +1,6 @@
 """An account's request options: the longest reply, the context size, how long to wait for the
-first token, instructions in the first message, and tools. Shown under "Options" in the account form."""
+first token, instructions in the first message, tools, and how found tools reach the model.
+Shown under "Options" in the account form."""
 
 from __future__ import annotations
 
@@ -54,6 +55,14 @@ class AccountOptions(QGroupBox):
         self.tools = QCheckBox("Offer tools to the model")
         self.tools.setAccessibleName("Offer tools")
         self.tools.setToolTip("Turn this off for a server that rejects tools.")
+        self.proxy = QCheckBox("Describe found tools in the chat instead of declaring them")
+        self.proxy.setAccessibleName("Describe found tools in the chat")
+        self.proxy.setToolTip(
+            "Tools a search finds are described in the conversation and called through one use_tool tool, so "
+            "the provider never reads the whole chat again when a tool is found (cheaper and faster on long "
+            "chats). Models call declared tools more reliably; try it with yours. Changing it starts the "
+            "chat's tools afresh."
+        )
         for spin in (self.max_output, self.context, self.first_token):
             editor = spin.findChild(QLineEdit)  # the box's own text field, named like the box
             if editor is not None:
@@ -64,6 +73,7 @@ class AccountOptions(QGroupBox):
         form.addRow("Wait for the first word", self.first_token)
         form.addRow("", self.instructions_first)
         form.addRow("", self.tools)
+        form.addRow("", self.proxy)
         self.hint = QLabel()
         self.hint.setWordWrap(True)
         form.addRow(self.hint)
@@ -75,6 +85,7 @@ class AccountOptions(QGroupBox):
         self.first_token.setValue(int(account.first_token_timeout or 0) if account else 0)
         self.instructions_first.setChecked(bool(account and account.instructions_in_first_message))
         self.tools.setChecked(account.tools if account else True)
+        self.proxy.setChecked(bool(account and account.tool_declarations == "proxy"))
         self.hint.clear()
 
     def values(self) -> dict[str, Any]:
@@ -85,4 +96,5 @@ class AccountOptions(QGroupBox):
             "first_token_timeout": float(self.first_token.value()) or None,
             "instructions_in_first_message": self.instructions_first.isChecked(),
             "tools": self.tools.isChecked(),
+            "tool_declarations": "proxy" if self.proxy.isChecked() else "automatic",
         }

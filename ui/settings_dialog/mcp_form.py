@@ -36,6 +36,9 @@ class McpServerForm(QWidget):
         self.editing: McpServerSetting | None = None
         self.name = QLineEdit()
         self.name.setPlaceholderText("github")
+        self.description = QLineEdit()
+        self.description.setMaxLength(300)
+        self.description.setPlaceholderText("What it is for, in a line (the model is told)")
         self.transport = QComboBox()
         self.transport.addItem("A program on this computer (stdio)", "stdio")
         self.transport.addItem("A remote server (streamable HTTP)", "http")
@@ -61,8 +64,9 @@ class McpServerForm(QWidget):
         self.start.addItem("When Cairn starts", True)
         self.enabled = QCheckBox("Enabled")
         for widget, accessible in (
-            (self.name, "Server name"), (self.transport, "Transport"), (self.command, "Command"),
-            (self.args, "Arguments"), (self.cwd, "Working folder"), (self.choose_cwd, "Choose working folder"),
+            (self.name, "Server name"), (self.description, "Description"), (self.transport, "Transport"),
+            (self.command, "Command"), (self.args, "Arguments"), (self.cwd, "Working folder"),
+            (self.choose_cwd, "Choose working folder"),
             (self.url, "Server URL"), (self.trusted, "Trusted"), (self.start, "Start"), (self.enabled, "Enabled"),
         ):  # fmt: skip
             widget.setAccessibleName(accessible)
@@ -74,6 +78,7 @@ class McpServerForm(QWidget):
         self.form = QFormLayout()
         self.form.setContentsMargins(0, 0, 0, 0)
         self.form.addRow("Name", self.name)
+        self.form.addRow("Description", self.description)
         self.form.addRow("Runs as", self.transport)
         self.form.addRow("Command", self.command)
         self.form.addRow("Arguments", self.args)
@@ -100,6 +105,7 @@ class McpServerForm(QWidget):
         self.editing = server
         shown = server if server is not None else _BLANK
         self.name.setText(server.name if server is not None else "")
+        self.description.setText(shown.description)
         self.transport.setCurrentIndex(max(self.transport.findData(shown.transport), 0))
         self.command.setText(shown.command or "")
         self.args.setPlainText("\n".join(shown.args))
@@ -120,6 +126,7 @@ class McpServerForm(QWidget):
         fields = {
             **base,
             "name": self.name.text().strip(),
+            "description": " ".join(self.description.text().split()),
             "transport": self.transport.currentData(),
             "command": (self.command.text().strip() or None) if stdio else None,
             "args": [a for a in self.args.toPlainText().splitlines() if a.strip()] if stdio else [],

@@ -101,9 +101,11 @@ def _estimate(s: RequestStarted) -> str:
 
 
 def _policy(policy: str) -> str:
-    return {"fixed": "fixed (the whole catalog)", "on_demand": "on demand (core and activated tools)"}.get(
-        policy, "none"
-    )
+    return {
+        "fixed": "fixed (the whole catalog)",
+        "on_demand": "on demand (core and activated tools)",
+        "proxy": "proxy (core tools and use_tool; found tools described in the chat)",
+    }.get(policy, "none")
 
 
 class Inspector(QDockWidget):
@@ -225,5 +227,7 @@ def _call_lines(event: ToolResultCommitted, names: dict[str, str]) -> list[str]:
         if isinstance(part, ToolResultPart):
             took = f" · {part.elapsed_ms:.1f} ms" if part.elapsed_ms is not None else ""
             name = names.get(part.call_id, part.call_id)
+            if part.resolved is not None:
+                name = f"{name} → {part.resolved.tool} (pin {part.resolved.pin[:12]})"
             lines.append(f"{name}: {part.decision or 'answered'} ({part.reason or 'no reason recorded'}){took}")
     return lines
