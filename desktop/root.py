@@ -35,7 +35,7 @@ from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, Settings, SettingsStore
 from desktop.tools.mcp_hub import McpHub
 from desktop.tools.registry import ToolRegistry
-from desktop.tools.sources import builtin_source, mcp_source, skill_tools
+from desktop.tools.sources import builtin_source, mcp_source, resource_source, skill_tools
 from desktop.turn.approvals import Approver, WaitingApprovals
 from desktop.turn.events import RuntimeEvent
 from desktop.turn.runtime import ChatRuntime
@@ -92,7 +92,7 @@ class Root:
         self.keys = AccountKeys(self.secrets, self.transport, self.redactor)
         self.http = HttpClients()
         self.mcp = McpHub(self.load_settings, self.secrets, self.redactor, paths.cache_dir / "mcp-instructions.json")
-        sources = [skill_tools, builtin_source(self.http), mcp_source(self.mcp)]
+        sources = [skill_tools, resource_source(self.mcp), builtin_source(self.http), mcp_source(self.mcp)]
         self.engine = ContextEngine(ToolRegistry(sources), guidance=self.mcp.guidance)
         self.gate: ToolGate = gate or CatalogGate()
         self.approvals = WaitingApprovals()

@@ -11,7 +11,10 @@ from host.usage import UsageLedger
 from tests.cli_fixtures import KEY, cairn
 
 # Declared from the first request on a route that takes tools, in name order.
-CORE_TOOLS = ["edit_file", "fetch_url", "list_folder", "load_skill", "read_file", "search_text", "write_file"]
+CORE_TOOLS = [
+    "edit_file", "fetch_url", "list_folder", "load_skill", "read_file", "read_resource", "search_text", "tool_search",
+    "write_file",
+]  # fmt: skip
 
 
 def test_chat_streams_the_answer_and_continues_a_session(cairn_paths: CairnPaths) -> None:

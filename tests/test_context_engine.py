@@ -83,7 +83,7 @@ def test_the_first_request_renders_the_baseline_as_leading_system_content(
     assert first["messages"][0]["content"].startswith(BUILTIN_INSTRUCTIONS)
     assert first["messages"][0]["content"].endswith("notes: Keep notes.")
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
-    assert [t["function"]["name"] for t in first["tools"]] == ["load_skill"]
+    assert [t["function"]["name"] for t in first["tools"]] == ["load_skill", "tool_search"]
     rows = TranscriptWriter(journal).rows(session.id)
     user = next(r for r in rows if r.role == "user")
     assert all(r.anchor == user.id for r in rows if r.section_update() is not None)
@@ -314,7 +314,7 @@ def test_declarations_follow_the_route_not_the_skill_count(
     )  # fmt: skip
     tools = {r.body_bytes[r.body_bytes.index(b'"tools"') :] for r in provider.requests}
     assert len(tools) == 1  # the same declarations, byte for byte, in every request
-    assert [t["function"]["name"] for t in provider.requests[0].body["tools"]] == ["load_skill"]
+    assert [t["function"]["name"] for t in provider.requests[0].body["tools"]] == ["load_skill", "tool_search"]
     result = next(r for r in TranscriptWriter(journal).rows(session.id) if r.role == "tool")
     assert "There are no skills in this chat" in result.body().parts[0].content
 

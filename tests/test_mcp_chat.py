@@ -109,7 +109,9 @@ def test_a_disabled_server_never_starts_and_a_removed_one_leaves_nothing(cairn: 
 
     cairn.run(add_disabled, "hello")
     assert cairn.services.mcp.status_lines() == ("lab: disabled",)
-    assert "tool_search" not in [t["function"]["name"] for t in cairn.provider.requests[-1].body["tools"]]
+    declared = [t["function"]["name"] for t in cairn.provider.requests[-1].body["tools"]]
+    assert "tool_search" in declared  # a core tool, there with or without servers
+    assert not any(spec["name"].startswith("lab__") for spec in cairn.plans()[-1].specs)  # it never started
 
     async def remove(cairn: Cairn) -> None:
         await cairn.mcp.remove("lab")

@@ -8,7 +8,8 @@ import asyncio
 
 from desktop.bench.tools_chat import SERVERS
 from desktop.tools.activation import Activation
-from desktop.tools.tool_search import best_matches, tool_search
+from desktop.tools.ranking import best_matches
+from desktop.tools.tool_search import tool_search
 from host.permissions import Permissions
 from host.tools import Tool, ToolOutput
 

@@ -27,7 +27,7 @@ from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings, SettingsError
 from desktop.tools.server_guidance import PREFIX, Remembered, guidance_text
 from host.mcp import McpServerConfig, ServerState, ServerStatus
-from host.tools import Tool
+from host.tools import Tool, ToolOutput
 
 if TYPE_CHECKING:
     from host.mcp.servers import McpServers
@@ -165,6 +165,21 @@ class McpHub:
     def tools(self, _inputs: object = None) -> list[Tool]:
         """The ready servers' tools: a tool source of the registry."""
         return self._servers.tools() if self._servers is not None else []
+
+    async def read_resource(self, server: str, uri: str) -> ToolOutput:
+        """Read ``uri`` from the configured server ``server``; an error output says why not."""
+        view = self._views.get(server)
+        if view is None or view.setting is None:
+            known = ", ".join(sorted(v.name for v in self._views.values() if v.enabled)) or "none"
+            return ToolOutput(f"No MCP server is called {server!r}; the servers are: {known}.", is_error=True)
+        if not view.enabled:
+            return ToolOutput(f"The MCP server {server!r} is turned off in Settings.", is_error=True)
+        running = self._servers.servers.get(server) if self._servers is not None else None
+        if running is None:
+            return ToolOutput(
+                f"The MCP server {server!r} cannot run: {view.problem or 'it is not started'}.", is_error=True
+            )
+        return await running.read_resource(uri)
 
     def views(self) -> list[ServerView]:
         return list(self._views.values())

@@ -1,7 +1,7 @@
 """Each request's tools: the catalog, the declaration policy, the epoch and the activation.
 
-Before every request the planner builds the catalog fresh from the registry (and, when
-deferred tools exist, ``tool_search``), chooses the declaration policy, and sees whether a
+Before every request the planner builds the catalog fresh from the registry (with the core
+``tool_search``, and ``use_tool`` under the proxy policy), chooses the declaration policy, and sees whether a
 new declaration epoch starts (which clears the activation). After the context engine has
 committed the request's rows it records the epoch's plan when one starts, re-keys a plan
 whose identity is stale only in its scope order, and rotates one whose identity is otherwise
@@ -108,8 +108,8 @@ class ToolPlanner:
             return route.function_limit - len(step.declared(activation))
 
         catalog = base
-        if deferred:
-            search = tool_search(deferred, activation, room=room, permissions=permissions)
+        if tools_allowed:  # the core tools: tool_search always, use_tool under the proxy policy
+            search = tool_search(deferred, activation, room=room, permissions=permissions, skills=skills)
             catalog = ToolCatalog([*base, search, *([use_tool()] if route.proxy_declarations else [])])
         opening = len(canonical_json_bytes(self.engine.desired(state, skills, tools_allowed=tools_allowed)))
         folds = session.fallbacks(route).fold_updates

@@ -4,7 +4,9 @@ system state, skill catalog and skill store) and gives that turn's tools afresh.
 - ``skill_tools``: ``load_skill``, always declared;
 - ``builtin_source``: the workspace tools, jailed to the turn's workspace, with ``fetch_url``
   on a client of its own;
-- ``mcp_source``: every running MCP server's tools (each deferred: found through ToolSearch).
+- ``mcp_source``: every running MCP server's tools (each deferred: found through ToolSearch);
+- ``resource_source``: ``read_resource``, always declared (never only when some server offers
+  resources, which would change the core tools as servers come and go), gated like any read.
 
 A new kind of tool (a plugin host, say) is one more source handed to the registry by the
 composition root; ``docs/architecture.md`` has the recipe.
@@ -21,10 +23,30 @@ from desktop.provider.clients import HttpClients
 from desktop.tools.mcp_hub import McpHub
 from desktop.tools.registry import ToolSource, TurnInputs
 from host.skills import SkillError
-from host.tools import Tool, ToolOutput
+from host.tools import Tool, ToolOutput, ToolSpec
 from host.tools.builtin import builtin_tools
 
-__all__ = ["builtin_source", "mcp_source", "skill_tools"]
+__all__ = ["READ_RESOURCE", "builtin_source", "mcp_source", "resource_source", "skill_tools"]
+
+READ_RESOURCE = ToolSpec(
+    name="read_resource",
+    description=(
+        "Read a resource that an MCP server offers, such as one a tool result links to: give the server's name "
+        "and the resource's URI. Text comes back as it is; binary content is described."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "server": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The MCP server's name"},
+            "uri": {"type": "string", "minLength": 1, "maxLength": 2048, "description": "The resource's URI"},
+        },
+        "required": ["server", "uri"],
+        "additionalProperties": False,
+    },
+    required_scopes={"mcp.resources.read"},
+    source="builtin",
+    read_only=True,
+)
 
 
 def skill_tools(inputs: TurnInputs) -> list[Tool]:
@@ -56,6 +78,21 @@ def builtin_source(http: HttpClients) -> ToolSource:
 
     def source(inputs: TurnInputs) -> list[Tool]:
         return builtin_tools(inputs.state.workspace, http=http.fetch())
+
+    return source
+
+
+def resource_source(hub: McpHub) -> ToolSource:
+    """``read_resource``, on the configured MCP servers."""
+
+    async def read(arguments: Mapping[str, JsonValue]) -> ToolOutput:
+        server, uri = arguments.get("server"), arguments.get("uri")
+        if not isinstance(server, str) or not isinstance(uri, str):
+            return ToolOutput("read_resource needs a server name and a URI, both as text.", is_error=True)
+        return await hub.read_resource(server, uri)
+
+    def source(_inputs: TurnInputs) -> list[Tool]:
+        return [Tool(READ_RESOURCE, read)]
 
     return source
 

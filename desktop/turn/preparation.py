@@ -2,7 +2,7 @@
 
 In order, before every request:
 
-1. the planner builds the catalog fresh (with ``tool_search`` when deferred tools exist),
+1. the planner builds the catalog fresh (with the core ``tool_search``, and ``use_tool`` under proxy),
    chooses the declaration policy and sees whether a new epoch starts;
 2. the session's activation is restored from its rows the first time (the rules of architecture §6, invariant 6: see
    ``desktop.tools.activation``) and cleared when a new epoch starts; after that the runtime's own

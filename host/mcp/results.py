@@ -18,6 +18,7 @@ from mcp.types import (
     CallToolResult,
     EmbeddedResource,
     ImageContent,
+    ReadResourceResult,
     ResourceLink,
     TextContent,
 )
@@ -25,7 +26,7 @@ from mcp.types import (
 from host.canonical import canonical_json_bytes
 from host.tools import ToolOutput
 
-__all__ = ["cap_text", "tool_output"]
+__all__ = ["cap_text", "resource_output", "tool_output"]
 
 
 def tool_output(result: CallToolResult, *, redact: Callable[[str], str], max_chars: int) -> ToolOutput:
@@ -47,6 +48,20 @@ def tool_output(result: CallToolResult, *, redact: Callable[[str], str], max_cha
         "\n".join(parts) if parts else ("The tool reported an error and said nothing more." if result.is_error else "")
     )
     return ToolOutput(cap_text(redact(text), max_chars), is_error=result.is_error)
+
+
+def resource_output(result: ReadResourceResult, *, redact: Callable[[str], str], max_chars: int) -> ToolOutput:
+    """A read resource as the model reads it: each part's text under its address (and type),
+    binary parts described; redacted and capped like a tool's output."""
+    parts = []
+    for contents in result.contents:
+        mime = f" ({contents.mime_type})" if contents.mime_type else ""
+        if isinstance(contents, BlobResourceContents):
+            parts.append(f"[{contents.uri}{mime}: binary, {_decoded_size(contents.blob)}; not shown to the model]")
+        else:
+            parts.append(f"[{contents.uri}{mime}]\n{contents.text}")
+    text = "\n\n".join(parts) if parts else "The resource is empty."
+    return ToolOutput(cap_text(redact(text), max_chars))
 
 
 def cap_text(text: str, max_chars: int) -> str:

@@ -21,8 +21,9 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from typing import TypeVar
 
 import anyio
 import httpx2
@@ -38,7 +39,7 @@ from pydantic import JsonValue, ValidationError
 import host.identity
 from host.mcp.config import McpLimits, McpServerConfig
 from host.mcp.failures import Refused, explain, leaf
-from host.mcp.results import cap_text, tool_output
+from host.mcp.results import cap_text, resource_output, tool_output
 from host.mcp.status import ServerState, ServerStatus
 from host.mcp.stdio import ProcessWatch, open_stdio
 from host.mcp.tools import build_tools
@@ -49,6 +50,7 @@ __all__ = ["McpServer"]
 log = logging.getLogger(__name__)
 
 _CLIENT_INFO = mcp_types.Implementation(name="cairn", version="0.1.0")
+_R = TypeVar("_R")
 
 
 class McpServer:
@@ -311,29 +313,57 @@ class McpServer:
     async def call(self, tool: str, arguments: Mapping[str, JsonValue]) -> ToolOutput:
         """Call the server's tool ``tool`` (its own name, not Cairn's). Never raises, except
         cancellation: whatever goes wrong becomes an error output that says what."""
+        limit = self._limits.max_result_chars
+        return await self._ask(
+            ("the call", tool),
+            lambda client: client.call_tool(tool, dict(arguments)),
+            lambda result: tool_output(result, redact=self._redact, max_chars=limit),
+        )
+
+    async def read_resource(self, uri: str) -> ToolOutput:
+        """Read the server's resource ``uri``: its text, or a description of binary content.
+        Never raises, except cancellation."""
+        limit = self._limits.max_result_chars
+        return await self._ask(
+            ("the read", uri),
+            lambda client: client.read_resource(uri),
+            lambda result: resource_output(result, redact=self._redact, max_chars=limit),
+        )
+
+    async def _ask(
+        self,
+        what: tuple[str, str],
+        request: Callable[[Client], Awaitable[_R]],
+        output: Callable[[_R], ToolOutput],
+    ) -> ToolOutput:
+        """One request to the server, its failures in words. ``what``: the request ("the
+        call", "the read") and what it names (a tool, a resource's URI)."""
+        during, named = what
+        preposition = "to" if during == "the call" else "of"
         client, watch = self._client, self._watch
         if client is None or watch is None or self._status.state is not ServerState.READY:
             return ToolOutput(self._unavailable(), is_error=True)
         timeout = self.config.call_timeout
         try:
             with anyio.fail_after(timeout):
-                result = await client.call_tool(tool, dict(arguments))
+                result = await request(client)
         except TimeoutError:
-            text = f"The MCP server {self.name!r} did not answer {tool!r} within {timeout:g} s."
+            text = f"The MCP server {self.name!r} did not answer {named!r} within {timeout:g} s."
         except MCPError as exc:
             if self._stop_requested:
-                text = f"The MCP server {self.name!r} was stopped during the call."
+                text = f"The MCP server {self.name!r} was stopped during {during}."
             elif watch.fault is not None or exc.code == mcp_types.CONNECTION_CLOSED:
                 why = watch.fault or "it closed the connection"
-                text = f"The MCP server {self.name!r} stopped during the call: {why}."
+                text = f"The MCP server {self.name!r} stopped during {during}: {why}."
             else:
-                text = f"The MCP server {self.name!r} refused the call to {tool!r}: {exc.error.message}"
+                text = f"The MCP server {self.name!r} refused {during} {preposition} {named!r}: {exc.error.message}"
         except ValidationError:
-            text = f"The MCP server {self.name!r} answered {tool!r} with something that is not a tool result."
+            kind = "a tool result" if during == "the call" else "a resource"
+            text = f"The MCP server {self.name!r} answered {named!r} with something that is not {kind}."
         except Exception as exc:  # noqa: BLE001 - a broken server never breaks the turn
-            text = f"The call to {tool!r} on the MCP server {self.name!r} failed: {leaf(exc)}"
+            text = f"{during.capitalize()} {preposition} {named!r} on the MCP server {self.name!r} failed: {leaf(exc)}"
         else:
-            return tool_output(result, redact=self._redact, max_chars=self._limits.max_result_chars)
+            return output(result)
         return ToolOutput(cap_text(self._redact(text), self._limits.max_result_chars), is_error=True)
 
     def _unavailable(self) -> str:

@@ -25,6 +25,16 @@ from mcp.types import ImageContent, TextContent, ToolAnnotations
 
 
 def normal(server: MCPServer) -> None:
+    @server.resource("lab://notes", mime_type="text/plain")
+    def notes() -> str:
+        """The lab's notes."""
+        return "Notebook: the teal flask is empty."
+
+    @server.resource("lab://photo", mime_type="image/png")
+    def photo() -> bytes:
+        """A photo of the bench."""
+        return b"\x89PNG\r\n\x1a\n" + bytes(600)
+
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def add(a: int, b: int) -> int:
         """Add two numbers."""
