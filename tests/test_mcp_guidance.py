@@ -24,9 +24,10 @@ SAID = "Use add for sums. Shout only when asked."
 NOT_ACTIVE = "lab__add is not activated in this chat; find it with the tool search first."
 
 
-def entry(cairn: Cairn, instructions: str = SAID, **fields: object) -> McpServerSetting:
+def entry(cairn: Cairn, instructions: str = SAID, *, fails: bool = False, **fields: object) -> McpServerSetting:
     given = {"name": "lab", "command": sys.executable, "args": [str(TOOLS_SERVER)], "start_timeout": 20, **fields}
-    return server_setting(cairn.services.secrets, given, env={"LAB_INSTRUCTIONS": instructions})
+    env = {"LAB_INSTRUCTIONS": instructions, **({"LAB_FAIL_AT_START": "1"} if fails else {})}
+    return server_setting(cairn.services.secrets, given, env=env)
 
 
 def updates(cairn: Cairn) -> list[SectionUpdate]:
@@ -76,7 +77,7 @@ def test_the_server_is_described_in_its_own_words_once_and_again_only_when_that_
     broken = cairn_on(cairn_paths, provider, keyring, session)
 
     async def breaks(cairn: Cairn) -> None:
-        broken = entry(cairn, description="Small sums and loud words for the lab.", args=["-c", "exit 3"])
+        broken = entry(cairn, description="Small sums and loud words for the lab.", fails=True)
         await cairn.mcp.put(broken, replacing="lab")
 
     assert broken.run(breaks, "still there?") == [None]
@@ -95,6 +96,15 @@ def test_the_server_is_described_in_its_own_words_once_and_again_only_when_that_
     assert isinstance(latest[1].content, str)
     assert latest[1].content.startswith("MCP server 'lab': Sums. Its tools")
     assert latest[1].content.endswith("(its words, not the person's):\nSums only now.")
+
+    # A different program under the same name starts with no instructions of its own.
+    async def replaces(cairn: Cairn) -> None:
+        other = entry(cairn, "I am another program.", description="Sums.", args=["-c", "import sys; sys.exit(3)"])
+        await cairn.mcp.put(other, replacing="lab")
+
+    assert again.run(replaces, "who?") == [None]
+    assert isinstance(updates(again)[-1].content, str)
+    assert "says about itself" not in updates(again)[-1].content
 
     # A disabled server is not described at all.
     async def disables(cairn: Cairn) -> None:

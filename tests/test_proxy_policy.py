@@ -16,12 +16,13 @@ import pytest
 from desktop.loopback import LoopbackProvider
 from desktop.tools.activation import restore_activation
 from desktop.turn.approvals import Approval
-from host.content import MessageContent, SectionUpdate, ToolCallPart
+from desktop.turn.tool_calls import MAX_RESULT_CHARS
+from host.content import ChatGrant, MessageContent, SectionUpdate, ToolCallPart
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.permissions import spec_pin
 from tests.epoch_chat import NOT_ACTIVE, SEARCH, Grants, LabChat, Never, park
-from tests.lab_tools import lab_route, lab_runtime
+from tests.lab_tools import SYNC_SCOPES, lab_route, lab_runtime, lab_spec
 
 
 def through(name: str, arguments: object) -> str:
@@ -187,3 +188,57 @@ def test_a_call_through_use_tool_parked_on_a_person_resumes_as_that_tool(
     result = next(r for r in chat.results() if r.call_id == call_id)
     assert result.resolved is not None
     assert result.resolved.tool == "lab__sync"
+
+
+def test_an_answer_to_a_call_whose_tool_changed_while_it_waited_grants_only_what_was_shown(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
+) -> None:
+    chat = proxied(LabChat(journal, cairn_paths, provider, tmp_path))
+    sync = through("lab__sync", {"notebook": "field notes"})
+    shown = spec_pin(chat.lab.specs["lab__sync"])
+
+    async def parked() -> str:
+        async with httpx.AsyncClient(timeout=10) as http:
+            runtime = lab_runtime(journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=Never(),
+                                  events=chat.events)  # fmt: skip
+            assert (await runtime.send(chat.session, '[[call tool_search {"query": "select:lab__sync"}]]')).ok
+            return await park(runtime, journal, chat.session, sync, chat.events)
+
+    call_id = asyncio.run(parked())
+    # While Cairn was closed, the server changed what the tool says it does.
+    chat.lab.specs["lab__sync"] = lab_spec("lab__sync", "Delete the whole notebook.", "notebook", scopes=SYNC_SCOPES)
+    grants = Grants()
+
+    async def resume_then_call_again() -> None:
+        async with httpx.AsyncClient(timeout=10) as http:
+            runtime = lab_runtime(journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=grants)
+            await runtime.resume(chat.session, call_id, Approval("chat"))
+            await runtime.send(chat.session, '[[call tool_search {"query": "select:lab__sync"}]]')
+            await runtime.send(chat.session, sync)
+
+    asyncio.run(resume_then_call_again())
+    granted = [m for r in chat.rows if isinstance(m := r.meta(), ChatGrant)]
+    assert granted[0].target.pin == shown  # the answer is about the spec the person saw
+    # So the changed tool is asked about afresh, not run on the old answer.
+    assert grants.asked == ["lab__sync"]
+
+
+def test_refusals_are_capped_and_use_tool_keeps_to_its_own_schema(chat: LabChat) -> None:
+    huge = "x" * 250_000
+    chat.run(SEARCH, through("lab__weather", {"city": huge}), "[[call use_tool {\"name\": \"lab__weather\"}]]",
+             through("a" * 200, {}))  # fmt: skip
+    capped, missing, long_name = chat.results()[1:]
+    assert len(capped.content) < MAX_RESULT_CHARS + 200
+    assert capped.content.endswith("more characters were not shown.]")
+    assert capped.reason is not None
+    assert len(capped.reason) <= 1_001
+    assert missing.content == "use_tool needs the arguments for lab__weather as an object."
+    assert long_name.content == "use_tool needs a tool's name, which is at most 64 characters; this one is 200."
+    assert chat.lab.runs == []
+
+
+def test_a_name_selected_twice_is_activated_once(chat: LabChat) -> None:
+    chat.run('[[call tool_search {"query": "select:lab__moon,lab__moon, lab__moon"}]]')
+    (result,) = chat.results()
+    assert result.activated == ["lab__moon"]
+    assert result.content == "Active now:\n- lab__moon: Moon phase tonight."

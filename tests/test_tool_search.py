@@ -11,7 +11,7 @@ from desktop.tools.activation import Activation
 from desktop.tools.ranking import best_matches
 from desktop.tools.tool_search import tool_search
 from host.permissions import Permissions
-from host.tools import Tool, ToolOutput
+from host.tools import Tool, ToolOutput, ToolSpec
 
 SPECS = [spec for specs in SERVERS.values() for spec in specs]
 
@@ -67,3 +67,14 @@ def test_no_more_than_five_are_activated_however_many_match_strongly() -> None:
     output, activation = search("trail")  # in every trail tool's name, equally strong
     assert len(activation.active) == 5
     assert output.text.count("\n- trail__") == 10  # five active, the other five suggested
+
+
+def test_words_in_any_script_are_words() -> None:
+    specs = [*SPECS, *(
+        ToolSpec(name=name, description=text, source="mcp:intl", deferred=True)
+        for name, text in (("intl__wetter", "Wettervorhersage für einen Ort."), ("intl__tenki", "天気予報 を 調べる"))
+    )]  # fmt: skip
+    strong, _ = best_matches("für", specs)
+    assert [s.name for s in strong] == ["intl__wetter"]
+    strong, _ = best_matches("天気予報", specs)
+    assert [s.name for s in strong] == ["intl__tenki"]

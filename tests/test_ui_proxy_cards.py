@@ -26,7 +26,11 @@ def test_its_result_and_the_inspector_name_the_tool_and_its_pin() -> None:
     palette = Palette.of(dark=False)
     card = result_html("sunny", is_error=False, reason="it only reads", elapsed_ms=2.0, expanded=True,
                        palette=palette, resolved=("lab__weather", PIN))  # fmt: skip
-    assert f"as lab__weather, pin {PIN[:12]}" in card
+    assert f"ran as lab__weather, pin {PIN[:8]}" in card
+    refused = result_html("not active", is_error=True, reason=None, elapsed_ms=None, expanded=True,
+                          palette=palette, resolved=("lab__weather", PIN))  # fmt: skip
+    assert "for lab__weather" in refused
+    assert "pin" not in refused
     part = ToolResultPart(call_id="c1", content="sunny", decision="allow", reason="it only reads",
                           resolved=ToolIdentity(source="mcp:lab", tool="lab__weather", pin=PIN))  # fmt: skip
     row = TranscriptRow(id="r1", session_id="s", seq=3, role="tool", hidden=False, created_at="2026-12-02T00:00:00Z",

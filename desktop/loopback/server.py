@@ -136,6 +136,7 @@ class LoopbackProvider:
 
 
 _CALL = re.compile(r"\[\[call (\w+) (\{.*?\})\]\]")
+_UPDATE = re.compile(r'<system-update section="[^"]*"(?: removed="true"/>|>.*?</system-update>)', re.S)
 
 
 def _default_reply(n: int, body: dict[str, Any]) -> Reply:
@@ -146,7 +147,10 @@ def _default_reply(n: int, body: dict[str, Any]) -> Reply:
     call = _CALL.search(text) if messages[-1].get("role") == "user" else None
     if call is not None:
         return Reply(tool_calls=((f"call_{n}", call.group(1), call.group(2)),))
-    last_paragraph = text.rsplit("\n\n", 1)[-1]
+    said = _UPDATE.sub("", text).strip()  # folded system updates are Cairn's, not the person's words
+    if not said:
+        return Reply(text=f"Loopback reply {n}.")
+    last_paragraph = said.rsplit("\n\n", 1)[-1]
     return Reply(text=f"Loopback reply {n}: {last_paragraph[:60]}")
 
 

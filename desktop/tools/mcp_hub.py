@@ -25,7 +25,7 @@ from desktop.settings.mcp_servers import McpServerSetting
 from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings, SettingsError
-from desktop.tools.server_guidance import PREFIX, Remembered, guidance_text
+from desktop.tools.server_guidance import PREFIX, Remembered, guidance_text, ran_as
 from host.mcp import McpServerConfig, ServerState, ServerStatus
 from host.tools import Tool, ToolOutput
 
@@ -120,6 +120,7 @@ class McpHub:
         for number, problem in enumerate(entries.problems, start=1):
             views[f"entry {number}"] = ServerView(f"entry {number}", None, problem=problem)
         self._views = views
+        self._remembered.keep({setting.name for setting in entries.servers})
         if configs and self._servers is None:
             from host.mcp.servers import McpServers  # the SDK: only when a server is to run
 
@@ -197,10 +198,13 @@ class McpHub:
         """One ``guidance:mcp:<server>`` section per configured, enabled server
         (``desktop.tools.server_guidance``)."""
         return {
-            PREFIX + view.name: guidance_text(view.name, view.setting.description, self._remembered.get(view.name))
+            PREFIX + view.name: guidance_text(view.name, view.setting.description, self._said(view.setting))
             for view in sorted(self._views.values(), key=lambda v: v.name)
             if view.setting is not None and view.setting.enabled
         }
+
+    def _said(self, setting: McpServerSetting) -> str:
+        return self._remembered.get(setting.name, ran_as(setting))
 
     def status_lines(self) -> tuple[str, ...]:
         return tuple(view.describe() for view in self._views.values())
@@ -211,8 +215,8 @@ class McpHub:
             return  # a server just removed or disabled, stopping
         view = ServerView(status.server, old.setting, status)
         self._views[status.server] = view
-        if status.state is ServerState.READY:
-            self._remembered.note(status.server, status.instructions)
+        if status.state is ServerState.READY and old.setting is not None:
+            self._remembered.note(status.server, ran_as(old.setting), status.instructions)
         self._notify(view)
 
     def _notify(self, view: ServerView) -> None:

@@ -15,7 +15,10 @@ __all__ = ["RELATIVE", "STOP_WORDS", "SUGGEST", "TOP", "best_matches", "meaningf
 
 TOP = 5  # at most this many activated by one word search
 SUGGEST = 5  # and this many more named as suggestions
-RELATIVE = 0.5  # a match is activated when it scores at least this share of the best one's
+# A match is activated when it scores at least this share of the best one's. Strict on purpose:
+# a junk activation costs an on-demand chat a re-read of its whole prompt, a tool left as a
+# suggestion one more search with select:.
+RELATIVE = 0.7
 STOP_WORDS = frozenset({  # words that say nothing about which tool is meant
     "a", "about", "an", "and", "any", "are", "as", "at", "be", "by", "can", "could", "do", "does", "for", "from",
     "get", "give", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "need", "of", "on", "or",
@@ -24,7 +27,7 @@ STOP_WORDS = frozenset({  # words that say nothing about which tool is meant
     "would", "you", "your",
 })  # fmt: skip
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script: "für", "天気予報"
 
 
 def _fold(word: str) -> str:
@@ -56,7 +59,7 @@ def rank_named(query: str, entries: Sequence[tuple[str, str]]) -> list[tuple[flo
     """The (name, description) ``entries`` that match ``query``: each one's score and index,
     best first, ties by name."""
     documents = [_words(f"{name} {name} {description}") for name, description in entries]
-    terms = set(_words(query))
+    terms = sorted(set(_words(query)))  # summed in one order, so ties break by name whatever the hash seed
     if not terms or not documents:
         return []
     average = sum(len(d) for d in documents) / len(documents)

@@ -4,7 +4,7 @@ finds skills. Always declared where tools are (architecture §1, "core tools cha
 A query is one of:
 
 - words, ranked over each deferred tool's name and description (``desktop.tools.ranking``):
-  only the matches that score at least half the best one's are activated (five at most), and
+  only the matches that score at least 70% of the best one's are activated (five at most), and
   the next few are returned as suggestions, not active, that the model can select by name;
   every activation changes what an on-demand request declares, so a junk match costs a re-read
   of the prompt;
@@ -79,7 +79,7 @@ def tool_search(
         missing: list[str] = []
         suggested: list[ToolSpec] = []
         if query.lower().startswith("select:"):
-            wanted = [n.strip() for n in query[len("select:") :].split(",") if n.strip()]
+            wanted = list(dict.fromkeys(n.strip() for n in query[len("select:") :].split(",") if n.strip()))
             found = [by_name[n].spec for n in wanted if n in by_name]
             missing = [n for n in wanted if n not in by_name]
         elif not meaningful(query):

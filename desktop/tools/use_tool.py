@@ -26,6 +26,8 @@ from host.tools import Tool, ToolCatalog, ToolOutput, ToolSpec
 
 __all__ = ["SCHEMA_PREFIX", "USE_TOOL", "schema_section", "unwrap", "use_tool"]
 
+MAX_NAME = 64  # a function name's longest (host.tools.TOOL_NAME_PATTERN)
+
 USE_TOOL = ToolSpec(
     name="use_tool",
     description=(
@@ -35,7 +37,7 @@ USE_TOOL = ToolSpec(
     parameters={
         "type": "object",
         "properties": {
-            "name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The tool's exact name"},
+            "name": {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "description": "The tool's exact name"},
             "arguments": {"type": "object", "description": "The tool's arguments, as its schema says"},
         },
         "required": ["name", "arguments"],
@@ -70,9 +72,11 @@ def unwrap(call: ToolCallPart, catalog: ToolCatalog) -> tuple[ToolCallPart, str 
     it can). Any other call, or a catalog without ``use_tool``, is returned as it is."""
     if call.name != USE_TOOL.name or catalog.get(USE_TOOL.name) is None:
         return call, None
-    name, arguments = call.arguments.get("name"), call.arguments.get("arguments", {})
+    name, arguments = call.arguments.get("name"), call.arguments.get("arguments")
     if not isinstance(name, str) or not name.strip():
         return call, "use_tool needs the name of the tool to call, as a string."
+    if len(name) > MAX_NAME:
+        return call, f"use_tool needs a tool's name, which is at most {MAX_NAME} characters; this one is {len(name):,}."
     if not isinstance(arguments, dict):
         return call, f"use_tool needs the arguments for {name} as an object."
     extra = sorted(set(call.arguments) - {"name", "arguments"})

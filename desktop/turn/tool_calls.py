@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 MAX_RESULT_CHARS = 100_000  # what a model reads of one result; the rest is cut, and said so
+MAX_REASON_CHARS = 1_000  # what the record of a decision keeps of its reason
 
 
 class CallsStopped(CairnError):
@@ -130,6 +131,10 @@ class ToolCalls:
         tool = request.tool
         target = identity_of(tool) if tool is not None else ToolIdentity(source="", tool=request.call.name, pin="")
         pin = request.pin or target.pin
+        # The answer is about the spec the person was shown: a grant, "Always" or "Never" for
+        # a call parked before its tool changed names the old pin, so the changed tool is
+        # asked about again (and the call itself fails its pin check below).
+        target = target.model_copy(update={"pin": pin})
         state = "approved" if approval.allows else "denied"
         answered = ToolApproval(call_id=request.call.call_id, target=target, state=state, reason=approval.reason())
         row = self.writer.append_meta(request.session_id, answered)
@@ -180,12 +185,13 @@ class ToolCalls:
         return self._refused(request, Decision.deny(reason))
 
     def _refused(self, request: ToolRequest, decision: Decision) -> ToolResultPart:
+        said = self.redactor.redact(decision.reason)  # it may quote the model's arguments: capped like any result
         return ToolResultPart(
             call_id=request.call.call_id,
-            content=self.redactor.redact(decision.reason),
+            content=_capped(said),
             is_error=True,
             decision="deny",
-            reason=decision.reason,
+            reason=said if len(said) <= MAX_REASON_CHARS else f"{said[:MAX_REASON_CHARS]}…",
         )
 
 
@@ -195,7 +201,10 @@ def resolved(call: ToolCallPart, request: ToolRequest, result: ToolResultPart) -
     tool = request.tool
     if request.call is call or tool is None:
         return result
-    return result.model_copy(update={"resolved": identity_of(tool)})
+    checked = identity_of(tool)
+    if request.pin is not None:  # a resumed call is checked against the pin it was parked with
+        checked = checked.model_copy(update={"pin": request.pin})
+    return result.model_copy(update={"resolved": checked})
 
 
 def _capped(text: str) -> str:

@@ -302,7 +302,7 @@ class McpServer:
         """The server's instructions as Cairn keeps them: text only, redacted, capped."""
         if not isinstance(instructions, str):
             return ""
-        return self._redact(instructions.strip()[: self._limits.max_instructions_chars])
+        return self._redact(instructions.strip())[: self._limits.max_instructions_chars]  # no secret half cut
 
     def _runner(self, tool: str) -> ToolRun:
         async def run(arguments: Mapping[str, JsonValue]) -> ToolOutput:

@@ -4,9 +4,10 @@
 
 Modes: ``normal`` (the default), ``seeds`` (an enum and a ``required`` list built from sets),
 ``many N`` (N tools), ``schemas`` (tools with broken input schemas), ``flood-stderr``
-(a working server whose stderr never stops). ``LAB_INSTRUCTIONS`` in its environment becomes
-the ``instructions`` of its initialize result. With ``--http`` it serves streamable HTTP on a
-free port of 127.0.0.1 and prints ``PORT <n>`` on stdout.
+(a working server whose stderr never stops). With ``--http`` it serves streamable HTTP on a
+free port of 127.0.0.1 and prints ``PORT <n>`` on stdout. ``LAB_INSTRUCTIONS`` in its
+environment becomes the ``instructions`` of its initialize result; ``LAB_FAIL_AT_START`` makes
+it exit at once.
 """
 
 import asyncio
@@ -172,6 +173,8 @@ def serve_http(server: MCPServer) -> None:
 
 
 def main() -> None:
+    if os.environ.get("LAB_FAIL_AT_START"):  # a server that breaks without its entry changing
+        sys.exit(3)
     args = [arg for arg in sys.argv[1:] if arg != "--http"]
     mode = args[0] if args else "normal"
     made = {"seeds": seeds, "schemas": schemas}

@@ -93,9 +93,11 @@ class ApprovalCards(QObject):
         """Cards for calls parked before this run (a chat just opened)."""
         for call in parked:
             target = call.approval.target
-            view = ApprovalView(
-                call.call.call_id, target.tool, target.source, dict(call.call.arguments), call.approval.reason
-            )
+            arguments = dict(call.call.arguments)
+            inner = arguments.get("arguments")
+            if call.call.name == "use_tool" and isinstance(inner, dict):
+                arguments = dict(inner)  # the call it stands for, as the live card showed it
+            view = ApprovalView(call.call.call_id, target.tool, target.source, arguments, call.approval.reason)
             self._show(session_id, view, self.shown.showing(session_id))
 
     def _show(self, session_id: str, view: ApprovalView, current: bool) -> None:

@@ -114,12 +114,15 @@ def result_html(
     palette: Palette,
     resolved: tuple[str, str] | None = None,
 ) -> str:
-    """A result card. ``resolved``: the tool and pin a ``use_tool`` call was checked as."""
+    """A result card. ``resolved``: the tool and pin a ``use_tool`` call was checked as (the
+    pin only when it ran)."""
     colour = palette.danger if is_error else palette.muted
     label = "Tool error" if is_error else "Tool result"
     notes = [html.escape(reason)] if reason else []
-    if resolved is not None:
-        notes.append(f"as {html.escape(resolved[0])}, pin {html.escape(resolved[1][:12])}")
+    if resolved is not None and is_error:
+        notes.append(f"for {html.escape(resolved[0])}")
+    elif resolved is not None:
+        notes.append(f"ran as {html.escape(resolved[0])}, pin {html.escape(resolved[1][:8])}")
     if elapsed_ms is not None:
         notes.append(f"{elapsed_ms:,.0f} ms" if elapsed_ms >= 10 else f"{elapsed_ms:.1f} ms")
     said = f' <span style="color: {palette.muted};">· {" · ".join(notes)}</span>' if notes else ""

@@ -55,13 +55,14 @@ class AccountOptions(QGroupBox):
         self.tools = QCheckBox("Offer tools to the model")
         self.tools.setAccessibleName("Offer tools")
         self.tools.setToolTip("Turn this off for a server that rejects tools.")
-        self.proxy = QCheckBox("Describe found tools in the chat instead of declaring them")
+        self.proxy = QCheckBox("Describe found tools in the chat")
         self.proxy.setAccessibleName("Describe found tools in the chat")
         self.proxy.setToolTip(
-            "Tools a search finds are described in the conversation and called through one use_tool tool, so "
-            "the provider never reads the whole chat again when a tool is found (cheaper and faster on long "
-            "chats). Models call declared tools more reliably; try it with yours. Changing it starts the "
-            "chat's tools afresh."
+            "When the model finds a tool (an MCP server's, say), Cairn describes it in the conversation and the "
+            "model calls it through one general tool, instead of adding it to the model's tool list. Adding to "
+            "that list makes the provider read the whole chat again, so this is cheaper and faster in long "
+            "chats. Models use listed tools more reliably: try it with yours. Changing it makes the model find "
+            "its tools again."
         )
         for spin in (self.max_output, self.context, self.first_token):
             editor = spin.findChild(QLineEdit)  # the box's own text field, named like the box
