@@ -53,6 +53,7 @@ def cairn_on(paths: CairnPaths, provider: LoopbackProvider, keyring: MemoryKeyri
     return made
 
 
+@pytest.mark.slow  # five starts of Cairn and the server
 def test_the_server_is_described_in_its_own_words_once_and_again_only_when_that_changes(
     cairn_paths: CairnPaths, provider: LoopbackProvider, keyring: MemoryKeyring
 ) -> None:
