@@ -2,7 +2,7 @@
 runtime as after a restart (``LabChat``), the scripted messages that search and call, what a
 search leaves when Cairn stops between its result and the next request, an approver that
 grants for the chat (``Grants``) and one nobody answers (``Never``), a call left waiting on it
-(``park``), and a plan rewritten as an older writer recorded it."""
+(``park``, ``parked_after_search``), and a plan rewritten as an older writer recorded it."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ __all__ = [
     "as_an_older_writer",
     "interrupted_search",
     "park",
+    "parked_after_search",
 ]
 
 NOT_ACTIVE = "lab__weather is not activated in this chat; find it with the tool search first."
@@ -144,3 +145,17 @@ async def park(runtime: ChatRuntime, journal: Journal, session_id: str, text: st
         await task
     (parked,) = SessionState.load(journal, session_id).parked()
     return parked.call.call_id
+
+
+def parked_after_search(chat: LabChat, tool: str, text: str) -> str:
+    """Activate ``tool`` by name, then send ``text`` in ask mode on a runtime nobody answers and
+    close Cairn while its call waits; the id of the call left waiting."""
+
+    async def go() -> str:
+        async with httpx.AsyncClient(timeout=10) as http:
+            runtime = lab_runtime(chat.journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=Never(),
+                                  events=chat.events)  # fmt: skip
+            assert (await runtime.send(chat.session, f'[[call tool_search {{"query": "select:{tool}"}}]]')).ok
+            return await park(runtime, chat.journal, chat.session, text, chat.events)
+
+    return asyncio.run(go())

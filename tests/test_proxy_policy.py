@@ -21,7 +21,7 @@ from host.content import ChatGrant, MessageContent, SectionUpdate, ToolCallPart
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.permissions import spec_pin
-from tests.epoch_chat import NOT_ACTIVE, SEARCH, Grants, LabChat, Never, park
+from tests.epoch_chat import NOT_ACTIVE, SEARCH, Grants, LabChat, parked_after_search
 from tests.lab_tools import SYNC_SCOPES, lab_route, lab_runtime, lab_spec
 
 
@@ -168,15 +168,7 @@ def test_a_call_through_use_tool_parked_on_a_person_resumes_as_that_tool(
 ) -> None:
     chat = proxied(LabChat(journal, cairn_paths, provider, tmp_path))
     sync = through("lab__sync", {"notebook": "field notes"})
-
-    async def parked() -> str:
-        async with httpx.AsyncClient(timeout=10) as http:
-            runtime = lab_runtime(journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=Never(),
-                                  events=chat.events)  # fmt: skip
-            assert (await runtime.send(chat.session, '[[call tool_search {"query": "select:lab__sync"}]]')).ok
-            return await park(runtime, journal, chat.session, sync, chat.events)
-
-    call_id = asyncio.run(parked())
+    call_id = parked_after_search(chat, "lab__sync", sync)
 
     async def resume() -> None:
         async with httpx.AsyncClient(timeout=10) as http:
@@ -197,14 +189,7 @@ def test_an_answer_to_a_call_whose_tool_changed_while_it_waited_grants_only_what
     sync = through("lab__sync", {"notebook": "field notes"})
     shown = spec_pin(chat.lab.specs["lab__sync"])
 
-    async def parked() -> str:
-        async with httpx.AsyncClient(timeout=10) as http:
-            runtime = lab_runtime(journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=Never(),
-                                  events=chat.events)  # fmt: skip
-            assert (await runtime.send(chat.session, '[[call tool_search {"query": "select:lab__sync"}]]')).ok
-            return await park(runtime, journal, chat.session, sync, chat.events)
-
-    call_id = asyncio.run(parked())
+    call_id = parked_after_search(chat, "lab__sync", sync)
     # While Cairn was closed, the server changed what the tool says it does.
     chat.lab.specs["lab__sync"] = lab_spec("lab__sync", "Delete the whole notebook.", "notebook", scopes=SYNC_SCOPES)
     grants = Grants()

@@ -43,10 +43,9 @@ from tests.epoch_chat import (
     WEATHER,
     Grants,
     LabChat,
-    Never,
     as_an_older_writer,
     interrupted_search,
-    park,
+    parked_after_search,
 )
 from tests.lab_tools import lab_account, lab_catalog, lab_route, lab_runtime, lab_spec
 from tests.recorded_requests import is_summary_request
@@ -295,15 +294,7 @@ def test_on_resume_a_parked_call_still_needs_its_tool_active(
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
 ) -> None:
     chat = LabChat(journal, cairn_paths, provider, tmp_path)
-
-    async def parked() -> str:
-        async with httpx.AsyncClient(timeout=10) as http:
-            runtime = lab_runtime(journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=Never(),
-                                  events=chat.events)  # fmt: skip
-            assert (await runtime.send(chat.session, '[[call tool_search {"query": "select:lab__sync"}]]')).ok
-            return await park(runtime, journal, chat.session, SYNC, chat.events)
-
-    call_id = asyncio.run(parked())
+    call_id = parked_after_search(chat, "lab__sync", SYNC)
     # While it waited, a tool arrived: a new epoch, which voids the activation.
     chat.lab.specs["lab__lamp"] = lab_spec("lab__lamp", "Switch the lab lamp.", "state")
 
