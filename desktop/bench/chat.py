@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from host.tools import ToolSpec
 
-__all__ = ["WORDS", "Conversation", "Step", "filler", "tool_name"]
+__all__ = ["WORDS", "Conversation", "Step", "filler", "place_tool", "tool_name"]
 
 WORDS = (
     "cairn",
@@ -84,3 +84,25 @@ def _sentence(rng: random.Random, words: int) -> str:
 
 def filler(rng: random.Random, turn: int) -> str:
     return f"Turn {turn}. " + " ".join(_sentence(rng, rng.randint(8, 16)) for _ in range(rng.randint(2, 4)))
+
+
+def place_tool(name: str, description: str, *, server: str, place: str) -> ToolSpec:
+    """A deferred, read-only tool of ``server`` as the bench's MCP servers offer them: it takes
+    a place (described as ``place``) and an optional day."""
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": {
+                "place": {"type": "string", "description": place, "maxLength": 200},
+                "day": {"type": "string", "description": "A date, YYYY-MM-DD; today when left out."},
+            },
+            "required": ["place"],
+            "additionalProperties": False,
+        },
+        required_scopes={f"mcp.{server}.read"},
+        source=f"mcp:{server}",
+        read_only=True,
+        deferred=True,
+    )

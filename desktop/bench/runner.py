@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 from pydantic import JsonValue
 
+from desktop.bench.chat import place_tool
 from desktop.bench.conversations import Conversation, Step, tool_name
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
@@ -37,7 +38,7 @@ from desktop.context.messages import Context, Message, SystemUpdatePart, message
 from desktop.context.projection import project
 from desktop.context.sections import SKILL_PREFIX, section_order
 from desktop.context.system_state import LOAD_SKILL, SystemState
-from desktop.loopback import LoopbackProvider, RecordedRequest
+from desktop.loopback import CALL, LoopbackProvider, RecordedRequest
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.settings.routes import ResolvedRoute, resolve_route
 from desktop.settings.store import Account
@@ -59,7 +60,6 @@ __all__ = ["STRATEGIES", "BenchTools", "Run", "apply_step", "bench_state", "run"
 MODEL = "loopback-chat"
 STRATEGIES = ("fixed", "on_demand", "proxy", "rewrite", "drop_oldest")
 CAIRN = ("fixed", "on_demand", "proxy")  # the strategies that are Cairn's own
-SOURCE = "mcp:bench"
 
 
 @dataclass
@@ -107,23 +107,8 @@ class BenchTools:
 def _spec(number: int) -> ToolSpec:
     topics = ("weather", "tides", "maps", "huts", "trains", "sunrise", "avalanche", "water", "rescue", "permits")
     topic = topics[number % len(topics)]
-    return ToolSpec(
-        name=tool_name(number),
-        description=f"Look up {topic} for a place on the trail (service {number}): the latest report, with its time.",
-        parameters={
-            "type": "object",
-            "properties": {
-                "place": {"type": "string", "description": "A place name, as on the map.", "maxLength": 200},
-                "day": {"type": "string", "description": "A date, YYYY-MM-DD; today when left out."},
-            },
-            "required": ["place"],
-            "additionalProperties": False,
-        },
-        required_scopes={"mcp.bench.read"},
-        source=SOURCE,
-        read_only=True,
-        deferred=True,
-    )
+    description = f"Look up {topic} for a place on the trail (service {number}): the latest report, with its time."
+    return place_tool(tool_name(number), description, server="bench", place="A place name, as on the map.")
 
 
 def strategies_for(conversation: Conversation) -> tuple[str, ...]:
@@ -230,9 +215,6 @@ async def _cairn(
     return result
 
 
-_CALL = re.compile(r"\[\[call (\w+) (\{.*?\})\]\]")
-
-
 def _proxied(text: str) -> str:
     """``text`` with each scripted call of a deferred tool made through ``use_tool``, as a model
     under the proxy policy makes it (the core tools are called as they are)."""
@@ -243,7 +225,7 @@ def _proxied(text: str) -> str:
             return match.group(0)
         return f"[[call use_tool {json.dumps({'name': name, 'arguments': json.loads(arguments)})}]]"
 
-    return _CALL.sub(through, text)
+    return CALL.sub(through, text)
 
 
 def _failed_calls(rows: list[TranscriptRow]) -> list[str]:

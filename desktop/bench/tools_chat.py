@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import random
 
-from desktop.bench.chat import WORDS, Conversation, Step, filler
+from desktop.bench.chat import WORDS, Conversation, Step, filler, place_tool
 from host.tools import ToolSpec
 
 __all__ = ["SERVERS", "tools_chat"]
@@ -46,26 +46,8 @@ _RAIL = {
 
 
 def _specs(server: str, tools: dict[str, str]) -> tuple[ToolSpec, ...]:
-    return tuple(
-        ToolSpec(
-            name=f"{server}__{name}",
-            description=description,
-            parameters={
-                "type": "object",
-                "properties": {
-                    "place": {"type": "string", "description": "A place or station, as on the map.", "maxLength": 200},
-                    "day": {"type": "string", "description": "A date, YYYY-MM-DD; today when left out."},
-                },
-                "required": ["place"],
-                "additionalProperties": False,
-            },
-            required_scopes={f"mcp.{server}.read"},
-            source=f"mcp:{server}",
-            read_only=True,
-            deferred=True,
-        )
-        for name, description in tools.items()
-    )
+    place = "A place or station, as on the map."
+    return tuple(place_tool(f"{server}__{name}", text, server=server, place=place) for name, text in tools.items())
 
 
 SERVERS: dict[str, tuple[ToolSpec, ...]] = {"trail": _specs("trail", _TRAIL), "rail": _specs("rail", _RAIL)}

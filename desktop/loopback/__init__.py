@@ -2,6 +2,6 @@
 
 from desktop.loopback.cache import PrefixCache, tokenize
 from desktop.loopback.script import Fault, RecordedRequest, Reply
-from desktop.loopback.server import LoopbackProvider
+from desktop.loopback.server import CALL, LoopbackProvider
 
-__all__ = ["Fault", "LoopbackProvider", "PrefixCache", "RecordedRequest", "Reply", "tokenize"]
+__all__ = ["CALL", "Fault", "LoopbackProvider", "PrefixCache", "RecordedRequest", "Reply", "tokenize"]

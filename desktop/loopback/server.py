@@ -135,7 +135,7 @@ class LoopbackProvider:
             self._state.requests.append(request)
 
 
-_CALL = re.compile(r"\[\[call (\w+) (\{.*?\})\]\]")
+CALL = re.compile(r"\[\[call (\w+) (\{.*?\})\]\]")  # what a message writes to have a tool called
 _UPDATE = re.compile(r'<system-update section="[^"]*"(?: removed="true"/>|>.*?</system-update>)', re.S)
 
 
@@ -144,7 +144,7 @@ def _default_reply(n: int, body: dict[str, Any]) -> Reply:
     user message (when it is the last message) becomes a call of that tool instead."""
     messages = body.get("messages") or [{}]
     text = _last_user_text(body)
-    call = _CALL.search(text) if messages[-1].get("role") == "user" else None
+    call = CALL.search(text) if messages[-1].get("role") == "user" else None
     if call is not None:
         return Reply(tool_calls=((f"call_{n}", call.group(1), call.group(2)),))
     said = _UPDATE.sub("", text).strip()  # folded system updates are Cairn's, not the person's words

@@ -37,12 +37,12 @@ from desktop.turn.outcome import NothingToRetry, Step, TurnOutcome, outcome
 from desktop.turn.preparation import RequestPreparer
 from desktop.turn.records import TurnRecords
 from desktop.turn.step import Steps
-from desktop.turn.tool_calls import CallsStopped, ResultNotSaved, ToolCalls, resolved
+from desktop.turn.tool_calls import CallsStopped, ResultNotSaved, ToolCalls
 from host.attachments import AttachmentStore
 from host.content import FilePart, ImagePart, MessageContent, Part, TextPart, ToolIdentity
 from host.errors import JournalWriteError
 from host.journal import Journal
-from host.permissions import CatalogGate, PermissionPolicy, ToolGate
+from host.permissions import CatalogGate, PermissionPolicy, ToolGate, ToolRequest
 from host.rows import TranscriptRow
 from host.transcript import TranscriptWriter
 from host.versions import NotAVersion, Versions, switch_version
@@ -244,13 +244,9 @@ class ChatRuntime:
             return outcome([], prepared)
         catalog = prepared.catalog
         permissions = replace(state.permissions(self.policy()), activated=prepared.activated)
-        request, refused = self.calls.request(session_id, parked.call, catalog, permissions, parked.approval.target.pin)
+        request = ToolRequest(session_id, parked.call, catalog, permissions, pin=parked.approval.target.pin)
         try:
-            if refused is not None:  # a call parked through use_tool that stands for no tool now
-                self.calls.commit(session_id, self.calls.refuse(request, refused))
-            else:
-                answered = await self.calls.decided(request, approval)
-                self.calls.commit(session_id, resolved(parked.call, request, answered))
+            self.calls.commit(session_id, await self.calls.resumed(request, approval))
             later = [c for c in self._state(session_id).open_calls() if c.call_id != call_id]
             await self.calls.answer_all(session_id, later, catalog, permissions)
         except CallsStopped as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from desktop.session.parked import ParkedCall
 from desktop.settings.redaction import Redactor
@@ -31,7 +32,6 @@ __all__ = [
     "CallsStopped",
     "ResultNotSaved",
     "ToolCalls",
-    "resolved",
 ]
 
 MAX_RESULT_CHARS = 100_000  # what a model reads of one result; the rest is cut, and said so
@@ -73,29 +73,30 @@ class ToolCalls:
         """Answer and commit each call. Raises ``ResultNotSaved``, ``JournalWriteError`` (a
         parking or answer row could not be saved) and ``CallsStopped``."""
         for call in calls:
-            request, refused = self.request(session_id, call, catalog, permissions)
-            if refused is not None:
-                result = self.refuse(request, refused)
-            else:
-                result = resolved(call, request, await self.answer(request))
+            result = await self._answered(ToolRequest(session_id, call, catalog, permissions))
             try:
                 self.commit(session_id, result)
             except JournalWriteError as exc:
                 raise ResultNotSaved(call, result, exc) from exc
 
-    @staticmethod
-    def request(
-        session_id: str,
-        call: ToolCallPart,
-        catalog: ToolCatalog,
-        permissions: Permissions,
-        pin: str | None = None,
-    ) -> tuple[ToolRequest, str | None]:
-        """The request the gate checks for the model's ``call``: a ``use_tool`` call's is the
-        call it stands for (architecture §1, ``proxy``), so it passes exactly a native call's
-        checks; and why the call stands for none, when it does not."""
-        inner, refused = unwrap(call, catalog)
-        return ToolRequest(session_id, inner, catalog, permissions, pin=pin), refused
+    async def resumed(self, parked: ToolRequest, approval: Approval) -> ToolResultPart:
+        """A person's answer to the call ``parked`` (its request carries the pin it was parked
+        with), acted on: see ``decided``."""
+        return await self._answered(parked, approval)
+
+    async def _answered(self, made: ToolRequest, approval: Approval | None = None) -> ToolResultPart:
+        """The result of the model's call in ``made``, asked about (or, with ``approval``,
+        answered) as the call it stands for: a ``use_tool`` call is unwrapped first
+        (architecture §1, ``proxy``), so it passes exactly a native call's checks, and its
+        result records the tool it resolved to."""
+        inner, refused = unwrap(made.call, made.catalog)
+        request = replace(made, call=inner)
+        if refused is not None:
+            return self._refused(request, Decision.deny(refused))
+        result = await (self.answer(request) if approval is None else self.decided(request, approval))
+        if inner is made.call or request.tool is None:
+            return result
+        return result.model_copy(update={"resolved": _checked(request)})
 
     def supersede_parked(self, session_id: str, parked_now: Iterable[ParkedCall]) -> None:
         """A new message answers every call parked now: denied, superseded by it."""
@@ -128,13 +129,11 @@ class ToolCalls:
     async def decided(self, request: ToolRequest, approval: Approval) -> ToolResultPart:
         """Record a person's answer to a parked call and act on it: check the call again (with
         the pin it was parked with) and run it, or not."""
-        tool = request.tool
-        target = identity_of(tool) if tool is not None else ToolIdentity(source="", tool=request.call.name, pin="")
-        pin = request.pin or target.pin
         # The answer is about the spec the person was shown: a grant, "Always" or "Never" for
         # a call parked before its tool changed names the old pin, so the changed tool is
         # asked about again (and the call itself fails its pin check below).
-        target = target.model_copy(update={"pin": pin})
+        target = _checked(request)
+        pin = target.pin
         state = "approved" if approval.allows else "denied"
         answered = ToolApproval(call_id=request.call.call_id, target=target, state=state, reason=approval.reason())
         row = self.writer.append_meta(request.session_id, answered)
@@ -181,9 +180,6 @@ class ToolCalls:
         )
         return await self.gate.after(request, result)
 
-    def refuse(self, request: ToolRequest, reason: str) -> ToolResultPart:
-        return self._refused(request, Decision.deny(reason))
-
     def _refused(self, request: ToolRequest, decision: Decision) -> ToolResultPart:
         said = self.redactor.redact(decision.reason)  # it may quote the model's arguments: capped like any result
         return ToolResultPart(
@@ -195,16 +191,14 @@ class ToolCalls:
         )
 
 
-def resolved(call: ToolCallPart, request: ToolRequest, result: ToolResultPart) -> ToolResultPart:
-    """``result`` with the tool a ``use_tool`` call resolved to and its pin, for the card and the
-    inspector (the model's own call stays as it made it)."""
+def _checked(request: ToolRequest) -> ToolIdentity:
+    """The tool the request is about, with the pin it is checked against: the one a parked
+    call was made against, else its spec's now."""
     tool = request.tool
-    if request.call is call or tool is None:
-        return result
-    checked = identity_of(tool)
-    if request.pin is not None:  # a resumed call is checked against the pin it was parked with
-        checked = checked.model_copy(update={"pin": request.pin})
-    return result.model_copy(update={"resolved": checked})
+    if tool is None:
+        return ToolIdentity(source="", tool=request.call.name, pin=request.pin or "")
+    current = identity_of(tool)
+    return current if request.pin is None else current.model_copy(update={"pin": request.pin})
 
 
 def _capped(text: str) -> str:
