@@ -31,7 +31,8 @@ NOBODY = 65534
 def _nobody_reaches(path: Path) -> bool:
     """Whether an unprivileged user can enter every folder above ``path``: a checkout in a
     ``mktemp -d`` folder (0700) cannot be run by one."""
-    return all(folder.stat().st_mode & stat.S_IXOTH for folder in Path(path).resolve().parents)
+    folder = Path(path).resolve()
+    return all(f.stat().st_mode & stat.S_IXOTH for f in (folder, *folder.parents))
 
 
 UNPRIVILEGED = pytest.mark.skipif(
