@@ -8,13 +8,23 @@ BIN    := $(VENV)/bin
 # otherwise compile them again at every start (a fifth of a second of each launch).
 COMPILE = $(BIN)/python -m compileall -q desktop host ui
 
-.PHONY: run test lint typecheck unit bench screenshots clean package package-test
+.PHONY: run test lint typecheck unit bench screenshots clean package package-test engine run-engine
 
-run: $(VENV)/.installed-run
+run: $(VENV)/.installed-run run-engine
 	$(COMPILE)
 	$(BIN)/cairn
 
-test: $(VENV)/.installed-dev lint typecheck unit
+test: $(VENV)/.installed-dev engine lint typecheck unit
+
+# The built-in engine (llama.cpp's llama-server) into .engine/<key>/: compiled on first use
+# (about 18 minutes on 2 cores), copied from the user's cache after that. `make run` goes on
+# without it when this machine cannot compile, and Cairn says what to install; the tests
+# need it.
+engine: $(VENV)/.created
+	$(BIN)/python -m tools.build_engine
+
+run-engine: $(VENV)/.created
+	-$(BIN)/python -m tools.build_engine
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
@@ -49,11 +59,11 @@ $(VENV)/.created:
 	touch $@
 
 $(VENV)/.installed-run: $(VENV)/.created pyproject.toml
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[model]'
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.created pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,model]'
 	touch $@ $(VENV)/.installed-run
 
 $(VENV)/.installed-package: $(VENV)/.installed-dev pyproject.toml
@@ -74,4 +84,4 @@ screenshots: $(VENV)/.installed-dev
 	$(BIN)/python -m tools.screenshots --out screenshots
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .engine

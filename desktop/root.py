@@ -19,14 +19,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+import httpx
+
 from desktop.catalog.modelsdev import load_models_dev
 from desktop.catalog.transport import load_transport_catalog
 from desktop.compaction.summary_route import SummaryRoutes
 from desktop.context.budgets import RouteLimits
 from desktop.context.context_engine import ContextEngine
 from desktop.context.system_state import SystemState
+from desktop.engine.build_spec import installed_build
+from desktop.engine.engine import Engine, EngineStatus
+from desktop.engine.library import ModelLibrary, read_supported
+from desktop.engine.routes import builtin_route
+from desktop.engine.slots import SlotKeeper, SlotLimits
+from desktop.engine.states import SavedStates
+from desktop.engine.transport import BUILTIN_ENDPOINT, INTERNAL_URL, EngineTransport
 from desktop.provider.clients import HttpClients
-from desktop.provider.openai_compat import OpenAICompatClient
+from desktop.provider.limits import timeouts_for
+from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
 from desktop.session.states import SessionStates
 from desktop.settings.account_keys import AccountKeys
 from desktop.settings.redaction import RedactingFilter, Redactor
@@ -91,6 +101,22 @@ class Root:
             handler.addFilter(self._log_filter)
         self.keys = AccountKeys(self.secrets, self.transport, self.redactor)
         self.http = HttpClients()
+        self.build = installed_build()
+        self.library = ModelLibrary(
+            paths.data_dir / "models", read_supported(self.build.manifest) if self.build else None
+        )
+        self.local_engine = Engine(
+            self.build,
+            self.library,
+            state_dir=paths.data_dir / "engine",
+            log_dir=paths.log_dir,
+            http=self.http.probe,
+            on_change=self._engine_changed,
+        )
+        states = SavedStates(self.local_engine.slots, budget=0)
+        self.slots = SlotKeeper(self.local_engine, states, self._slot_limits)
+        self._engine_clients: dict[str, httpx.AsyncClient] = {}
+        self._engine_watchers: list[Callable[[EngineStatus], None]] = []
         self.mcp = McpHub(self.load_settings, self.secrets, self.redactor, paths.cache_dir / "mcp-instructions.json")
         sources = [skill_tools, resource_source(self.mcp), builtin_source(self.http), mcp_source(self.mcp)]
         self.engine = ContextEngine(ToolRegistry(sources), guidance=self.mcp.guidance)
@@ -101,7 +127,8 @@ class Root:
         self.summaries = SummaryRoutes(self.load_settings, self.routes, self.keys, self.client)
         self._journal: Journal | None = None
         self._components: list[Component] = [
-            Component("http", _nothing, self.http.close),
+            Component("http", _nothing, self._close_http),
+            Component("engine", _nothing, self.slots.close),
             Component("mcp", self.mcp.start, self.mcp.stop),
         ]
         self._started: list[Component] = []
@@ -181,15 +208,52 @@ class Root:
         return SystemState.for_app(self.paths, settings.custom_instructions, workspace)
 
     def route(self, account: Account, model: str | None = None) -> ResolvedRoute:
-        return self.routes.resolve(account, model)
+        route = self.routes.resolve(account, model)
+        if route.actual.base_url == BUILTIN_ENDPOINT:
+            return builtin_route(route, account, self.library)
+        return route
 
     def api_key(self, account: Account) -> str | None:
         """The account's key; from now on it is redacted from everything Cairn keeps or shows."""
         return self.keys.key(account)
 
     def client(self, route: ResolvedRoute, api_key: str | None, first_token: float | None = None) -> OpenAICompatClient:
-        """A client for ``route`` whose time limits fit it (see ``HttpClients.chat``)."""
+        """A client for ``route`` whose time limits fit it (see ``HttpClients.chat``); on the
+        built-in route, one whose requests reach the engine serving the route's model."""
+        if route.actual.base_url == BUILTIN_ENDPOINT:
+            return OpenAICompatClient(
+                self._engine_client(route.actual.model),
+                INTERNAL_URL,
+                api_key=None,
+                headers=route.headers,
+                timeouts=timeouts_for(INTERNAL_URL, first_token),
+            )
         return self.http.chat(route.actual.base_url, api_key, headers=route.headers, first_token=first_token)
+
+    def _engine_client(self, model: str) -> httpx.AsyncClient:
+        client = self._engine_clients.get(model)
+        if client is None:
+            transport = EngineTransport(self.slots, model, self.redactor.add)
+            client = self._engine_clients[model] = httpx.AsyncClient(transport=transport, timeout=DEFAULT_TIMEOUT)
+        return client
+
+    async def _close_http(self) -> None:
+        clients, self._engine_clients = list(self._engine_clients.values()), {}
+        for client in clients:
+            await client.aclose()
+        await self.http.close()
+
+    def _slot_limits(self) -> SlotLimits:
+        settings = self.load_settings()
+        return SlotLimits(idle_seconds=settings.engine_idle_minutes * 60, budget=int(settings.engine_states_gb * 1e9))
+
+    def watch_engine(self, watcher: Callable[[EngineStatus], None]) -> None:
+        """Call ``watcher`` with the engine's status whenever it changes (from the core's loop)."""
+        self._engine_watchers.append(watcher)
+
+    def _engine_changed(self, status: EngineStatus) -> None:
+        for watcher in self._engine_watchers:
+            watcher(status)
 
     def runtime(
         self,

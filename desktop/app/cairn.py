@@ -21,6 +21,7 @@ from desktop.app.accounts import Accounts
 from desktop.app.attachments import Attachments
 from desktop.app.chat_options import ChatOptions
 from desktop.app.chats import Chats
+from desktop.app.local_models import LocalModels
 from desktop.app.mcp_servers import McpServers
 from desktop.app.models import Models
 from desktop.app.preferences import Preferences
@@ -57,6 +58,7 @@ class CairnApp:
         self.accounts = Accounts(shared)
         self.models = Models(shared)
         self.mcp = McpServers(shared)
+        self.local = LocalModels(shared)
 
     @property
     def settings(self) -> Settings:

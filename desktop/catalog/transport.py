@@ -20,6 +20,7 @@ from assets import ASSETS_DIR
 from host.errors import CairnError
 
 __all__ = [
+    "BUILTIN_ENDPOINT",
     "ApiKind",
     "CatalogError",
     "ProviderPreset",
@@ -31,6 +32,9 @@ __all__ = [
 ]
 
 ApiKind = Literal["openai-completions"]
+# The built-in engine's fixed logical endpoint: its port and key change with every start and
+# are no part of any route (desktop/engine/transport.py puts them on each request).
+BUILTIN_ENDPOINT = "builtin://engine"
 ANY_MODEL = "*"
 TRANSPORT_CATALOG_PATH = ASSETS_DIR / "catalog" / "transport.json"
 
@@ -131,6 +135,8 @@ def normalize_base_url(url: str) -> str:
     http(s) base URL: another scheme, a bad host or port, credentials, a query or a fragment.
     """
     text = url.strip()
+    if text == BUILTIN_ENDPOINT:
+        return text
     example = "a base URL looks like https://api.example.com/v1"
     try:
         parsed = httpx.URL(text)

@@ -62,8 +62,14 @@ def session_account(app: CairnApp, session_id: str | None) -> str | None:
 
 
 def account_for(app: CairnApp, key: str | None) -> Account:
-    """The account named (or with the id) ``key``, else the default one; ``CommandError``."""
+    """The account named (or with the id) ``key``, else the default one; ``CommandError``.
+    ``built-in`` is made on first use, with the default model."""
     account = app.accounts.find(key)
+    if account is None and key is not None and key.casefold() in ("built-in", "builtin"):
+        try:
+            account = app.local.ensure_account()
+        except CairnError as exc:
+            raise CommandError(str(exc)) from exc
     if account is None:
         raise CommandError(
             f"There is no account {key!r}; add one with `cairn accounts add NAME --provider PRESET`."

@@ -85,6 +85,9 @@ class ChatHandler(BaseHTTPRequestHandler):
         if template is not None:
             self._send(*template)
             return
+        if self.path.rstrip("/") == "/health":  # as llama.cpp's server answers once loaded
+            self._send(200, b'{"status":"ok"}')
+            return
         if self.path.rstrip("/") != "/v1/models":
             self._send(404, _error(f"Unknown path {self.path}", "invalid_request_error"))
             return

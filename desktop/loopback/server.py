@@ -48,7 +48,9 @@ class LoopbackProvider:
         model_context: int | None = None,
         overflow_as_empty_stream: bool = False,
         chunk_delay: float = 0.0,
+        port: int = 0,
     ) -> None:
+        self.port = port  # 0: any free port
         self.api_key = api_key
         self.cache = PrefixCache(cache_unit)
         self.function_limit = function_limit
@@ -83,7 +85,7 @@ class LoopbackProvider:
         class Handler(ChatHandler):
             owner = provider
 
-        self._server = LoopbackServer(("127.0.0.1", 0), Handler)
+        self._server = LoopbackServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         # A short poll interval: stop() waits for one, and every test stops a provider.
         self._thread = threading.Thread(

@@ -77,6 +77,8 @@ _ANSWER_TIME = 1800.0  # what an override of the first-token limit leaves for th
 def is_local(base_url: str) -> bool:
     """Whether ``base_url`` points at this machine or the local network, where a model may
     run on modest hardware."""
+    if base_url.startswith("builtin://"):
+        return True  # Cairn's own engine, on this computer
     try:
         host = httpx.URL(base_url).host.lower().rstrip(".")
     except httpx.InvalidURL:

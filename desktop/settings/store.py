@@ -226,6 +226,16 @@ class Settings(BaseModel):
         "nothing (local servers, free models), or always.",
     )
 
+    engine_idle_minutes: float = Field(
+        default=3.0,
+        ge=0.1,
+        le=1440,
+        description="Minutes a chat on the built-in engine is idle before its read prompt is saved to disk.",
+    )
+    engine_states_gb: float = Field(
+        default=4.0, ge=0, le=10_000, description="Disk space for the built-in engine's saved chats, in GB."
+    )
+
     assistants: list[Assistant] = Field(default_factory=list, description="Presets to start a chat from.")
     mcp_servers: list[JsonValue] = Field(
         default_factory=list, description="MCP servers; each entry is read on its own (desktop.settings.mcp_servers)."
