@@ -127,6 +127,10 @@ def test_the_second_turn_reuses_the_first_ones_prompt(world: World, chat: str) -
     # The engine's own counters: all of the first request's prompt reused, only the new part read.
     assert reply.usage.cached_tokens >= first.prompt_tokens - 1
     assert reply.usage.uncached_tokens < 60
+    read = world.root.local_engine.status().read  # what the status bar and the inspector show
+    assert read is not None
+    assert (read.reused, read.read) == (reply.usage.cached_tokens, reply.usage.uncached_tokens)
+    assert 0 < read.seconds < 30
 
 
 def test_a_saved_state_survives_a_restart_and_is_read_from_disk(world: World, chat: str) -> None:

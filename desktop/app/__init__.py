@@ -13,6 +13,7 @@ from desktop.app.accounts import Accounts
 from desktop.app.attachments import LIMITS, Attachment, AttachmentRefused, shown_size, too_many
 from desktop.app.cairn import CairnApp, open_cairn
 from desktop.app.chats import PAGE, ChatPage, OpenedChat
+from desktop.app.local_models import BUILTIN_ACCOUNT, BUILTIN_PROVIDER, LocalModels, ModelsOverview
 from desktop.app.message_checks import CONTINUE, MAX_MESSAGE_CHARS, InputRefused, decode_input, message_problem
 from desktop.app.models import LOCAL_PORTS, LocalServer
 from desktop.app.shared import NoRoute, NoSuchChat, TurnInProgress
@@ -23,6 +24,8 @@ from desktop.catalog.modelsdev import MODELS_DEV_URL
 from desktop.catalog.transport import CatalogError, ProviderPreset
 from desktop.compaction.compactor import CompactionFailed
 from desktop.compaction.policy import ContextFill, NothingToCompact, focus_problem
+from desktop.engine.engine import EngineStatus
+from desktop.engine.library import LibraryError, ModelEntry
 from desktop.provider.errors import ProviderError
 from desktop.provider.local_probe import ServerReport
 from desktop.root import WorkspaceError
@@ -52,6 +55,8 @@ from host.usage import RequestUsage, UsageTotals
 from host.versions import NotAVersion
 
 __all__ = [
+    "BUILTIN_ACCOUNT",
+    "BUILTIN_PROVIDER",
     "CONTINUE",
     "EFFORTS",
     "KEY_ENV",
@@ -85,13 +90,18 @@ __all__ = [
     "CompactionFailed",
     "ConfigImportError",
     "ContextFill",
+    "EngineStatus",
     "ImportPlan",
     "InputRefused",
     "JournalError",
     "KeychainUnavailable",
+    "LibraryError",
+    "LocalModels",
     "LocalServer",
     "McpServerSetting",
     "McpSettingsError",
+    "ModelEntry",
+    "ModelsOverview",
     "NoRoute",
     "NoSuchChat",
     "NotAVersion",

@@ -8,23 +8,40 @@ is asked for, with the default model assembled into Cairn's models folder.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.app.shared import AppState
+from desktop.catalog.transport import BUILTIN_PROVIDER
 from desktop.engine.engine import EngineStatus
 from desktop.engine.library import LibraryError, ModelEntry, known_models
+from desktop.engine.machine import LoadPlan
 from desktop.settings.store import Account
 
-__all__ = ["BUILTIN_ACCOUNT", "BUILTIN_PROVIDER", "LocalModels"]
+__all__ = ["BUILTIN_ACCOUNT", "BUILTIN_PROVIDER", "LocalModels", "ModelsOverview"]
 
-BUILTIN_PROVIDER = "built-in"
 BUILTIN_ACCOUNT = "Built-in"
+
+
+@dataclass(frozen=True)
+class ModelsOverview:
+    """What Settings → Models shows: each model with how it would start now, which one the
+    Built-in account runs, the engine, and the saved chats' settings and disk use."""
+
+    models: tuple[tuple[ModelEntry, LoadPlan], ...]
+    chosen: str | None  # the Built-in account's model
+    built: bool
+    status: EngineStatus
+    idle_minutes: float
+    states_gb: float
+    states_bytes: int
 
 
 class LocalModels:
     def __init__(self, shared: AppState) -> None:
         self._shared = shared
         self._root = shared.root
+        self._root.watch_engine(shared.emit)  # the window follows the engine's EngineStatus
 
     # -- the engine ----------------------------------------------------------------------------
 
@@ -40,6 +57,25 @@ class LocalModels:
         """Stop the engine and free its memory; the next message on a built-in route starts it."""
         await self._root.slots.unload()
 
+    def overview(self) -> ModelsOverview:
+        settings = self._shared.settings
+        account = self.builtin_account()
+        return ModelsOverview(
+            models=tuple((m, m.plan()) for m in self.listing()),
+            chosen=account.default_model if account is not None else None,
+            built=self.built,
+            status=self.status(),
+            idle_minutes=settings.engine_idle_minutes,
+            states_gb=settings.engine_states_gb,
+            states_bytes=self._root.slots.states.disk_use(),
+        )
+
+    def save_engine_settings(self, idle_minutes: float, states_gb: float) -> None:
+        """When an idle chat is saved, and how much disk its saved states may take (the
+        oldest go first, at once when the budget shrinks)."""
+        self._shared.save_settings(engine_idle_minutes=idle_minutes, engine_states_gb=states_gb)
+        self._root.slots.states.set_budget(int(states_gb * 1e9))
+
     # -- the library -----------------------------------------------------------------------------
 
     def listing(self) -> list[ModelEntry]:
@@ -51,6 +87,11 @@ class LocalModels:
     def add(self, path: Path, *, copy: bool = False) -> ModelEntry:
         """Add a GGUF file; ``LibraryError`` says what is wrong with it."""
         return self._root.library.add(path, copy=copy)
+
+    def set_options(self, sha256: str, **options: int | None) -> ModelEntry:
+        """Threads, context or batch for one model (``None``: the machine's choice); the engine
+        uses them the next time it loads the model."""
+        return self._root.library.set_options(sha256, **options)
 
     def remove(self, sha256: str) -> int:
         """Remove a model (its file too, when Cairn keeps it); the bytes freed."""

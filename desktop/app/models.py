@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from desktop.app.shared import AppState
 from desktop.catalog.modelsdev import MODELS_DEV_URL, refresh_models_dev
+from desktop.catalog.transport import BUILTIN_ENDPOINT
 from desktop.provider.clients import PROBE_TIMEOUT
 from desktop.provider.errors import ProviderError
 from desktop.provider.limits import is_local
@@ -37,6 +38,8 @@ class Models:
         """The endpoint's models (``/models``); raises a ``ProviderError`` saying what is wrong."""
         root = self._root
         route = root.route(account)
+        if route.actual.base_url == BUILTIN_ENDPOINT:  # the engine's models are the library's
+            return [m.sha256 for m in root.library.models()]
         root.redactor.add(key)
         client = root.http.chat(route.actual.base_url, key or root.api_key(account))
         try:
@@ -52,6 +55,8 @@ class Models:
         models = await self.list_models(account, key)
         route = self._root.route(account)
         preset = self._root.transport.preset(account.provider)
+        if route.actual.base_url == BUILTIN_ENDPOINT:  # Cairn knows its own engine's templates
+            return models, ServerReport(None)
         if not (is_local(route.actual.base_url) or (preset is not None and preset.local)):
             return models, ServerReport(None)
         report = await probe_server(self._root.http.models(), route.actual.base_url, route.actual.model)

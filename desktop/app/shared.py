@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from desktop.app.snapshot import AccountView, AppSnapshot
+from desktop.catalog.transport import BUILTIN_PROVIDER
 from desktop.root import Root
 from desktop.session.states import SessionStates
 from desktop.settings.routes import ResolvedRoute, RouteError
@@ -109,6 +110,9 @@ class AppState:
             problem = str(exc)
         root, settings = self.root, self.settings
         providers = [p.id for p in root.transport.providers]
+        local = root.library.models()
+        catalog = {p: tuple(root.routes.catalog_models(p)) for p in [*providers, "custom"]}
+        catalog[BUILTIN_PROVIDER] = tuple(m.sha256 for m in local)
         return AppSnapshot(
             accounts=tuple(AccountView(a, root.keys.has_key(a.id)) for a in settings.accounts),
             account_id=self.account_id,
@@ -124,7 +128,8 @@ class AppState:
             read_only=self.journal.read_only_reason if self.journal.read_only else None,
             transport=root.transport,
             models_dev=root.models_dev,
-            catalog_models={p: tuple(root.routes.catalog_models(p)) for p in [*providers, "custom"]},
+            catalog_models=catalog,
+            model_titles={m.sha256: m.title for m in local},
             default_mode=settings.default_mode,
             tool_grants=tuple(settings.tool_grants),
             reply_reserve=settings.reply_reserve,

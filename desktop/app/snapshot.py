@@ -8,7 +8,7 @@ the window renders only that.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.catalog.modelsdev import ModelsDevCatalog
@@ -50,6 +50,11 @@ class AppSnapshot:
     text_size: int | None = None  # points; None: Cairn's default
     assistants: tuple[Assistant, ...] = ()  # presets to start a chat from
     auto_titles: AutoTitles = "free_routes"  # where chat titles come from
+    # A model id's readable name, where the id is not one: the built-in engine's are SHA-256s.
+    model_titles: Mapping[str, str] = field(default_factory=dict)
+
+    def model_title(self, model: str | None) -> str:
+        return self.model_titles.get(model or "", model or "")
 
     def account(self, account_id: str | None) -> AccountView | None:
         return next((view for view in self.accounts if view.account.id == account_id), None)

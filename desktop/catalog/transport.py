@@ -21,6 +21,7 @@ from host.errors import CairnError
 
 __all__ = [
     "BUILTIN_ENDPOINT",
+    "BUILTIN_PROVIDER",
     "ApiKind",
     "CatalogError",
     "ProviderPreset",
@@ -35,6 +36,7 @@ ApiKind = Literal["openai-completions"]
 # The built-in engine's fixed logical endpoint: its port and key change with every start and
 # are no part of any route (desktop/engine/transport.py puts them on each request).
 BUILTIN_ENDPOINT = "builtin://engine"
+BUILTIN_PROVIDER = "built-in"  # the preset whose endpoint it is
 ANY_MODEL = "*"
 TRANSPORT_CATALOG_PATH = ASSETS_DIR / "catalog" / "transport.json"
 

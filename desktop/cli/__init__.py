@@ -1,5 +1,5 @@
-"""Cairn's headless commands: `chat`, `compact`, `sessions`, `accounts`, `skills`, `mcp`, `bench`,
-`catalog refresh`.
+"""Cairn's headless commands: `chat`, `compact`, `sessions`, `accounts`, `skills`, `mcp`, `models`,
+`bench`, `catalog refresh`.
 
 None of them loads Qt.
 """
@@ -31,6 +31,7 @@ from desktop.cli.approve import TerminalApprover
 from desktop.cli.chat import run_chat, turn_printer
 from desktop.cli.compact import add_compact_command, compact_progress, run_compact
 from desktop.cli.mcp import add_mcp_commands, run_mcp
+from desktop.cli.models import add_models_commands, run_models
 
 __all__ = ["add_commands", "run_command"]
 
@@ -105,6 +106,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_mcp_commands(commands)
     add_bench_command(commands)
 
+    add_models_commands(commands)
+
     catalog = commands.add_parser("catalog", help="the models.dev catalog")
     catalog_verbs = catalog.add_subparsers(dest="verb", metavar="VERB", required=True)
     refresh = catalog_verbs.add_parser("refresh", help="download a fresh models.dev catalog")
@@ -146,6 +149,7 @@ def _dispatch(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore 
             "skills": lambda: _skills(app),
             "catalog": lambda: _refresh(args, app),
             "mcp": lambda: run_mcp(args, app),
+            "models": lambda: run_models(args, app),
             "bench": lambda: run_bench(args, app),
         }
         return commands[args.command]()

@@ -34,7 +34,7 @@ from desktop.engine.process import EngineProcess, EngineStartError, Launch, end_
 from desktop.engine.states import EngineFacts
 from host.errors import CairnError
 
-__all__ = ["Endpoint", "Engine", "EngineError", "EngineStatus"]
+__all__ = ["Endpoint", "Engine", "EngineError", "EngineStatus", "ReadFigures"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,8 @@ class EngineStatus:
     model: str | None = None
     memory: int | None = None
     note: str = ""  # the last crash or fallback, in words
+    read: ReadFigures | None = None  # what the last request cost the engine
+    answers: int = 0  # requests answered since Cairn started: a new figure comes with a new count
 
     def words(self) -> str:
         if self.state == "loading":
@@ -72,6 +74,19 @@ class EngineStatus:
             used = f" · {self.memory / 2**20:,.0f} MiB" if self.memory else ""
             return f"Engine: {self.model}{used}"
         return self.note or "Engine: not running"
+
+
+@dataclass(frozen=True)
+class ReadFigures:
+    """The engine's own counters for one request: prompt tokens reused from its cache, and
+    those it read, in how long (llama.cpp's ``timings``: cache_n, prompt_n, prompt_ms)."""
+
+    reused: int
+    read: int
+    seconds: float
+
+    def words(self) -> str:
+        return f"reused {self.reused:,} tokens, read {self.read:,} in {self.seconds:.1f} s"
 
 
 class Engine:
@@ -102,6 +117,8 @@ class Engine:
         self._loading: str | None = None
         self._note = ""
         self._crashes: list[float] = []
+        self._read: ReadFigures | None = None
+        self.answers = 0
         self.restarts = 0
         self.starts = 0
 
@@ -145,8 +162,16 @@ class Engine:
         if self._loading:
             return EngineStatus("loading", self._loading, note=self._note)
         if self.running and self._model is not None and self._process is not None:
-            return EngineStatus("ready", self._model.title, self._process.memory(), self._note)
+            memory = self._process.memory()
+            return EngineStatus("ready", self._model.title, memory, self._note, self._read, self.answers)
         return EngineStatus("stopped", note=self._note)
+
+    def answered(self, read: ReadFigures | None) -> None:
+        """A request ended; ``read`` is what the engine said it cost. Tells the watchers (the
+        engine's memory grows with what it has cached)."""
+        self._read = read or self._read
+        self.answers += 1 if read else 0
+        self._changed()
 
     def plan(self, entry: ModelEntry) -> LoadPlan:
         """How ``entry`` would start now, with the memory free at this moment."""
@@ -303,9 +328,11 @@ class Engine:
         self._changed()
 
     async def unload(self) -> None:
-        """Stop the engine and free its memory; the next message starts it again."""
+        """Stop the engine and free its memory; the next message starts it again. A stop on
+        purpose clears the last crash's note: there is nothing left to explain."""
         async with self._lock:
             await self._stop_locked()
+        self._note = ""
         self._changed()
 
     async def _stop_locked(self) -> None:

@@ -175,13 +175,18 @@ class ModelLibrary:
         return self._load().models
 
     def find(self, key: str) -> ModelEntry | None:
-        """A model by its SHA-256 (or a unique prefix of at least 8 characters) or its title."""
+        """A model by its SHA-256 (or a unique prefix of at least 8 characters), its title, or
+        a word of its title that names only it."""
         models = self.models()
         exact = next((m for m in models if m.sha256 == key or m.title.casefold() == key.casefold()), None)
-        if exact is not None or len(key) < 8:
+        if exact is not None or not key.strip():
             return exact
-        matches = [m for m in models if m.sha256.startswith(key.lower())]
-        return matches[0] if len(matches) == 1 else None
+        prefixed = [m for m in models if len(key) >= 8 and m.sha256.startswith(key.lower())]
+        named = [m for m in models if key.casefold() in m.title.casefold()]
+        for matches in (prefixed, named):
+            if len(matches) == 1:
+                return matches[0]
+        return None
 
     # -- adding --------------------------------------------------------------------------------
 

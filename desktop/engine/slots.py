@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from desktop.engine.engine import Endpoint, Engine
+from desktop.engine.engine import Endpoint, Engine, ReadFigures
 from desktop.engine.states import EngineFacts, SavedStates, prefix_hash
 
 __all__ = ["SlotKeeper", "SlotLimits"]
@@ -94,9 +94,11 @@ class SlotKeeper:
             self._lock.release()
             raise
 
-    def finish(self, model: str, body: dict[str, Any]) -> None:
-        """After the response ended (whole, cut or failed): the slot holds this request's prompt."""
+    def finish(self, model: str, body: dict[str, Any], read: ReadFigures | None = None) -> None:
+        """After the response ended (whole, cut or failed): the slot holds this request's prompt;
+        ``read`` is what the engine said the request cost, when it said."""
         try:
+            self.engine.answered(read)
             facts = self.engine.facts()
             if facts is not None and facts.model == model:
                 tools, messages = body.get("tools"), _messages(body)

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from desktop.catalog.transport import BUILTIN_ENDPOINT
-from desktop.engine.engine import Endpoint, EngineError
+from desktop.engine.engine import Endpoint, EngineError, ReadFigures
 from desktop.engine.slots import SlotKeeper
 from desktop.provider.errors import ProviderError
 
@@ -27,6 +27,7 @@ __all__ = ["BUILTIN_ENDPOINT", "INTERNAL_URL", "EngineTransport", "EngineUnavail
 
 INTERNAL_URL = "http://engine.localhost/v1"
 CHAT_PATH = "/v1/chat/completions"
+TAIL = 16 * 1024  # the end of a response kept to find the engine's counters in
 
 
 class EngineUnavailable(ProviderError):
@@ -35,21 +36,38 @@ class EngineUnavailable(ProviderError):
 
 
 class _Finishing(httpx.AsyncByteStream):
-    """A response body that calls ``done`` once, when it is closed (read whole or not)."""
+    """A response body that calls ``done`` once, when it is closed (read whole or not), with
+    the engine's counters from the end of the stream when it sent them."""
 
-    def __init__(self, inner: httpx.AsyncByteStream, done: Callable[[], None]) -> None:
+    def __init__(self, inner: httpx.AsyncByteStream, done: Callable[[ReadFigures | None], None]) -> None:
         self._inner, self._done = inner, done
+        self._tail = b""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._inner:
+            self._tail = (self._tail + chunk)[-TAIL:]
             yield chunk
 
     async def aclose(self) -> None:
         try:
             await self._inner.aclose()
         finally:
-            done, self._done = self._done, lambda: None
-            done()
+            done, self._done = self._done, lambda _read: None
+            done(read_figures(self._tail))
+
+
+def read_figures(tail: bytes) -> ReadFigures | None:
+    """llama.cpp's ``timings`` from the last event that carries them (streamed or whole)."""
+    for line in reversed(tail.splitlines()):
+        text = line.removeprefix(b"data:").strip()
+        if b'"timings"' not in text:
+            continue
+        try:
+            timings = json.loads(text).get("timings")
+            return ReadFigures(int(timings["cache_n"]), int(timings["prompt_n"]), float(timings["prompt_ms"]) / 1000)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+    return None
 
 
 class EngineTransport(httpx.AsyncBaseTransport):
@@ -70,11 +88,11 @@ class EngineTransport(httpx.AsyncBaseTransport):
             raise EngineUnavailable(str(exc)) from exc
         if body is None:
             return await self._send(request, live)
-        done = _once(lambda: self._keeper.finish(self._model, body))
+        done = _once(lambda read: self._keeper.finish(self._model, body, read))
         try:
             response = await self._send(request, live)
         except BaseException:
-            done()
+            done(None)
             raise
         assert isinstance(response.stream, httpx.AsyncByteStream)
         return httpx.Response(
@@ -107,13 +125,13 @@ def _chat_body(request: httpx.Request) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def _once(action: Callable[[], None]) -> Callable[[], None]:
+def _once(action: Callable[[ReadFigures | None], None]) -> Callable[[ReadFigures | None], None]:
     called = False
 
-    def run() -> None:
+    def run(read: ReadFigures | None) -> None:
         nonlocal called
         if not called:
             called = True
-            action()
+            action(read)
 
     return run

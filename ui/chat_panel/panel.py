@@ -14,6 +14,7 @@ from ui.chat_panel.chat_opener import ChatOpener
 from ui.chat_panel.chat_pages import ChatPages
 from ui.chat_panel.chat_status import ChatStatus
 from ui.chat_panel.composer import Composer
+from ui.chat_panel.engine_indicator import EngineIndicator
 from ui.chat_panel.live_replies import LiveReplies
 from ui.chat_panel.message_edit import MessageEdit
 from ui.chat_panel.route_bar import RouteBar
@@ -39,6 +40,9 @@ class ChatPanel(QWidget):
         self._lay_out()
         bar = window.statusBar()
         self.status_line = StatusLine(bar)
+        self.engine = EngineIndicator()
+        self.status_line.add_beside(self.engine)
+        self.engine.unload_requested.connect(lambda: core.run_on_core(lambda app: app.local.unload()))
         shown, view, composer, notice = self.shown, self.chat, self.composer, self.notice
         self.edit = MessageEdit(composer, self.edit_banner, shown)
         self.status = ChatStatus(self.status_line, bar, shown)
@@ -97,6 +101,7 @@ class ChatPanel(QWidget):
     def on_core_event(self, item: object) -> None:
         """Every event of the core, for the parts of the chat that follow them."""
         self.turns.on_core_event(item)
+        self.engine.on_event(item)
         self.replies.on_core_event(item)
         self.approvals.on_core_event(item)
 

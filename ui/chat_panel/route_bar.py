@@ -5,9 +5,9 @@ change them. In a narrow window it also holds the button that shows the chats.""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QSize, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMessageBox, QToolButton, QWidget
 
-from desktop.app import AppSnapshot
+from desktop.app import BUILTIN_PROVIDER, AppSnapshot
 from ui.widgets.icons import icon
 from ui.widgets.mode_labels import MODE_LABELS
 from ui.widgets.theme import tokens_of
@@ -65,6 +65,8 @@ class RouteBar(QWidget):
         row.addWidget(self.settings_button)
         self._tint()
         self._account_id: str | None = None
+        self._model_shown: str | None = None  # the model the chat's route has now
+        self._provider = ""
         self.accounts.activated.connect(lambda i: self.account_chosen.emit(self.accounts.itemData(i)))
         self.models.activated.connect(self._model)
         self.mode.activated.connect(lambda i: self.mode_chosen.emit(self.mode.itemData(i)))
@@ -88,8 +90,14 @@ class RouteBar(QWidget):
             account = view.account
             self.models.clear()
             for name in dict.fromkeys([account.default_model, *snapshot.catalog_models.get(account.provider, ())]):
-                self.models.addItem(name)
-            self.models.setCurrentText(model or account.default_model)
+                self.models.addItem(snapshot.model_title(name), name)  # a model id's readable name, where it has one
+            self._model_shown = model or account.default_model
+            self._provider = account.provider
+            index = self.models.findData(self._model_shown)
+            if index >= 0:
+                self.models.setCurrentIndex(index)
+            else:
+                self.models.setCurrentText(self._model_shown)
         return True
 
     def _tint(self) -> None:
@@ -104,7 +112,29 @@ class RouteBar(QWidget):
     def show_mode(self, mode: str) -> None:
         self.mode.setCurrentIndex(max(self.mode.findData(mode), 0))
 
-    def _model(self, _index: int) -> None:
-        model = self.models.currentText().strip()
-        if self._account_id and model:
-            self.model_chosen.emit(self._account_id, model)
+    def _model(self, index: int) -> None:
+        typed = self.models.currentText().strip()
+        listed = self.models.itemData(index)
+        model = listed if isinstance(listed, str) and self.models.itemText(index) == typed else typed
+        if not (self._account_id and model):
+            return
+        if self._provider == BUILTIN_PROVIDER and model != self._model_shown and not self.confirm_switch(model):
+            index = self.models.findData(self._model_shown)
+            self.models.setCurrentIndex(max(index, 0))
+            return
+        self.model_chosen.emit(self._account_id, model)
+
+    def confirm_switch(self, model: str) -> bool:
+        """Before another model on the built-in engine: it loads instead of the first, and the
+        chat's cache starts again (its next message is read whole)."""
+        found = self.models.findData(model)
+        name = self.models.itemText(found) if found >= 0 else model
+        answer = QMessageBox.question(
+            self,
+            "Switch model",
+            f"Switch this chat to {name}?\n\nThe built-in engine unloads the model it has and loads {name}. The "
+            "chat's cache starts again: its next message is read whole, which takes longer on a long chat.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        return answer == QMessageBox.StandardButton.Yes

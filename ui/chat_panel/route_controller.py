@@ -54,13 +54,13 @@ class RouteController(QObject):
             return
         self.has_account.emit(True)
         route, problem = (view.route, view.problem) if view else (snapshot.route, snapshot.route_problem)
-        self.welcome.show_model(route.actual.model if route is not None else "")
+        self.welcome.show_model(snapshot.model_title(route.actual.model) if route is not None else "")
         if route is None:
             self.line.set_route(problem or "No route")
             return
         granted = [name.replace("_", " ") for name, on in route.flags.model_dump().items() if on]
         flags = ", ".join(granted) if granted else "no transport flags"
-        self.line.set_route(f"{route.actual.provider} · {route.actual.model}", flags)
+        self.line.set_route(f"{route.actual.provider} · {snapshot.model_title(route.actual.model)}", flags)
 
     def show(self, session_id: str, view: ChatRouteView) -> None:
         """The chat's route, as the core resolved it; a notice when it had to fall back."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QLabel, QStatusBar
+from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
 from desktop.app import ContextFill, RequestUsage, UsageTotals, request_text, totals_text
 
@@ -25,6 +25,7 @@ SOURCES = {
     "default": "Cairn's default: the model's own is not known",
 }
 DROPS = ("flags", "last", "cost", "cached", "route", "usage", "context")
+BESIDE_CHANGES = (QEvent.Type.Show, QEvent.Type.Hide, QEvent.Type.LayoutRequest)
 GAP = 24  # room between two labels, and around the size grip
 
 
@@ -89,6 +90,7 @@ class StatusLine(QObject):
         bar.addPermanentWidget(self.labels[2])
         bar.addPermanentWidget(self.labels[1])
         self.parts = StatusParts()
+        self.beside: list[QWidget] = []
         self.dropped = 0  # how many of DROPS are left out now
         for label in self.labels:
             label.setMinimumWidth(1)  # the fitting keeps the text whole, not the layout
@@ -107,8 +109,15 @@ class StatusLine(QObject):
         self.labels[2].setToolTip(context_text(fill)[1])
         self.refit()
 
+    def add_beside(self, widget: QWidget) -> None:
+        """A widget of its own at the bar's right end (the engine's), whose room the labels leave."""
+        self.bar.addPermanentWidget(widget)
+        self.beside.append(widget)
+        widget.installEventFilter(self)
+
     def room(self) -> int:
-        return self.bar.width() - GAP
+        taken = sum(w.sizeHint().width() + GAP for w in self.beside if w.isVisible())
+        return self.bar.width() - GAP - taken
 
     def refit(self) -> None:
         metrics = self.labels[0].fontMetrics()
@@ -125,6 +134,8 @@ class StatusLine(QObject):
         self.labels[2].setText(texts[2])
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.bar and event.type() == QEvent.Type.Resize:
+        if (watched is self.bar and event.type() == QEvent.Type.Resize) or (
+            watched in self.beside and event.type() in (QEvent.Type.Show, QEvent.Type.Hide, QEvent.Type.LayoutRequest)
+        ):
             self.refit()
         return False

@@ -1,5 +1,5 @@
 """Settings: accounts and routes, custom instructions, assistants, skills, permissions, context, MCP servers,
-appearance.
+models for the built-in engine, appearance.
 
 Closing Settings closes whatever question it still has open and stops what it watches, so no
 modal box outlives it and the window gets its focus back."""
@@ -27,6 +27,7 @@ from ui.settings_dialog.accounts_tab import AccountsTab
 from ui.settings_dialog.assistants_tab import AssistantsTab
 from ui.settings_dialog.context_tab import ContextTab
 from ui.settings_dialog.mcp_tab import McpTab
+from ui.settings_dialog.models_tab import ModelsTab
 from ui.settings_dialog.permissions_tab import PermissionsTab
 from ui.settings_dialog.skills_tab import SkillsTab
 from ui.widgets.theme import TEXT_SIZES
@@ -75,6 +76,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self.context, "Context")
         self.mcp = McpTab(core)
         self.tabs.addTab(self.mcp, "MCP servers")
+        self.models = ModelsTab(core)
+        self.tabs.addTab(self.models, "Models")
         self.tabs.addTab(self._appearance_tab(), "Appearance")
         close = QPushButton("Close")
         close.setAccessibleName("Close settings")
@@ -83,7 +86,9 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.tabs)
         layout.addWidget(close, alignment=Qt.AlignmentFlag.AlignRight)
         # in tab order
-        tabs = ["accounts", "instructions", "assistants", "skills", "permissions", "context", "mcp", "appearance"]
+        tabs = [
+            "accounts", "instructions", "assistants", "skills", "permissions", "context", "mcp", "models", "appearance"
+        ]  # fmt: skip
         self.tabs.setCurrentIndex(tabs.index(tab))
         if preset is not None:
             self.accounts.new_account(preset)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import SessionEvent
+from desktop.app import EngineStatus, SessionEvent
 from desktop.turn.events import (
     AssistantCommitted,
     CompactionAbandoned,
@@ -36,6 +36,7 @@ __all__ = ["Inspector", "RequestRecord"]
 KEEP = 50  # requests remembered per chat, bodies included
 WAITING = "waiting for the reply"
 NO_CHECKPOINT = "none (the context starts from the chat's first message)"
+BUILTIN = "builtin://"  # the built-in engine's logical endpoint, in a request's actual route
 
 
 @dataclass
@@ -45,6 +46,7 @@ class RequestRecord:
     appended: list[str] = field(default_factory=list)
     outcome: str = WAITING
     calls: list[str] = field(default_factory=list)  # each tool call after this request: decision and reason
+    engine: str = ""  # on the built-in engine: what it reused and read, by its own counters
 
     def title(self, number: int) -> str:
         what = "Summary request" if self.started.purpose == "summary" else "Request"
@@ -78,6 +80,8 @@ class RequestRecord:
         if s.notes:
             lines += ["Notes:", *(f"  {n}" for n in s.notes)]
         lines += ["", f"Outcome: {self.outcome}"]
+        if self.engine:
+            lines.append(f"Built-in engine: {self.engine}")
         if self.calls:
             lines += ["", "Tool calls it made:", *(f"  {c}" for c in self.calls)]
         return "\n".join(lines)
@@ -116,6 +120,8 @@ class Inspector(QDockWidget):
         self.records: dict[str, list[RequestRecord]] = {}
         self._pending: dict[str, list[str]] = {}
         self._call_names: dict[str, str] = {}  # call id to tool name, from the replies seen
+        self._on_engine: RequestRecord | None = None  # the last request sent to the built-in engine
+        self._answers = 0  # the engine's answer count last seen
         self.session_id: str | None = None
         self.list = QListWidget()
         self.list.setAccessibleName("Requests")
@@ -140,8 +146,12 @@ class Inspector(QDockWidget):
         self._refill()
 
     def on_event(self, item: object) -> None:
-        if not isinstance(item, SessionEvent):
-            return
+        if isinstance(item, EngineStatus):
+            self._engine_read(item)
+        elif isinstance(item, SessionEvent):
+            self._session_event(item)
+
+    def _session_event(self, item: SessionEvent) -> None:
         event, session_id = item.event, item.session_id
         records = self.records.setdefault(session_id, [])
         if isinstance(event, SectionsAppended):
@@ -150,6 +160,8 @@ class Inspector(QDockWidget):
         elif isinstance(event, RequestStarted):
             records.append(RequestRecord(event, time.strftime("%H:%M:%S"), self._pending.pop(session_id, [])))
             del records[:-KEEP]
+            if BUILTIN in event.actual:
+                self._on_engine = records[-1]
         elif isinstance(event, AssistantCommitted) and records:
             body = event.row.body()
             if isinstance(body, MessageContent):
@@ -182,6 +194,16 @@ class Inspector(QDockWidget):
         records = self.records.get(self.session_id or "", [])
         row = self.list.currentRow()
         return records[row] if 0 <= row < len(records) else None
+
+    def _engine_read(self, status: EngineStatus) -> None:
+        """The engine serves one request at a time: its counters belong to the last one sent."""
+        if status.read is None or status.answers == self._answers:
+            return
+        self._answers = status.answers
+        record, self._on_engine = self._on_engine, None
+        if record is not None:
+            record.engine = status.read.words()
+            self._refill()
 
     def copy_body(self) -> None:
         record = self.current()

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import Account, AppSnapshot, CairnPaths, ChatRouteView
+from desktop.app import Account, AppSnapshot, CairnApp, CairnPaths, ChatRouteView
 from host.content import Mode
 from ui.bridge.core_client import CoreClient
 from ui.bridge.core_thread import CoreThread
@@ -195,6 +195,7 @@ class MainWindow(QMainWindow):
         self.route_bar.mode_chosen.connect(self._mode_chosen)
         self.start_page.add_account.connect(self.open_settings)
         self.start_page.use_local.connect(self._use_local)
+        self.start_page.use_builtin.connect(self._use_builtin)
 
     @property
     def session_id(self) -> str | None:
@@ -273,6 +274,15 @@ class MainWindow(QMainWindow):
         name = known.name if known is not None else preset
         account = Account(name=name, provider=preset, base_url=override, default_model=model)
         self.client.run_on_core(lambda app: app.accounts.save(account, None))
+
+    def _use_builtin(self) -> None:
+        """The Built-in account, made with the default model, as the route from now on."""
+
+        def made(app: CairnApp) -> None:
+            account = app.local.ensure_account()
+            app.accounts.choose(account.id, None)
+
+        self.client.run_on_core(made, on_error=lambda exc: self.start_page.show_builtin_problem(str(exc)))
 
     # -- chats ---------------------------------------------------------------------------
 

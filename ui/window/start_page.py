@@ -1,4 +1,5 @@
-"""The first start: no account yet. Offers the presets, and local servers already running."""
+"""The first start: no account yet. Offers a chat on this computer (the built-in engine), the
+presets, and local servers already running."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ PROVIDERS = (("deepseek", "DeepSeek"), ("openai", "OpenAI"), ("openrouter", "Ope
 class StartPage(QWidget):
     add_account = Signal(str)  # a preset id, or "custom"
     use_local = Signal(str, str, str)  # preset, base URL, model
+    use_builtin = Signal()  # chat on this computer, with the built-in engine
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -24,22 +26,14 @@ class StartPage(QWidget):
         title.setObjectName("Title")
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         intro = QLabel(
-            "Chat with any OpenAI-compatible model, kept on your own disk. Add an account to begin: "
-            "your API key goes to the system keychain, never to a file."
+            "Chat with a model on this computer, or with any OpenAI-compatible provider; every chat is kept on "
+            "your own disk, and an API key goes to the system keychain, never to a file."
         )
         intro.setWordWrap(True)
         intro.setObjectName("Muted")
         intro.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        buttons = QGridLayout()  # two by two, so a narrow window still fits them
-        choices = [(p, f"Add {label}", f"Add {label} account") for p, label in PROVIDERS]
-        choices.append(("custom", "Other endpoint…", "Add a custom endpoint"))
-        for number, (preset, text, name) in enumerate(choices):
-            button = QPushButton(text)
-            button.setAccessibleName(name)
-            button.setProperty("primary", preset == "deepseek")
-            button.setMinimumHeight(34)
-            button.clicked.connect(lambda _checked=False, p=preset: self.add_account.emit(p))
-            buttons.addWidget(button, number // 2, number % 2)
+        self._builtin_choice()
+        buttons = self._account_buttons()
         self.local_title = QLabel("Looking for local servers (Ollama, LM Studio, llama.cpp)…")
         self.local_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.local_list = QVBoxLayout()
@@ -52,6 +46,10 @@ class StartPage(QWidget):
         layout.addWidget(title)
         layout.addWidget(intro)
         layout.addSpacing(8)
+        layout.addWidget(self.builtin)
+        layout.addWidget(self.builtin_note)
+        layout.addSpacing(12)
+        layout.addWidget(self.or_label)
         layout.addLayout(buttons)
         layout.addSpacing(16)
         layout.addWidget(self.local_title)
@@ -71,8 +69,35 @@ class StartPage(QWidget):
         outer.addWidget(scroll)
         self.found: list[LocalServer] = []
 
+    def _account_buttons(self) -> QGridLayout:
+        buttons = QGridLayout()  # two by two, so a narrow window still fits them
+        choices = [(p, f"Add {label}", f"Add {label} account") for p, label in PROVIDERS]
+        choices.append(("custom", "Other endpoint…", "Add a custom endpoint"))
+        for number, (preset, text, name) in enumerate(choices):
+            button = QPushButton(text)
+            button.setAccessibleName(name)
+            button.setMinimumHeight(34)
+            button.clicked.connect(lambda _checked=False, p=preset: self.add_account.emit(p))
+            buttons.addWidget(button, number // 2, number % 2)
+        return buttons
+
+    def _builtin_choice(self) -> None:
+        self.builtin = QPushButton("Chat on this computer")
+        self.builtin.setAccessibleName("Chat on this computer with the built-in engine")
+        self.builtin.setProperty("primary", True)
+        self.builtin.setMinimumHeight(38)
+        self.builtin.clicked.connect(self.use_builtin.emit)
+        self.builtin_note = QLabel("Nothing to install, nothing leaves this computer.")
+        self.builtin_note.setWordWrap(True)
+        self.builtin_note.setObjectName("Muted")
+        self.builtin_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.or_label = QLabel("Or use a provider's models with an account:")
+        self.or_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
     def probe(self, core: CoreClient) -> None:
-        """Ask the core which local servers answer on ``ports``, and show them."""
+        """Ask the core which local servers answer on ``ports``, and show them; and whether
+        this computer has the built-in engine."""
+        core.run_on_core(lambda app: (app.local.built, app.local.default_note()), lambda r: self.show_builtin(*r))
         ports = dict(self.ports)
         if not ports:
             self.show_found([])
@@ -103,3 +128,17 @@ class StartPage(QWidget):
             line.addWidget(text, 1)
             line.addWidget(use)
             self.local_list.addWidget(row)
+
+    def show_builtin(self, built: bool, note: str) -> None:
+        """The built-in choice: its model's note, or what to install when there is no engine."""
+        self.builtin.setEnabled(built)
+        if built:
+            self.builtin_note.setText(f"Nothing to install, nothing leaves this computer. {note}")
+        else:
+            self.builtin_note.setText(
+                "Cairn's built-in engine is not built on this computer: run `make engine` in Cairn's folder "
+                "(it needs a C++ compiler and CMake; on Debian or Ubuntu: sudo apt install build-essential cmake)."
+            )
+
+    def show_builtin_problem(self, problem: str) -> None:
+        self.builtin_note.setText(problem)
