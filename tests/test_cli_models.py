@@ -25,6 +25,10 @@ def test_a_model_is_added_listed_tuned_and_removed(cairn_paths: CairnPaths, tmp_
     assert "2,048-token context, 1 threads" in tuned.stdout
     index = json.loads((cairn_paths.data_dir / "models" / "models.json").read_text())
     assert (index["models"][0]["context"], index["models"][0]["threads"]) == (2048, 1)
+    template = Path(__file__).with_name("engine_templates") / "chatml_tools.jinja"
+    templated = cairn("models", "set", "tiny", "--template", str(template))
+    assert "(renders tools)" in templated.stdout, templated.stderr
+    assert "(renders no tools)" in cairn("models", "set", "tiny", "--template", "none").stdout
     used = cairn("models", "use", "tiny")
     assert "start the engine's cache again" in used.stdout
     settings = json.loads((cairn_paths.config_dir / "settings.json").read_text())

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.library import KnownModel, LibraryError, ModelLibrary, sha256_file
+from desktop.engine.known import KnownModel
+from desktop.engine.library import LibraryError, ModelLibrary, sha256_file
 from desktop.engine.machine import plan_load
 from tests.gguf_files import gemma_like
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from desktop.app.shared import AppState
 from desktop.catalog.transport import BUILTIN_PROVIDER
 from desktop.engine.engine import EngineStatus
-from desktop.engine.library import LibraryError, ModelEntry, known_models
+from desktop.engine.known import known_models
+from desktop.engine.library import LibraryError, ModelEntry
 from desktop.engine.machine import LoadPlan
 from desktop.settings.store import Account
 
@@ -92,6 +93,11 @@ class LocalModels:
         """Threads, context or batch for one model (``None``: the machine's choice); the engine
         uses them the next time it loads the model."""
         return self._root.library.set_options(sha256, **options)
+
+    def set_template(self, sha256: str, template: Path | None) -> ModelEntry:
+        """A chat template file for one model (``None``: its own again); whether the chats on
+        it offer tools follows what that template renders."""
+        return self._root.library.set_template(sha256, template)
 
     def remove(self, sha256: str) -> int:
         """Remove a model (its file too, when Cairn keeps it); the bytes freed."""

@@ -32,6 +32,7 @@ def add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     settings.add_argument("name")
     for option in ("threads", "context", "batch"):
         settings.add_argument(f"--{option}", type=int, metavar="N")
+    settings.add_argument("--template", metavar="FILE", help="a Jinja chat template for it ('none': its own again)")
     verbs.add_parser("remove", help="remove a model (its file too, when Cairn copied it)").add_argument("name")
 
 
@@ -97,8 +98,17 @@ def _add(app: CairnApp, file: Path, *, copy: bool) -> int:
 
 def _set(app: CairnApp, entry: ModelEntry, args: argparse.Namespace) -> int:
     given = {name: getattr(args, name) for name in ("threads", "context", "batch") if getattr(args, name) is not None}
+    if args.template is not None:
+        template = None if args.template.lower() == "none" else Path(args.template)
+        entry = app.local.set_template(entry.sha256, template)
+        tools = "renders tools" if entry.takes_tools else "renders no tools"
+        print(printable(f"{entry.title}: chat template {entry.template_file or 'of its own'} ({tools})."))
     if not given:
-        raise CommandError("Say what to set: --threads N, --context N or --batch N (0: the machine's choice).")
+        if args.template is not None:
+            return 0
+        raise CommandError(
+            "Say what to set: --threads N, --context N, --batch N (0: the machine's choice) or --template FILE."
+        )
     if any(value < 0 for value in given.values()):
         raise CommandError("Threads, context and batch are whole numbers of 1 or more (0: the machine's choice).")
     changed = app.local.set_options(entry.sha256, **{k: v or None for k, v in given.items()})

@@ -255,6 +255,9 @@ class Engine:
             "--batch-size", str(plan.batch),
             "--parallel", "1",  # one slot: one chat at a time, whose state is saved and restored
             "--slot-save-path", str(self.slots),
+            # No second cache of old prompts in memory (up to 8 GiB by default): the slot
+            # keeper keeps them on disk, and the memory figure stays the one the plan made.
+            "--cache-ram", "0",
             "--no-webui",
             "--jinja",
         ]  # fmt: skip

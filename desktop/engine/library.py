@@ -20,46 +20,20 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assets import ASSETS_DIR
 from desktop.engine.gguf import GgufError, ModelFacts, read_gguf
+from desktop.engine.known import ENGINE_ASSETS, KnownModel, known_models
 from desktop.engine.machine import LoadPlan, plan_load
 from host.errors import CairnError
 from host.files import atomic_write_text
 
 __all__ = ["KnownModel", "LibraryError", "ModelEntry", "ModelLibrary", "sha256_file"]
 
-ENGINE_ASSETS = ASSETS_DIR / "engine"
 INDEX = "models.json"
+MAX_TEMPLATE = 1024 * 1024  # a chat template is a few KB; a megabyte is not one
 
 
 class LibraryError(CairnError):
     """A model cannot be added, found or removed; the message says what to do."""
-
-
-class KnownModel(BaseModel):
-    """What Cairn knows of a particular file, beyond its header (``assets/engine/models.json``)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    sha256: str
-    file: str
-    title: str
-    package: str | None = None  # a registry package that carries the file in parts
-    chat_template: str | None = None  # a template Cairn ships, for files without one
-    instructions_in_first_message: bool = False
-    max_output_tokens: int | None = None
-    note: str = ""
-    license: str = ""
-
-
-class _KnownModels(BaseModel):
-    version: int
-    default: str
-    known: list[KnownModel]
-
-
-def known_models() -> _KnownModels:
-    return _KnownModels.model_validate_json((ENGINE_ASSETS / "models.json").read_text(encoding="utf-8"))
 
 
 class ModelEntry(BaseModel):
@@ -85,6 +59,10 @@ class ModelEntry(BaseModel):
     threads: int | None = None
     context: int | None = None
     batch: int | None = None
+    # A Jinja chat template the person chose for this model (its own is missing or wrong),
+    # and whether that template renders tools.
+    template_file: str | None = None
+    template_tools: bool = False
 
     @property
     def file(self) -> Path:
@@ -94,7 +72,10 @@ class ModelEntry(BaseModel):
         return next((k for k in known_models().known if k.sha256 == self.sha256), None)
 
     def chat_template_file(self) -> Path | None:
-        """The template Cairn ships for this file, when the file has none of its own."""
+        """The template the person chose for this model, else the one Cairn ships for this
+        file when the file has none of its own."""
+        if self.template_file is not None:
+            return Path(self.template_file)
         known = self.known()
         if self.has_template or known is None or known.chat_template is None:
             return None
@@ -114,8 +95,9 @@ class ModelEntry(BaseModel):
 
     @property
     def takes_tools(self) -> bool:
-        """Whether the model's own chat template renders tool calls (a shipped one never does)."""
-        return self.tools_in_template
+        """Whether the template the engine runs renders tools: the chosen one, else the file's
+        own (a template Cairn ships never does)."""
+        return self.template_tools if self.template_file is not None else self.tools_in_template
 
     def describe(self) -> str:
         billions = self.parameters / 1e9
@@ -266,6 +248,8 @@ class ModelLibrary:
             threads=earlier.threads if earlier else None,
             context=earlier.context if earlier else None,
             batch=earlier.batch if earlier else None,
+            template_file=earlier.template_file if earlier else None,
+            template_tools=earlier.template_tools if earlier else False,
         )
         index.models = [m for m in index.models if m.sha256 != sha] + [entry]
         self._save(index)
@@ -278,6 +262,29 @@ class ModelLibrary:
         if entry is None:
             raise LibraryError("That model is no longer in the library.")
         changed = entry.model_copy(update=options)
+        index.models = [changed if m.sha256 == sha else m for m in index.models]
+        self._save(index)
+        return changed
+
+    def set_template(self, sha: str, template: Path | None) -> ModelEntry:
+        """A chat template file for one model (``None``: its own again). It is read now: a
+        file that is missing, too large or not text is refused."""
+        update: dict[str, object] = {"template_file": None, "template_tools": False}
+        if template is not None:
+            try:
+                if template.stat().st_size > MAX_TEMPLATE:
+                    raise LibraryError(f"{template.name} is too large to be a chat template; choose a .jinja file.")
+                text = template.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise LibraryError(
+                    f"Cairn could not read the template {template}: {exc}. Choose a .jinja file."
+                ) from exc
+            update = {"template_file": str(template.absolute()), "template_tools": "tools" in text}
+        index = self._load()
+        entry = next((m for m in index.models if m.sha256 == sha), None)
+        if entry is None:
+            raise LibraryError("That model is no longer in the library.")
+        changed = entry.model_copy(update=update)
         index.models = [changed if m.sha256 == sha else m for m in index.models]
         self._save(index)
         return changed
