@@ -55,7 +55,9 @@ class Rig:
         self.model: ModelEntry = entry
         self.loop = asyncio.new_event_loop()
         self.http = httpx.AsyncClient()
-        self.engine = Engine(build, self.library, state_dir=home / "engine", log_dir=home / "logs", http=lambda: self.http)
+        self.engine = Engine(
+            build, self.library, state_dir=home / "engine", log_dir=home / "logs", http=lambda: self.http
+        )
 
     def rendered(self, body: dict[str, object]) -> str:
         async def ask() -> str:
