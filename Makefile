@@ -17,7 +17,7 @@ run: $(VENV)/.installed-run run-engine
 test: $(VENV)/.installed-dev engine lint typecheck unit
 
 # The built-in engine (llama.cpp's llama-server) into .engine/<key>/: compiled on first use
-# (about 18 minutes on 2 cores), copied from the user's cache after that. `make run` goes on
+# (7 to 20 minutes on 2 cores, by the machine), copied from the user's cache after that. `make run` goes on
 # without it when this machine cannot compile, and Cairn says what to install; the tests
 # need it.
 engine: $(VENV)/.created

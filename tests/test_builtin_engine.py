@@ -200,6 +200,23 @@ def test_a_state_from_another_context_size_is_not_restored(world: World, chat: s
     assert slots.last == "read afresh"
 
 
+def test_switching_between_two_chats_restores_each_ones_state(world: World, chat: str) -> None:
+    slots = world.root.slots
+    other = world.app.chats.new().id
+    world.app.options.set_settings(other, system_prompt=None, temperature=0.0, max_output=12, reasoning_effort=None)
+    saves = slots.saves
+    world.send(other, "A different question about bees.")
+    assert slots.saves == saves + 1  # the first chat was saved before the second took the engine
+    back = world.send(chat, "Back to the garden: what about moss?")
+    assert slots.last == "restored"
+    assert back.usage is not None
+    assert back.usage.uncached_tokens < 60  # the first chat is not read again
+    again = world.send(other, "And wasps?")
+    assert slots.last == "restored"
+    assert again.usage is not None
+    assert again.usage.uncached_tokens < 60
+
+
 def test_an_engine_killed_mid_answer_keeps_the_partial_reply_and_comes_back(world: World) -> None:
     session = world.app.chats.new().id
     world.app.options.set_settings(session, system_prompt=None, temperature=0.0, max_output=200, reasoning_effort=None)

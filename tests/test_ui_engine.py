@@ -34,6 +34,10 @@ def test_chat_on_this_computer_from_the_start_page_to_unload(qtbot: QtBot, cairn
         assert account["default_model"] not in window.route_label.text()
         indicator = window.panel.engine
         assert indicator.isHidden()  # nothing has run yet
+        short = run.app.local.builtin_account().model_copy(update={"max_output_tokens": 8})  # type: ignore[union-attr]
+        done: list[object] = []
+        window.client.run_on_core(lambda app: app.accounts.replace(short), done.append)  # a short reply, on any machine
+        qtbot.waitUntil(lambda: bool(done), timeout=SLOW)
         type_and_send(qtbot, window, "Hello there")
         qtbot.waitUntil(lambda: len(window.chat.model_rows().messages) >= 2 and idle(window), timeout=SLOW)
         qtbot.waitUntil(lambda: indicator.isVisible() and "MiB" in indicator.label.text(), timeout=SLOW)
@@ -120,3 +124,29 @@ def test_switching_the_built_in_model_asks_first(
         bar.models.setCurrentIndex(index)
         bar.models.activated.emit(index)
         assert chosen == [default.sha256]
+
+
+def test_the_models_tab_downloads_a_model_by_its_address(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:
+    from tests.test_downloads import ModelServer
+
+    server = ModelServer(gemma_like(tmp_path / "source.gguf").read_bytes())
+    try:
+        with running_cairn(cairn_paths) as run:
+            dialog = open_settings(qtbot, run.window)
+            dialog.tabs.setCurrentWidget(dialog.models)
+            box = dialog.models.downloads
+            qtbot.waitUntil(lambda: box.choice.count() > 1, timeout=10_000)
+            assert "GB to run" in box.choice.itemText(0)  # a suggestion says what it takes
+            box.choice.setCurrentIndex(box.choice.count() - 1)
+            assert box.address.isEnabled()
+            box.address.setText("not an address")
+            box.start.click()
+            qtbot.waitUntil(lambda: box.start.isEnabled() and "repository" in box.status.text(), timeout=10_000)
+            box.address.setText(f"{server.base}/files/tiny.gguf")
+            box.start.click()
+            qtbot.waitUntil(lambda: box.status.text().startswith("Downloaded Tiny Test"), timeout=10_000)
+            listed = dialog.models.list
+            qtbot.waitUntil(lambda: listed.count() == 1 and "Tiny Test" in listed.item(0).text(), timeout=10_000)
+            dialog.reject()
+    finally:
+        server.close()

@@ -6,7 +6,7 @@
 The key names the source and the flags (`desktop/engine/build_spec.py`), so a build made with
 other flags is never reused. A finished build is also kept in the user's cache folder under the
 same key, so another checkout of the same Cairn copies it instead of compiling again; an empty
-cache costs a full compile (about 18 minutes on 2 cores). Exit status 3 means the machine
+cache costs a full compile (7 to 20 minutes on 2 cores). Exit status 3 means the machine
 cannot build (no compiler or CMake): the message says what to install, and Cairn runs without
 the engine meanwhile.
 """
@@ -116,7 +116,7 @@ def compile_server(build: Path) -> None:
     jobs = str(os.cpu_count() or 2)
     command = ["cmake", "--build", str(build), "--target", spec.TARGET, "-j", jobs]
     started, shown = time.monotonic(), -1
-    say(f"compiling llama-server on {jobs} cores: this takes minutes (about 18 on 2 cores)")
+    say(f"compiling llama-server on {jobs} cores: this takes minutes (7 to 20 on 2 cores)")
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as child:
         assert child.stdout is not None
         tail: list[bytes] = []

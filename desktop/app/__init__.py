@@ -15,6 +15,7 @@ from desktop.app.cairn import CairnApp, open_cairn
 from desktop.app.chats import PAGE, ChatPage, OpenedChat
 from desktop.app.local_models import BUILTIN_ACCOUNT, BUILTIN_PROVIDER, LocalModels, ModelsOverview
 from desktop.app.message_checks import CONTINUE, MAX_MESSAGE_CHARS, InputRefused, decode_input, message_problem
+from desktop.app.model_downloads import DownloadPaused, ModelDownloads
 from desktop.app.models import LOCAL_PORTS, LocalServer
 from desktop.app.shared import NoRoute, NoSuchChat, TurnInProgress
 from desktop.app.snapshot import AccountView, AppSnapshot
@@ -24,6 +25,8 @@ from desktop.catalog.modelsdev import MODELS_DEV_URL
 from desktop.catalog.transport import CatalogError, ProviderPreset
 from desktop.compaction.compactor import CompactionFailed
 from desktop.compaction.policy import ContextFill, NothingToCompact, focus_problem
+from desktop.engine.curated import CuratedModel
+from desktop.engine.downloads import Download, DownloadError, Progress
 from desktop.engine.engine import EngineStatus
 from desktop.engine.library import LibraryError, ModelEntry
 from desktop.provider.errors import ProviderError
@@ -90,6 +93,10 @@ __all__ = [
     "CompactionFailed",
     "ConfigImportError",
     "ContextFill",
+    "CuratedModel",
+    "Download",
+    "DownloadError",
+    "DownloadPaused",
     "EngineStatus",
     "ImportPlan",
     "InputRefused",
@@ -100,6 +107,7 @@ __all__ = [
     "LocalServer",
     "McpServerSetting",
     "McpSettingsError",
+    "ModelDownloads",
     "ModelEntry",
     "ModelsOverview",
     "NoRoute",
@@ -109,6 +117,7 @@ __all__ = [
     "NothingToRetry",
     "OpenedChat",
     "ParkedCall",
+    "Progress",
     "ProviderError",
     "ProviderPreset",
     "RequestUsage",

@@ -23,6 +23,7 @@ from desktop.app.chat_options import ChatOptions
 from desktop.app.chats import Chats
 from desktop.app.local_models import LocalModels
 from desktop.app.mcp_servers import McpServers
+from desktop.app.model_downloads import ModelDownloads
 from desktop.app.models import Models
 from desktop.app.preferences import Preferences
 from desktop.app.shared import AppState
@@ -59,6 +60,7 @@ class CairnApp:
         self.models = Models(shared)
         self.mcp = McpServers(shared)
         self.local = LocalModels(shared)
+        self.downloads = ModelDownloads(shared)
 
     @property
     def settings(self) -> Settings:

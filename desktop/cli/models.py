@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from desktop.app import CairnApp, LibraryError, ModelEntry
+from desktop.app import CairnApp, DownloadError, LibraryError, ModelEntry
 from desktop.cli.common import CommandError, printable
+from desktop.cli.model_download import run_download
 
 __all__ = ["add_models_commands", "run_models"]
 
@@ -34,6 +35,16 @@ def add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
         settings.add_argument(f"--{option}", type=int, metavar="N")
     settings.add_argument("--template", metavar="FILE", help="a Jinja chat template for it ('none': its own again)")
     verbs.add_parser("remove", help="remove a model (its file too, when Cairn copied it)").add_argument("name")
+    verbs.add_parser("suggested", help="small chat models worth downloading")
+    fetch = verbs.add_parser("download", help="download a GGUF (resumes what an earlier try saved)")
+    fetch.add_argument(
+        "source", nargs="?", help="a web address, a Hugging Face owner/name with --file, or a suggestion"
+    )
+    fetch.add_argument("--file", help="the file in the Hugging Face repository")
+    fetch.add_argument("--sha256", help="the file's SHA-256, when you know it")
+    fetch.add_argument(
+        "--set-token", action="store_true", help="ask for a Hugging Face token and keep it in the keychain"
+    )
 
 
 def run_models(args: argparse.Namespace, app: CairnApp) -> int:
@@ -42,6 +53,10 @@ def run_models(args: argparse.Namespace, app: CairnApp) -> int:
             return _list(app)
         if args.verb == "add":
             return _add(app, args.file, copy=args.copy)
+        if args.verb == "suggested":
+            return _suggested(app)
+        if args.verb == "download":
+            return run_download(args, app)
         entry = _named(app, args.name)
         if args.verb == "use":
             app.local.choose_model(entry.sha256)
@@ -53,7 +68,7 @@ def run_models(args: argparse.Namespace, app: CairnApp) -> int:
         kept = f"; {freed / MIB:,.0f} MiB freed" if freed else f"; the file stays at {entry.file}"
         print(printable(f"Removed {entry.title}{kept}."))
         return 0
-    except LibraryError as exc:
+    except (LibraryError, DownloadError) as exc:
         raise CommandError(str(exc)) from exc
 
 
@@ -115,4 +130,17 @@ def _set(app: CairnApp, entry: ModelEntry, args: argparse.Namespace) -> int:
     plan = changed.plan()
     print(f"{changed.title}: {plan.context:,}-token context, {plan.threads} threads, batch {plan.batch}.")
     print("It takes effect the next time the engine loads the model (Unload, or another model, first).")
+    return 0
+
+
+def _suggested(app: CairnApp) -> int:
+    for model in app.downloads.curated():
+        tools = "tools" if model.tools_in_template else "no tools"
+        print(
+            printable(
+                f"{model.title}: about {model.approx_size_bytes / 1e9:,.1f} GB to download, "
+                f"{model.approx_memory_bytes / 1e9:,.1f} GB to run; {model.good_at} ({tools}; {model.license})"
+            )
+        )
+        print(printable(f"    cairn models download {model.repo} --file {model.file}"))
     return 0

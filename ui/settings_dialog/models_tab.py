@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from desktop.app import ModelEntry, ModelsOverview, problem_text
 from ui.bridge.core_client import CoreClient
+from ui.settings_dialog.model_download_box import DownloadBox
 from ui.settings_dialog.notes import quiet_note
 
 __all__ = ["ModelsTab", "model_lines"]
@@ -102,6 +103,8 @@ class ModelsTab(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         layout.addLayout(self._options())
+        self.downloads = DownloadBox(core, lambda entry: self._done(f"Added {entry.title}."))
+        layout.addWidget(self.downloads)
         layout.addLayout(self._saving())
         layout.addWidget(self.status)
 
@@ -165,7 +168,9 @@ class ModelsTab(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, entry.sha256)
             self.list.addItem(item)
         if not overview.models:
-            self.list.addItem("No models yet: “Chat on this computer” on the start page sets up the default one.")
+            empty = QListWidgetItem("No models yet: “Chat on this computer” on the start page sets up the default one.")
+            empty.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.list.addItem(empty)
         self.list.setCurrentRow(min(max(row, 0), self.list.count() - 1))
         engine = overview.status.words() if overview.built else "The built-in engine is not built: run `make engine`."
         self.engine.setText(engine)
