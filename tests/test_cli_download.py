@@ -10,7 +10,7 @@ import pytest
 from host.paths import CairnPaths
 from tests.cli_fixtures import cairn
 from tests.gguf_files import gemma_like
-from tests.test_downloads import ModelServer
+from tests.model_server import ModelServer
 
 
 @pytest.fixture

@@ -127,7 +127,7 @@ def test_switching_the_built_in_model_asks_first(
 
 
 def test_the_models_tab_downloads_a_model_by_its_address(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:
-    from tests.test_downloads import ModelServer
+    from tests.model_server import ModelServer
 
     server = ModelServer(gemma_like(tmp_path / "source.gguf").read_bytes())
     try:
