@@ -133,6 +133,21 @@ def test_the_second_turn_reuses_the_first_ones_prompt(world: World, chat: str) -
     assert 0 < read.seconds < 30
 
 
+def test_the_base_model_is_never_asked_for_a_title(world: World, chat: str) -> None:
+    """It would echo the chat back as its title; the first line of the first message stays."""
+    store = world.root.settings_store
+    store.change(auto_titles="free_routes")  # titles from the model on routes that cost nothing, as by default
+    try:
+        titled = CairnApp(world.root, titles=True)
+        assert titled.settings.auto_titles == "free_routes"
+        answers = world.root.local_engine.answers
+        assert world.run(titled.turns.auto_title(chat)) is None
+        assert world.root.local_engine.answers == answers  # no request was made
+    finally:
+        store.change(auto_titles="off")
+    assert titled.chats.record(chat).title == "Which flowers grow well in the shade?"  # type: ignore[union-attr]
+
+
 def test_a_saved_state_survives_a_restart_and_is_read_from_disk(world: World, chat: str) -> None:
     slots = world.root.slots
     world.run(slots.unload())  # saves the slot's chat, then stops the engine

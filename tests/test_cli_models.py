@@ -22,7 +22,7 @@ def test_a_model_is_added_listed_tuned_and_removed(cairn_paths: CairnPaths, tmp_
     assert "8,192-token context" in listed.stdout
     tuned = cairn("models", "set", "tiny", "--context", "2048", "--threads", "1")
     assert tuned.returncode == 0, tuned.stderr
-    assert "2,048-token context, 1 threads" in tuned.stdout
+    assert "2,048-token context · 1 thread · batch" in tuned.stdout
     index = json.loads((cairn_paths.data_dir / "models" / "models.json").read_text())
     assert (index["models"][0]["context"], index["models"][0]["threads"]) == (2048, 1)
     template = Path(__file__).with_name("engine_templates") / "chatml_tools.jinja"

@@ -193,7 +193,7 @@ async def test_a_model_that_does_not_fit_is_refused_before_loading(rig: Rig) -> 
 
 @pytest.mark.anyio
 async def test_a_missing_model_or_build_gets_a_sentence(rig: Rig, tmp_path: Path) -> None:
-    with pytest.raises(EngineError, match="not in Cairn's model library any more"):
+    with pytest.raises(EngineError, match=r"has no model '0+' in its library"):
         await rig.engine.endpoint("0" * 64)
     rig.model.file.unlink()
     with pytest.raises(EngineError, match="is gone"):

@@ -41,7 +41,8 @@ def test_chat_on_this_computer_from_the_start_page_to_unload(qtbot: QtBot, cairn
         type_and_send(qtbot, window, "Hello there")
         qtbot.waitUntil(lambda: len(window.chat.model_rows().messages) >= 2 and idle(window), timeout=SLOW)
         qtbot.waitUntil(lambda: indicator.isVisible() and "MiB" in indicator.label.text(), timeout=SLOW)
-        assert indicator.label.text().startswith("Engine: Gemma 3 270M")
+        assert indicator.label.text().startswith("Engine ")
+        assert "Gemma 3 270M" in indicator.label.toolTip()  # the model is in the route label beside it
         assert "reused" in indicator.label.text()
         assert indicator.unload.isVisible()
         assert run.app.root.local_engine.running
@@ -65,12 +66,15 @@ def test_the_models_tab_adds_tunes_and_removes_a_gguf(
         monkeypatch.setattr(
             "ui.settings_dialog.models_tab.QFileDialog.getOpenFileName", lambda *_a, **_k: (chosen[0], "")
         )
-        tab.ask_copy = lambda _path: True  # type: ignore[method-assign]
+        asked: list[str] = []
+        tab.ask_copy = lambda _path, facts: asked.append(facts) or True  # type: ignore[method-assign]
         tab.add_button.click()
         qtbot.waitUntil(lambda: "not a GGUF model file" in tab.status.text(), timeout=10_000)
+        assert asked == []  # a file that is not a model is refused before keep-or-copy is asked
         chosen[0] = str(source)
         tab.add_button.click()
         qtbot.waitUntil(lambda: tab.status.text() == "Added Tiny Test.", timeout=10_000)
+        assert asked == ["Tiny Test · gemma3 · 0M · Q4_K_M · 0 MiB"]  # what the file says it is, asked first
         qtbot.waitUntil(lambda: tab.list.count() == 1 and "Tiny Test" in tab.list.item(0).text(), timeout=10_000)
         assert "in Cairn's folder" in tab.list.item(0).text()
         assert "8,192-token context" in tab.list.item(0).text()
@@ -137,11 +141,12 @@ def test_the_models_tab_downloads_a_model_by_its_address(qtbot: QtBot, cairn_pat
             box = dialog.models.downloads
             qtbot.waitUntil(lambda: box.choice.count() > 1, timeout=10_000)
             assert "GB to run" in box.choice.itemText(0)  # a suggestion says what it takes
-            box.choice.setCurrentIndex(box.choice.count() - 1)
-            assert box.address.isEnabled()
+            assert "Hugging Face" in box.status.text()  # what the first suggestion is good at, and where it is from
             box.address.setText("not an address")
             box.start.click()
-            qtbot.waitUntil(lambda: box.start.isEnabled() and "repository" in box.status.text(), timeout=10_000)
+            qtbot.waitUntil(
+                lambda: box.start.isEnabled() and "owner/name/file.gguf" in box.status.text(), timeout=10_000
+            )
             box.address.setText(f"{server.base}/files/tiny.gguf")
             box.start.click()
             qtbot.waitUntil(lambda: box.status.text().startswith("Downloaded Tiny Test"), timeout=10_000)

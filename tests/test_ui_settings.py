@@ -130,7 +130,7 @@ def test_the_start_page_says_when_nothing_answers(qtbot: QtBot, cairn_paths: Cai
         page = run.window.start_page
         page.ports = {"ollama": 9}
         page.probe(run.window.client)
-        qtbot.waitUntil(lambda: "No local server" in page.local_title.text(), timeout=WAIT)
+        qtbot.waitUntil(lambda: "No other local server" in page.local_title.text(), timeout=WAIT)
 
 
 def test_the_skills_tab_lists_skills_and_reasons(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:

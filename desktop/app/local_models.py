@@ -89,6 +89,14 @@ class LocalModels:
         """Add a GGUF file; ``LibraryError`` says what is wrong with it."""
         return self._root.library.add(path, copy=copy)
 
+    def inspect(self, path: Path) -> str:
+        """What the GGUF file at ``path`` says it is, in words (``LibraryError`` when it is not
+        a model this engine runs): asked before the person chooses to keep or copy it."""
+        facts = self._root.library.check(path)
+        count = facts.parameters / 1e9
+        size = f"{count:.1f}B" if count >= 1 else f"{facts.parameters / 1e6:.0f}M"
+        return f"{facts.name} · {facts.architecture} · {size} · {facts.quantization} · {facts.size / 2**20:,.0f} MiB"
+
     def set_options(self, sha256: str, **options: int | None) -> ModelEntry:
         """Threads, context or batch for one model (``None``: the machine's choice); the engine
         uses them the next time it loads the model."""

@@ -18,6 +18,7 @@ from desktop.app.chat_options import ChatOptions
 from desktop.app.preferences import Preferences
 from desktop.app.shared import AppState, TurnInProgress
 from desktop.app.titles import auto_title, first_message_title
+from desktop.catalog.transport import BUILTIN_ENDPOINT
 from desktop.compaction.compactor import CompactionFailed
 from desktop.compaction.policy import NothingToCompact, focus_problem
 from desktop.provider.errors import ProviderError
@@ -153,6 +154,8 @@ class Turns:
         if not self._titles or view.route is None or account is None:
             return None
         route = view.route
+        if route.actual.base_url == BUILTIN_ENDPOINT and not root.library.chats(route.actual.model):
+            return None  # a base model would echo the chat back as its title
         return await auto_title(
             shared.journal, shared.states.get(session_id).rows, session_id, setting=shared.settings.auto_titles,
             route=route, redactor=root.redactor,

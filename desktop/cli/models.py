@@ -95,10 +95,7 @@ def _list(app: CairnApp) -> int:
         print(printable(f"{chosen} {entry.sha256[:12]}  {entry.describe()}"))
         print(printable(f"    {entry.file} ({where}); {tools}; licence {entry.license or 'not stated'}"))
         fits = "" if plan.fits else "  (does not fit in the memory free now)"
-        print(
-            f"    {plan.context:,}-token context, {plan.threads} threads, batch {plan.batch}; "
-            f"needs about {plan.needed / MIB:,.0f} MiB{fits}"
-        )
+        print(f"    {plan.describe()}; needs about {plan.needed / MIB:,.0f} MiB{fits}")
     print(app.local.status().words())
     return 0
 
@@ -128,7 +125,7 @@ def _set(app: CairnApp, entry: ModelEntry, args: argparse.Namespace) -> int:
         raise CommandError("Threads, context and batch are whole numbers of 1 or more (0: the machine's choice).")
     changed = app.local.set_options(entry.sha256, **{k: v or None for k, v in given.items()})
     plan = changed.plan()
-    print(f"{changed.title}: {plan.context:,}-token context, {plan.threads} threads, batch {plan.batch}.")
+    print(f"{changed.title}: {plan.describe()}.")
     print("It takes effect the next time the engine loads the model (Unload, or another model, first).")
     return 0
 

@@ -194,8 +194,9 @@ class Engine:
             entry = self.library.find(sha256)
             if entry is None:
                 raise EngineError(
-                    "The model this chat uses is not in Cairn's model library any more. Add it again in "
-                    "Settings → Models, or choose another model for the chat."
+                    f"The built-in engine has no model {sha256!r} in its library (a model the chat used was removed, "
+                    "or the name was typed). Choose one of its models in the route bar, or add a GGUF file in "
+                    "Settings → Models."
                 )
             try:
                 entry = self.library.verify(entry)

@@ -26,6 +26,7 @@ class KnownModel(BaseModel):
     chat_template: str | None = None  # a template Cairn ships, for files without one
     instructions_in_first_message: bool = False
     max_output_tokens: int | None = None
+    chat: bool = True  # False: a base model, which answers no request of Cairn's own (a title, say)
     note: str = ""
     license: str = ""
 

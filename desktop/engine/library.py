@@ -170,6 +170,12 @@ class ModelLibrary:
                 return matches[0]
         return None
 
+    def chats(self, key: str) -> bool:
+        """Whether the model answers like a chat model: not a base model Cairn knows as one."""
+        entry = self.find(key)
+        known = entry.known() if entry is not None else None
+        return known is None or known.chat
+
     # -- adding --------------------------------------------------------------------------------
 
     def add(self, path: Path, *, copy: bool = False, progress: Callable[[int], None] | None = None) -> ModelEntry:
@@ -190,6 +196,14 @@ class ModelLibrary:
         except LibraryError:
             copied.unlink(missing_ok=True)  # a copy the index cannot name would only fill the disk
             raise
+
+    def check(self, path: Path) -> ModelFacts:
+        """What the file at ``path`` says it is; ``LibraryError`` when it is not a model this
+        engine runs (nothing is added)."""
+        path = path.expanduser().absolute()
+        if not path.is_file():
+            raise LibraryError(f"{path} is not a file. Choose a .gguf model file.")
+        return self._checked(path)
 
     def _checked(self, path: Path) -> ModelFacts:
         try:

@@ -67,6 +67,10 @@ class LoadPlan:
     def fits(self) -> bool:
         return self.available is None or self.needed <= self.available
 
+    def describe(self) -> str:
+        threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
+        return f"{self.context:,}-token context · {threads} · batch {self.batch}"
+
     def refusal(self, name: str) -> str:
         return (
             f"{name} would need about {self.needed / MIB:,.0f} MiB of memory at a {self.context:,}-token context, and "

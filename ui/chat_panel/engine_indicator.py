@@ -42,9 +42,11 @@ class EngineIndicator(QWidget):
         if status.state == "stopped" and not status.note:
             self.hide()
             return
-        words = status.words() if status.state != "stopped" else "Engine: stopped"
-        if status.state == "ready" and status.read is not None:
-            words += f" · {status.read.words()}"
+        if status.state == "ready":
+            words = "Engine" + (f" {status.memory / 2**20:,.0f} MiB" if status.memory else "")
+            words += f" · {status.read.words()}" if status.read is not None else ""
+        else:
+            words = status.words() if status.state == "loading" else "Engine: stopped"
         self.label.setText(words)
         tip = [status.words()]
         if status.note and status.note not in tip:

@@ -15,6 +15,7 @@ from ui.chat_panel.route_bar import RouteBar
 from ui.chat_panel.shown_chat import ShownChat
 from ui.chat_panel.status_line import StatusLine
 from ui.chat_panel.welcome import Welcome
+from ui.message_list.display_message import MODEL_TITLES
 from ui.widgets.banners import Notice
 
 __all__ = ["RouteController"]
@@ -47,6 +48,7 @@ class RouteController(QObject):
     def refresh(self) -> None:
         """The route bar and the status bar's route, from the snapshot and the chat's route."""
         snapshot = self.core.snapshot
+        MODEL_TITLES.update(snapshot.model_titles)
         view = self.view if self.shown.session_id is not None else None
         if not self.bar.show_snapshot(snapshot, (view.account_id, view.model) if view else None):
             self.has_account.emit(False)

@@ -259,12 +259,18 @@ def attachments_html(attachments: list[ImagePart | FilePart], t: Tokens) -> str:
     return "".join(out)
 
 
+# Readable names of model ids that are not (the built-in engine's are SHA-256s), from the
+# core's snapshot: the route controller keeps it current.
+MODEL_TITLES: dict[str, str] = {}
+
+
 def _header(message: DisplayMessage, t: Tokens) -> str:
     """A quiet line above a reply: the model, and what state it is in. Your own messages have
     one only when something is wrong with them."""
     notes = []
     if message.model and message.kind == "assistant":
-        notes.append(html.escape(message.model.split("/", 1)[-1]))
+        named = MODEL_TITLES.get(message.model, message.model.split("/", 1)[-1])
+        notes.append(html.escape(named))
     if message.status == "interrupted":
         notes.append(f'<span style="color: {t.danger};">interrupted</span>')
     if message.status == "unsaved":

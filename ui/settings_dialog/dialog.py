@@ -60,7 +60,7 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.core = core
         self.setWindowTitle("Cairn settings")
-        self.resize(900, 620)
+        self.resize(1000, 660)
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Settings sections")
         self.accounts = AccountsTab(core)

@@ -21,13 +21,22 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from desktop.app import CairnApp, CuratedModel, Download, DownloadPaused, ModelEntry, Progress, problem_text
+from desktop.app import (
+    CairnApp,
+    CuratedModel,
+    Download,
+    DownloadError,
+    DownloadPaused,
+    ModelEntry,
+    Progress,
+    problem_text,
+)
 from ui.bridge.core_client import CoreClient
 
 __all__ = ["DownloadBox", "progress_words", "typed_request"]
 
 MIB = 1024 * 1024
-OTHER = "Another model: paste its address below"
+OTHER = "Another model: paste its address below"  # (an address typed below wins over a suggestion)
 
 
 def progress_words(progress: Progress) -> str:
@@ -45,6 +54,11 @@ def typed_request(app: CairnApp, typed: str) -> Download:
     if "://" in typed:
         return app.downloads.request(typed)
     repo, _, file = typed.rpartition("/")
+    if not typed or "/" not in repo:
+        raise DownloadError(
+            "Paste the web address of a .gguf file (https://…/model.gguf), or a Hugging Face repository and file "
+            "as owner/name/file.gguf; or choose a suggested model and leave the address empty."
+        )
     return app.downloads.request(repo, file=file)
 
 
@@ -62,7 +76,9 @@ class DownloadBox(QGroupBox):
         self.choice.setAccessibleName("Suggested models")
         self.address = QLineEdit()
         self.address.setAccessibleName("Model address")
-        self.address.setPlaceholderText("https://…/model.gguf, or owner/name/file.gguf on Hugging Face")
+        self.address.setPlaceholderText(
+            "or paste an address: https://…/model.gguf, or owner/name/file.gguf on Hugging Face"
+        )
         self.start = QPushButton("Download")
         self.pause = QPushButton("Pause")
         self.pause.setEnabled(False)
@@ -97,20 +113,23 @@ class DownloadBox(QGroupBox):
         self.curated = models
         self.choice.clear()
         for model in models:
-            tools = "tools" if model.tools_in_template else "no tools"
             self.choice.addItem(
                 f"{model.title} · about {model.approx_size_bytes / 1e9:,.1f} GB, "
-                f"{model.approx_memory_bytes / 1e9:,.1f} GB to run · {model.good_at} · {tools} · {model.license}"
+                f"{model.approx_memory_bytes / 1e9:,.1f} GB to run"
             )
         self.choice.addItem(OTHER)
         self._chosen(0)
 
     def _chosen(self, index: int) -> None:
-        self.address.setEnabled(index >= len(self.curated))
+        """What the suggestion is good at, its tools and licence, in the line below."""
+        if 0 <= index < len(self.curated) and self.file is None:
+            model = self.curated[index]
+            tools = "its template renders tool calls" if model.tools_in_template else "no tools"
+            self.status.setText(f"{model.good_at} ({tools}; {model.license}). A download from Hugging Face.")
 
     def _start(self) -> None:
         relay, index, typed = self._relay, self.choice.currentIndex(), self.address.text().strip()
-        chosen = self.curated[index] if 0 <= index < len(self.curated) else None
+        chosen = self.curated[index] if 0 <= index < len(self.curated) and not typed else None
 
         def heard(progress: Progress) -> None:  # on the core thread
             with contextlib.suppress(RuntimeError):  # the dialog is gone; the download goes on

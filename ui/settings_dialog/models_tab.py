@@ -51,10 +51,7 @@ def model_lines(entry: ModelEntry, overview: ModelsOverview) -> str:
     lines = [f"{entry.describe()}{chosen}", f"{where} · {tools} · licence {entry.license or 'not stated'}"]
     if plan is not None:
         fits = "" if plan.fits else " — more than is free now"
-        lines.append(
-            f"{plan.context:,}-token context · {plan.threads} threads · batch {plan.batch} · needs about "
-            f"{plan.needed / MIB:,.0f} MiB{fits}"
-        )
+        lines.append(f"{plan.describe()} · needs about {plan.needed / MIB:,.0f} MiB{fits}")
     return "\n".join(lines)
 
 
@@ -208,22 +205,32 @@ class ModelsTab(QWidget):
         name, _filter = QFileDialog.getOpenFileName(self, "Add a GGUF model", "", "GGUF models (*.gguf);;All files (*)")
         if not name:
             return
-        copy = self.ask_copy(Path(name))
-        if copy is None:
-            return
         path = Path(name)
         self.status.setText(f"Reading {path.name}…")
+        self.core.run_on_core(
+            lambda app: asyncio.to_thread(app.local.inspect, path),
+            lambda facts: self._add_read(path, facts),
+            self._failed,
+        )
+
+    def _add_read(self, path: Path, facts: str) -> None:
+        """The file is a model: keep it where it is or copy it in, then add it (hashed off the GUI thread)."""
+        copy = self.ask_copy(path, facts)
+        if copy is None:
+            self.status.setText("")
+            return
+        self.status.setText(f"Adding {path.name}…")
         self.core.run_on_core(
             lambda app: asyncio.to_thread(app.local.add, path, copy=copy),
             lambda entry: self._done(f"Added {entry.title}."),
             self._failed,
         )
 
-    def ask_copy(self, path: Path) -> bool | None:
+    def ask_copy(self, path: Path, facts: str) -> bool | None:
         """Keep the file where it is (``False``), copy it into Cairn's folder (``True``), or not add it."""
         box = QMessageBox(self)
         box.setWindowTitle("Add a model")
-        box.setText(f"Keep {path.name} where it is, or copy it into Cairn's models folder?")
+        box.setText(f"{facts}\n\nKeep {path.name} where it is, or copy it into Cairn's models folder?")
         box.setInformativeText("A kept file must stay where it is; a copy takes the disk space again.")
         keep = box.addButton("Keep it there", QMessageBox.ButtonRole.AcceptRole)
         copy = box.addButton("Copy into Cairn", QMessageBox.ButtonRole.AcceptRole)

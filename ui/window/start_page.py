@@ -4,6 +4,7 @@ presets, and local servers already running."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from desktop.app import LOCAL_PORTS, LocalServer
@@ -11,6 +12,7 @@ from ui.bridge.core_client import CoreClient
 
 __all__ = ["StartPage"]
 
+CARD_MIN, CARD_MAX = 320, 680  # the card's width, in pixels
 PROVIDERS = (("deepseek", "DeepSeek"), ("openai", "OpenAI"), ("openrouter", "OpenRouter"))
 
 
@@ -36,10 +38,10 @@ class StartPage(QWidget):
         buttons = self._account_buttons()
         self.local_title = QLabel("Looking for local servers (Ollama, LM Studio, llama.cpp)…")
         self.local_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.local_title.setWordWrap(True)
         self.local_list = QVBoxLayout()
-        card = QFrame()  # the page's content, centred and no wider than reads well
+        self.card = card = QFrame()  # the page's content, centred and no wider than reads well
         card.setObjectName("Card")
-        card.setMaximumWidth(680)
         layout = QVBoxLayout(card)
         layout.setContentsMargins(32, 32, 32, 32)
         layout.setSpacing(14)
@@ -94,6 +96,20 @@ class StartPage(QWidget):
         self.or_label = QLabel("Or use a provider's models with an account:")
         self.or_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_text()
+
+    def _fit_text(self) -> None:
+        """The card as wide as reads well and fits, and each wrapped line as tall as its text
+        needs at that width (a centred card is otherwise as wide as its hint, and a wrapped
+        label laid out for another width is clipped)."""
+        width = max(CARD_MIN, min(CARD_MAX, self.width() - 48))
+        self.card.setFixedWidth(width)
+        for label in self.card.findChildren(QLabel):
+            if label.wordWrap():
+                label.setMinimumHeight(label.heightForWidth(width - 64))
+
     def probe(self, core: CoreClient) -> None:
         """Ask the core which local servers answer on ``ports``, and show them; and whether
         this computer has the built-in engine."""
@@ -112,9 +128,11 @@ class StartPage(QWidget):
             if widget is not None:
                 widget.deleteLater()
         if not servers:
-            self.local_title.setText("No local server is answering on this computer right now.")
+            self.local_title.setText("No other local server (Ollama, LM Studio, llama.cpp) is answering right now.")
+            self._fit_text()
             return
         self.local_title.setText("Local servers answering on this computer:")
+        self._fit_text()
         for server in servers:
             row = QWidget()
             line = QHBoxLayout(row)
@@ -139,6 +157,8 @@ class StartPage(QWidget):
                 "Cairn's built-in engine is not built on this computer: run `make engine` in Cairn's folder "
                 "(it needs a C++ compiler and CMake; on Debian or Ubuntu: sudo apt install build-essential cmake)."
             )
+        self._fit_text()
 
     def show_builtin_problem(self, problem: str) -> None:
         self.builtin_note.setText(problem)
+        self._fit_text()
