@@ -39,7 +39,7 @@ unit: $(VENV)/.installed-dev
 	$(COMPILE) tests
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
-bench: $(VENV)/.installed-dev
+bench: $(VENV)/.installed-dev engine
 	$(COMPILE)
 	$(BIN)/python -m benchmarks.journal_append
 	$(BIN)/python -m benchmarks.adapter_throughput
@@ -51,6 +51,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.compaction_cost
 	$(BIN)/python -m benchmarks.versions_speed
 	$(BIN)/python -m benchmarks.math_render
+	$(BIN)/python -m benchmarks.local_engine
 
 $(VENV)/.created:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Cairn needs Python 3.11 or newer; set PYTHON=python3.11")'

@@ -85,6 +85,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     try:
         yield world
     finally:
+        world.run(root.slots.close())  # the app was never started, so its close leaves the engine to us
         world.run(app.close())
         root.close()
         loop.close()

@@ -116,6 +116,7 @@ async def test_first_use_starts_a_private_server_and_unload_stops_it(rig: Rig) -
     record = json.loads(rig.engine.record.read_text())
     assert record["pid"] == rig.engine.process.pid  # type: ignore[union-attr]
     assert record["start_time"] == _start_time(record["pid"])
+    assert os.getpgid(record["pid"]) != os.getpgid(0)  # a Ctrl-C in Cairn's terminal does not reach it
     assert rig.engine.status().state == "ready"
     assert rig.engine.status().memory
     assert [c.state for c in rig.changes] == ["loading", "ready"]

@@ -125,6 +125,9 @@ class EngineProcess:
                 cwd=self.launch.workdir,  # an empty folder: the engine also looks for CPU libraries here
                 env=env,
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+                # Its own session: a Ctrl-C in Cairn's terminal is Cairn's to handle, and Cairn then
+                # saves the chat before it stops the engine (the engine would otherwise stop first).
+                start_new_session=True,
             )
         self.started_at = time.monotonic()
         self._record()

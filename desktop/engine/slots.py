@@ -208,7 +208,11 @@ class SlotKeeper:
         try:
             await asyncio.wait_for(self.save_now(), CLOSE_WAIT)
         except TimeoutError:
-            log.warning("an answer was still in flight at closing; its conversation was not saved")
+            log.warning(
+                "the engine's chat could not be saved within %.0f s (an answer still in flight, or the engine not "
+                "answering); the next message reads that chat again",
+                CLOSE_WAIT,
+            )
 
 
 def _messages(body: dict[str, Any]) -> list[Any]:
