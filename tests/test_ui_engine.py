@@ -13,6 +13,8 @@ from pytestqt.qtbot import QtBot
 from host.paths import CairnPaths
 from tests.gguf_files import gemma_like
 from tests.ui_fixtures import idle, open_settings, running_cairn, type_and_send
+from ui.message_list.display_message import header_line
+from ui.widgets.theme import tokens_of
 
 SLOW = 120_000  # ms: the first message starts the engine and reads the default model
 
@@ -40,6 +42,10 @@ def test_chat_on_this_computer_from_the_start_page_to_unload(qtbot: QtBot, cairn
         qtbot.waitUntil(lambda: bool(done), timeout=SLOW)
         type_and_send(qtbot, window, "Hello there")
         qtbot.waitUntil(lambda: len(window.chat.model_rows().messages) >= 2 and idle(window), timeout=SLOW)
+        reply = window.chat.model_rows().messages[-1]
+        header = header_line(reply, tokens_of(window))
+        assert "Gemma 3 270M" in header  # the reply is headed by the model's name
+        assert account["default_model"] not in header
         qtbot.waitUntil(lambda: indicator.isVisible() and "MiB" in indicator.label.text(), timeout=SLOW)
         assert indicator.label.text().startswith("Engine ")
         assert "Gemma 3 270M" in indicator.label.toolTip()  # the model is in the route label beside it

@@ -27,11 +27,13 @@ from ui.widgets.theme import Tokens
 __all__ = [
     "ATTACHMENT_URL",
     "FILE_ICON_URL",
+    "MODEL_TITLES",
     "THUMB",
     "Action",
     "DisplayMessage",
     "Kind",
     "attachments_html",
+    "header_line",
     "message_actions",
     "message_html",
     "shown_time",
@@ -188,7 +190,7 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
         return approval_html(message.approval, palette), []
 
     parts = []
-    header = _header(message, t) if message.kind != "tool" else ""  # a tool result's card has its own title
+    header = header_line(message, t) if message.kind != "tool" else ""  # a tool result's card has its own title
     if header:
         parts.append(f'<p style="margin-bottom: 6px;">{header}</p>')
     if message.reasoning:
@@ -264,12 +266,13 @@ def attachments_html(attachments: list[ImagePart | FilePart], t: Tokens) -> str:
 MODEL_TITLES: dict[str, str] = {}
 
 
-def _header(message: DisplayMessage, t: Tokens) -> str:
+def header_line(message: DisplayMessage, t: Tokens) -> str:
     """A quiet line above a reply: the model, and what state it is in. Your own messages have
     one only when something is wrong with them."""
     notes = []
     if message.model and message.kind == "assistant":
-        named = MODEL_TITLES.get(message.model, message.model.split("/", 1)[-1])
+        model = message.model.split("/", 1)[-1]  # the route key is provider/model
+        named = MODEL_TITLES.get(model, model)
         notes.append(html.escape(named))
     if message.status == "interrupted":
         notes.append(f'<span style="color: {t.danger};">interrupted</span>')

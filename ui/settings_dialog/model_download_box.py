@@ -88,6 +88,7 @@ class DownloadBox(QGroupBox):
         self.bar.hide()
         self.status = QLabel("Suggested models are downloads from Hugging Face; each says what it is good at.")
         self.status.setWordWrap(True)
+        self.status.setMinimumHeight(2 * self.status.fontMetrics().lineSpacing() + 4)  # two lines, never clipped
         self.status.setAccessibleName("Download status")
         row = QHBoxLayout()
         for widget in (self.start, self.pause, self.token):
