@@ -246,3 +246,21 @@ def test_the_engine_dies_with_cairn(tmp_path: Path) -> None:
     while _start_time(pid) == started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _start_time(pid) != started
+
+
+def test_a_saved_states_index_naming_a_path_is_not_trusted(tmp_path: Path) -> None:
+    from desktop.engine.states import SavedStates
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    folder = tmp_path / "slots"
+    folder.mkdir()
+    entry = {
+        "file": "../victim.txt", "prefix": "p", "messages": 1, "model": "m", "build": "b", "context": 1,
+        "cache_type": "f16", "attention": "full", "sha256": "0", "size": 7, "saved_at": 0, "used_at": 0,
+    }  # fmt: skip
+    (folder / "states.json").write_text(json.dumps({"version": 1, "states": [entry]}))
+    states = SavedStates(folder, budget=0)
+    assert states.states() == []  # the whole index is unreadable: a damaged index is started afresh
+    states.set_budget(0)
+    assert victim.read_text() == "keep me"

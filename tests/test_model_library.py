@@ -156,3 +156,12 @@ def test_a_plan_that_does_not_fit_gives_its_figures() -> None:
     assert "Big would need about 2,352 MiB" in words
     assert "1,024 MiB free" in words
     assert plan_load(10, None, 1000, context=50_000, available=None).context == 1000
+
+
+def test_an_index_that_claims_a_file_elsewhere_never_gets_it_deleted(library: ModelLibrary, tmp_path: Path) -> None:
+    entry = library.add(gemma_like(tmp_path / "mine.gguf"), copy=True)
+    precious = gemma_like(tmp_path / "precious.gguf", **{"general.name": "Precious"})
+    index = library.folder / "models.json"
+    index.write_text(index.read_text().replace(str(entry.file), str(precious)))
+    library.remove(entry.sha256)
+    assert precious.exists()

@@ -328,7 +328,7 @@ class ModelLibrary:
         if entry is None:
             raise LibraryError("That model is not in the library.")
         freed = 0
-        if entry.owned:
+        if entry.owned and entry.file.parent == self.folder:  # never a file elsewhere, whatever the index says
             try:
                 freed = entry.file.stat().st_size
                 entry.file.unlink()

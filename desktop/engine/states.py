@@ -66,7 +66,7 @@ class EngineFacts:
 class SavedState(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    file: str
+    file: str = Field(pattern=r"^[0-9a-f]{32}\.state$")  # a name of ours, never a path
     prefix: str  # prefix_hash of what it read
     messages: int  # how many messages that prefix holds
     model: str
