@@ -73,7 +73,7 @@ $(VENV)/.installed-package: $(VENV)/.installed-dev pyproject.toml
 
 # The Linux packages (.deb, portable .tar.gz, an AppDir for appimagetool) into dist/;
 # packaging/README.md has the Windows and macOS recipes. Takes a few minutes.
-package: $(VENV)/.installed-package
+package: $(VENV)/.installed-package engine
 	$(BIN)/python packaging/build.py
 
 # The release check: unpack the .deb into a temporary root and run the frozen Cairn.

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.engine.library import ModelLibrary
 from desktop.loopback import LoopbackProvider, Reply
 from host.paths import CairnPaths
 
@@ -107,6 +108,23 @@ def test_a_chat_through_the_frozen_cli_streams_a_reply(root: Path) -> None:
         assert chat.stdout.strip() == "Stacked stones mark the way."
         assert provider.requests[-1].body["stream"] is True
         assert provider.requests[-1].body["messages"][-1]["content"] == "What is a cairn?"
+
+
+def test_the_frozen_cairn_carries_the_built_in_engine_and_chats_on_it(root: Path, tmp_path: Path) -> None:
+    """The .deb's Cairn runs its own engine: no compiler, no checkout. The model is not carried
+    (an installer would download it): the default one is added from a file, as a person would."""
+    model = ModelLibrary(tmp_path / "models").default_model()
+    assert model is not None, "the default model's package is not installed (make test installs it)"
+    added = cairn(root, "models", "add", str(model.file))
+    assert added.returncode == 0, added.stderr
+    listed = cairn(root, "models", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "not built" not in listed.stdout
+    engine = root / "opt" / "cairn" / "_internal" / "engine"
+    assert (engine / "llama-server").stat().st_mode & 0o111  # still a program after the copy
+    chat = cairn(root, "chat", "--account", "built-in", "Hello")
+    assert chat.returncode == 0, chat.stderr
+    assert chat.stdout.strip()
 
 
 # -- the keychain ------------------------------------------------------------------------
