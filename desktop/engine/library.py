@@ -271,11 +271,15 @@ class ModelLibrary:
 
     def set_options(self, sha: str, **options: int | None) -> ModelEntry:
         """Threads, context or batch for one model (``None``: the machine's choice)."""
+        return self._update(sha, dict(options))
+
+    def _update(self, sha: str, update: dict[str, object]) -> ModelEntry:
+        """One entry changed in the index, the rest as they are."""
         index = self._load()
         entry = next((m for m in index.models if m.sha256 == sha), None)
         if entry is None:
             raise LibraryError("That model is no longer in the library.")
-        changed = entry.model_copy(update=options)
+        changed = entry.model_copy(update=update)
         index.models = [changed if m.sha256 == sha else m for m in index.models]
         self._save(index)
         return changed
@@ -294,14 +298,7 @@ class ModelLibrary:
                     f"Cairn could not read the template {template}: {exc}. Choose a .jinja file."
                 ) from exc
             update = {"template_file": str(template.absolute()), "template_tools": "tools" in text}
-        index = self._load()
-        entry = next((m for m in index.models if m.sha256 == sha), None)
-        if entry is None:
-            raise LibraryError("That model is no longer in the library.")
-        changed = entry.model_copy(update=update)
-        index.models = [changed if m.sha256 == sha else m for m in index.models]
-        self._save(index)
-        return changed
+        return self._update(sha, update)
 
     # -- checking, removing ----------------------------------------------------------------------
 
