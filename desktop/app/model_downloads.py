@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from desktop.app.shared import AppState
 from desktop.engine.curated import CuratedModel, curated_models
-from desktop.engine.downloads import Download, DownloadError, Progress, discard, download
+from desktop.engine.downloads import Download, DownloadError, Progress, download
 from desktop.engine.library import ModelEntry
 
 __all__ = ["HUB_ENTRY", "DownloadPaused", "ModelDownloads"]
@@ -55,9 +55,6 @@ class ModelDownloads:
         self._root.redactor.add(token)
         self._root.secrets.set(HUB_ENTRY, token.strip(), memory_only=memory_only)
 
-    def has_token(self) -> bool:
-        return self.token() is not None
-
     # -- downloading -----------------------------------------------------------------------------
 
     async def fetch(self, request: Download, progress: Callable[[Progress], None] | None = None) -> ModelEntry:
@@ -87,10 +84,3 @@ class ModelDownloads:
             return False
         self._paused.add(file)
         return task.cancel()
-
-    def downloading(self) -> list[str]:
-        return list(self._running)
-
-    def discard(self, request: Download) -> None:
-        """Give up a paused download: what arrived is deleted."""
-        discard(request, self._root.library)

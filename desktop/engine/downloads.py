@@ -392,7 +392,7 @@ def _landed(request: Download, library: ModelLibrary, part: _Partial) -> ModelEn
         raise DownloadError(f"Cairn could not name {request.file}: {exc.strerror or exc}. Try again.") from exc
     part.sidecar.unlink(missing_ok=True)
     try:
-        return library.add(target)
+        return library.add(target, sha256=sha)  # hashed as it arrived: not read again
     except LibraryError as exc:  # an architecture the engine does not run, or an index it cannot write
         if not here:
             target.unlink(missing_ok=True)  # a file the library does not name would only fill the disk

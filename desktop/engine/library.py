@@ -178,13 +178,21 @@ class ModelLibrary:
 
     # -- adding --------------------------------------------------------------------------------
 
-    def add(self, path: Path, *, copy: bool = False, progress: Callable[[int], None] | None = None) -> ModelEntry:
-        """Add the GGUF file at ``path`` (copied into the models folder when ``copy``)."""
+    def add(
+        self,
+        path: Path,
+        *,
+        copy: bool = False,
+        progress: Callable[[int], None] | None = None,
+        sha256: str | None = None,
+    ) -> ModelEntry:
+        """Add the GGUF file at ``path`` (copied into the models folder when ``copy``).
+        ``sha256``: the file's hash when the caller has just taken it (a download has)."""
         path = path.expanduser().absolute()
         if not path.is_file():
             raise LibraryError(f"{path} is not a file. Choose a .gguf model file.")
         facts = self._checked(path)
-        sha = sha256_file(path, progress)
+        sha = sha256 or sha256_file(path, progress)
         if not copy or path.parent == self.folder:
             return self._remember(facts, sha, path, owned=path.parent == self.folder)
         earlier = next((m for m in self.models() if m.sha256 == sha), None)

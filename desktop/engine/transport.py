@@ -91,17 +91,16 @@ class EngineTransport(httpx.AsyncBaseTransport):
             raise EngineUnavailable(str(exc)) from exc
         if body is None:
             return await self._send(request, live)
-        done = _once(lambda read: self._keeper.finish(self._model, body, read))
         try:
             response = await self._send(request, live)
         except BaseException:
-            done(None)
+            self._keeper.finish(self._model, body)
             raise
         assert isinstance(response.stream, httpx.AsyncByteStream)
         return httpx.Response(
             response.status_code,
             headers=response.headers,
-            stream=_Finishing(response.stream, done),
+            stream=_Finishing(response.stream, lambda read: self._keeper.finish(self._model, body, read)),
             extensions=response.extensions,
         )
 
@@ -126,15 +125,3 @@ def _chat_body(request: httpx.Request) -> dict[str, Any] | None:
     except (ValueError, httpx.RequestNotRead):
         return None
     return body if isinstance(body, dict) else None
-
-
-def _once(action: Callable[[ReadFigures | None], None]) -> Callable[[ReadFigures | None], None]:
-    called = False
-
-    def run(read: ReadFigures | None) -> None:
-        nonlocal called
-        if not called:
-            called = True
-            action(read)
-
-    return run
