@@ -13,7 +13,7 @@ from ui.bridge.core_client import CoreClient
 from ui.chat_panel.chat_opener import ChatOpener
 from ui.chat_panel.composer import Composer
 from ui.chat_panel.shown_chat import ShownChat
-from ui.window.export_name import export_folder, file_name
+from ui.widgets.export_name import export_folder, file_name
 from ui.window.sidebar import Sidebar
 
 __all__ = ["ChatListActions"]
