@@ -4,11 +4,13 @@ answered, faults injected where the reply asks for one, every request recorded."
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import socket
 import struct
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
@@ -295,31 +297,10 @@ class ChatHandler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 0, "model": body.get("model")}
-
-        def delta(d: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {**base, "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
-
-        events: list[dict[str, Any] | str] = [delta({"role": "assistant", "content": ""})]
-        step = max(reply.chunk_chars, 1)
-        events += [
-            delta({"reasoning_content": reply.reasoning[i : i + step]}) for i in range(0, len(reply.reasoning), step)
-        ]
-        events += [delta({"content": reply.text[i : i + step]}) for i in range(0, len(reply.text), step)]
-        for index, (call_id, name, args) in enumerate(reply.tool_calls):
-            head = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
-            events.append(delta({"tool_calls": [head]}))
-            events += [
-                delta({"tool_calls": [{"index": index, "function": {"arguments": args[i : i + step]}}]})
-                for i in range(0, len(args), step)
-            ]
+        include_usage = self.owner.stream_usage and bool((body.get("stream_options") or {}).get("include_usage"))
+        # Made as they are sent: a 2 MB reply a character at a time is two million events.
+        events = _events(base, reply, self._finish(reply), usage if include_usage else None)
         fault = reply.fault
-        if fault is not None and fault.kind == "error_body":
-            events = [events[0], json.dumps({"error": {"message": "The upstream provider failed.", "code": 502}})]
-        events.append(delta({}, self._finish(reply)))
-        if self.owner.stream_usage and (body.get("stream_options") or {}).get("include_usage"):
-            events.append({**base, "choices": [], "usage": usage})
-        events.append("[DONE]")
-
         for position, event in enumerate(events):
             if fault is not None and position == fault.after_chunks:
                 if fault.kind == "disconnect":
@@ -331,7 +312,7 @@ class ChatHandler(BaseHTTPRequestHandler):
                 if fault.kind == "stall":
                     time.sleep(fault.seconds)
                 if fault.kind == "trickle":
-                    self._trickle(events[position:], fault.seconds)
+                    self._trickle(itertools.chain([event], events), fault.seconds)
                     return
                 if fault.kind == "malformed_chunk":
                     self._chunk(b"data: {this is not json}\n\n")
@@ -343,7 +324,7 @@ class ChatHandler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def _trickle(self, events: list[dict[str, Any] | str], pause: float) -> None:
+    def _trickle(self, events: Iterable[dict[str, Any] | str], pause: float) -> None:
         """Send ``events`` one byte at a time, ``pause`` seconds apart, until done or the
         client hangs up."""
         rest = b"".join(f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n".encode() for e in events)
@@ -367,3 +348,32 @@ class ChatHandler(BaseHTTPRequestHandler):
         self.close_connection = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
+
+
+def _events(
+    base: dict[str, Any], reply: Reply, finish: str, usage: dict[str, Any] | None
+) -> Iterator[dict[str, Any] | str]:
+    """A streamed reply's events in order: the role, reasoning, text and tool calls in pieces of
+    ``reply.chunk_chars``, the finish, the usage when asked for, and ``[DONE]``."""
+
+    def delta(d: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
+
+    yield delta({"role": "assistant", "content": ""})
+    if reply.fault is not None and reply.fault.kind == "error_body":
+        yield json.dumps({"error": {"message": "The upstream provider failed.", "code": 502}})
+    else:
+        step = max(reply.chunk_chars, 1)
+        for i in range(0, len(reply.reasoning), step):
+            yield delta({"reasoning_content": reply.reasoning[i : i + step]})
+        for i in range(0, len(reply.text), step):
+            yield delta({"content": reply.text[i : i + step]})
+        for index, (call_id, name, args) in enumerate(reply.tool_calls):
+            head = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+            yield delta({"tool_calls": [head]})
+            for i in range(0, len(args), step):
+                yield delta({"tool_calls": [{"index": index, "function": {"arguments": args[i : i + step]}}]})
+    yield delta({}, finish)
+    if usage is not None:
+        yield {**base, "choices": [], "usage": usage}
+    yield "[DONE]"

@@ -81,11 +81,34 @@ ReplyEvent = TextDelta | ReasoningDelta | ToolCallDelta | Finished
 StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Waiting | Finished
 
 
+class _Pieces:
+    """Text arriving in pieces, kept compact: a 2 MB reply sent a character at a time would
+    otherwise hold two million references until the end. Every ``JOINED`` pieces are joined."""
+
+    JOINED = 1024
+
+    def __init__(self) -> None:
+        self._chunks: list[str] = []
+        self._recent: list[str] = []
+
+    def append(self, piece: str) -> None:
+        self._recent.append(piece)
+        if len(self._recent) >= self.JOINED:
+            self._chunks.append("".join(self._recent))
+            self._recent.clear()
+
+    def __bool__(self) -> bool:
+        return bool(self._chunks or self._recent)
+
+    def text(self) -> str:
+        return "".join(self._chunks) + "".join(self._recent)
+
+
 @dataclass
 class _PendingCall:
     call_id: str = ""
     name: str = ""
-    arguments: list[str] = field(default_factory=list)
+    arguments: _Pieces = field(default_factory=_Pieces)
 
 
 class ReplyAssembler:
@@ -94,8 +117,8 @@ class ReplyAssembler:
 
     def __init__(self, model_key: str) -> None:
         self.model_key = model_key
-        self._text: list[str] = []
-        self._reasoning: list[str] = []
+        self._text = _Pieces()
+        self._reasoning = _Pieces()
         self._calls: dict[int, _PendingCall] = {}
 
     def add(self, event: StreamEvent) -> None:
@@ -121,9 +144,9 @@ class ReplyAssembler:
         """
         parts: list[Part] = []
         if self._reasoning:
-            parts.append(ReasoningPart(text="".join(self._reasoning), model=self.model_key))
+            parts.append(ReasoningPart(text=self._reasoning.text(), model=self.model_key))
         if self._text:
-            parts.append(TextPart(text="".join(self._text)))
+            parts.append(TextPart(text=self._text.text()))
         seen: set[str] = set()
         for index in sorted(self._calls):
             call = self._calls[index]
@@ -151,7 +174,7 @@ _ESCAPE = re.compile(r"\\\\|\\u(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|\\ud[
 def _tool_call(call: _PendingCall) -> ToolCallPart:
     if not call.call_id or not call.name:
         raise MalformedResponse("The model sent a tool call without an id or a name. Retry the reply.")
-    text = "".join(call.arguments).strip() or "{}"
+    text = call.arguments.text().strip() or "{}"
     if "\\u" in text:
         # json.loads turns an escaped lone surrogate into a string no UTF-8 journal can hold.
         text = _ESCAPE.sub(_pair_or_replacement, text)

@@ -2,7 +2,8 @@
 
 The GUI thread never waits on the core. It submits work (``submit``) and gets the result,
 or the error, back as a queued Qt signal on its own thread. Runtime events arrive the same
-way. If the loop thread dies, ``crashed`` says so instead of leaving a frozen window.
+way, through an ``Outbox`` that joins a streaming reply's many small pieces. If the loop
+thread dies, ``crashed`` says so instead of leaving a frozen window.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import TypeVar, cast, overload
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from ui.bridge.outbox import Outbox
+
 __all__ = ["CoreThread", "Failed"]
 
 log = logging.getLogger(__name__)
@@ -32,12 +35,15 @@ class CoreThread(QObject):
     reported = Signal(object)  # anything the core reports (SessionEvent, ...)
     crashed = Signal(str)
     _finished = Signal(object, object)  # a settled future, and what to do with it on the GUI thread
+    _waiting = Signal()  # events wait in the outbox
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="cairn-core", daemon=True)
         self._finished.connect(self._deliver)
+        self._outbox = Outbox()
+        self._waiting.connect(self._report)
         self.alive = True
 
     def start(self) -> None:
@@ -136,7 +142,13 @@ class CoreThread(QObject):
 
     def emit_event(self, event: object) -> None:
         """For the core side: hand an event to the GUI thread."""
-        self.reported.emit(event)
+        if self._outbox.put(event):
+            self._waiting.emit()
+
+    @Slot()
+    def _report(self) -> None:
+        for event in self._outbox.take():
+            self.reported.emit(event)
 
     @Slot(object, object)
     def _deliver(self, settled: object, deliver: Callable[[object], None]) -> None:
