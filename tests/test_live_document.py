@@ -137,3 +137,46 @@ def test_list_numbers_never_go_back_while_a_reply_streams(data: st.DataObject) -
         settled = before[:-1]
         assert after[: len(settled)] == settled, (before, after)
     assert shown[-1] == ordered_markers(full_document(text))
+
+
+# -- long blocks: shown plain, grown a line at a time ---------------------------------------
+
+
+HEADER_TEXT = "Assistant\n"
+
+
+def grown_then_whole(text: str, step: int) -> LiveDocument:
+    """A body alone (as the chat view grows one), fed in pieces of ``step``."""
+    live = LiveDocument("", font=QFont(), width=WIDTH, dark=False, owner=object())
+    for version, end in enumerate([*range(step, len(text), step), len(text)]):
+        live.update(text[:end], version)
+    return live
+
+
+def test_a_long_code_block_grows_plain_and_copies_exactly() -> None:
+    code = "\n".join(f"value_{n} = compute({n})  # line {n}" for n in range(600))
+    text = f"Here it is.\n\n```python\n{code}\n```\n\nThat is all."
+    live = grown_then_whole(text, 97)
+    assert live.all_code_blocks() == [code]
+    full = full_document(text)
+    assert HEADER_TEXT + live.plain_text() == full.toPlainText()
+    assert "value_599 = compute(599)" in live.plain_text()
+    assert sum(part.blockCount() for part in live.parts) > 600  # a block a line: each line grows on its own
+
+
+def test_a_closing_fence_that_arrives_in_pieces_leaves_no_marks() -> None:
+    code = "\n".join(f"row {n}" for n in range(1500))
+    text = f"```\n{code}\n```\n"
+    live = LiveDocument("", font=QFont(), width=WIDTH, dark=False, owner=object())
+    for version, end in enumerate(range(1, len(text) + 1)):
+        live.update(text[:end], version)
+    assert live.all_code_blocks() == [code]
+    assert not live.plain_text().rstrip().endswith("`")
+
+
+def test_a_long_paragraph_is_shown_as_plain_lines() -> None:
+    text = "\n".join(f"2026-12-03 13:53:{n % 60:02d} INFO request {n} served" for n in range(400)) + "\n\nDone."
+    live = grown_then_whole(text, 333)
+    full = full_document(text)
+    assert HEADER_TEXT + live.plain_text() == full.toPlainText()
+    assert live.plain_text().endswith("request 399 served\nDone.")

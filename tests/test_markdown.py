@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF, QTextDocument, QTextFormat, QTextFrame, QTextTable
 
 from tests.markdown_docs import WIDTH, anchors, blocks, fragments, full_document
-from ui.message_list.markdown import LIST_INDENT, palette, render_markdown, split_blocks
+from ui.message_list.markdown import LIST_INDENT, palette, render_markdown
+from ui.message_list.markdown_blocks import split_blocks
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

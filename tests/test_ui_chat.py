@@ -13,6 +13,7 @@ from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import WAIT, add_loopback_account, idle, kinds, running_cairn, type_and_send
+from ui.message_list.message_documents import StackedDocument
 from ui.message_list.message_model import MESSAGE_ROLE
 from ui.window.main_window import MainWindow
 
@@ -71,20 +72,22 @@ def test_clicking_a_link_in_a_message_acts_on_it(
         assert message.reasoning_open
 
 
-def find_anchor(document, href: str) -> QPointF:
-    block = document.begin()
-    while block.isValid():
-        iterator = block.begin()
-        while not iterator.atEnd():
-            fragment = iterator.fragment()
-            if fragment.charFormat().anchorHref() == href:
-                layout = block.layout()
-                line = layout.lineForTextPosition(fragment.position() - block.position())
-                x = line.cursorToX(fragment.position() - block.position())[0]
-                origin = document.documentLayout().blockBoundingRect(block).topLeft()
-                return QPointF(origin.x() + x + 3, origin.y() + line.y() + line.height() / 2)
-            iterator += 1
-        block = block.next()
+def find_anchor(stacked: StackedDocument, href: str) -> QPointF:
+    for document in stacked.parts:
+        top = stacked.top_of(document)
+        block = document.begin()
+        while block.isValid():
+            iterator = block.begin()
+            while not iterator.atEnd():
+                fragment = iterator.fragment()
+                if fragment.charFormat().anchorHref() == href:
+                    layout = block.layout()
+                    line = layout.lineForTextPosition(fragment.position() - block.position())
+                    x = line.cursorToX(fragment.position() - block.position())[0]
+                    origin = document.documentLayout().blockBoundingRect(block).topLeft()
+                    return QPointF(origin.x() + x + 3, top + origin.y() + line.y() + line.height() / 2)
+                iterator += 1
+            block = block.next()
     raise AssertionError(f"no link {href}")
 
 
@@ -100,7 +103,7 @@ def test_escape_stops_a_reply_and_keeps_what_arrived(
         qtbot.waitUntil(
             lambda: any(m.status == "streaming" and m.text for m in w.chat.model_rows().messages), timeout=WAIT
         )
-        shown = w.replies.streaming[w.session_id].text
+        shown = w.replies.reply(w.session_id).text
         QTest.keyClick(w.composer.editor, Qt.Key.Key_Escape)
         qtbot.waitUntil(lambda: idle(w), timeout=WAIT)
         assert kinds(w) == [("user", "complete"), ("assistant", "interrupted")]
@@ -188,7 +191,7 @@ def test_closing_while_streaming_loses_nothing(
             lambda: any(m.status == "streaming" and m.text for m in w.chat.model_rows().messages), timeout=WAIT
         )
         session_id = w.session_id
-        shown = w.replies.streaming[session_id].text
+        shown = w.replies.reply(session_id).text
         w.close()
         run.shell.shut_down()
         rows = [r for r in TranscriptWriter(run.journal).rows(session_id) if r.role != "system"]
@@ -331,7 +334,7 @@ def test_a_local_server_without_streamed_usage_says_usage_not_reported(qtbot: Qt
             from ui.message_list.display_message import message_html
 
             def reading() -> bool:
-                stream = w.replies.streaming.get(w.session_id or "")
+                stream = w.replies.reply(w.session_id or "")
                 if stream is None or stream.waited is None:
                     return False
                 html, _ = message_html(stream, dark=False, last_user=False, last_answer=True)

@@ -20,9 +20,9 @@ from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 from tests.ui_fixtures import add_loopback_account, rename_in_place, running_cairn
 from ui.message_list.display_message import DisplayMessage
+from ui.widgets.export_name import export_folder, file_name
 from ui.widgets.theme import Tokens
 from ui.window.chat_list import ID_ROLE
-from ui.window.export_name import export_folder, file_name
 from ui.window.main_window import MainWindow
 from ui.window.window_state import WindowState, fitted_rect
 
@@ -208,14 +208,18 @@ def test_a_search_opens_the_chat_at_its_match_and_marks_the_words(
         qtbot.waitUntil(lambda: w.chat.viewport().rect().intersects(w.chat.visualRect(match)), timeout=WAIT)
         assert not w.chat.at_bottom()
         document, _ = w.chat.message_delegate.document(w.chat.model_rows().messages[3])
-        cursor = document.find("lentil")
+        found = document.find("lentil")
+        assert found is not None
+        cursor = found[1]
         cursor.setPosition(cursor.selectionStart() + 1)
         assert cursor.charFormat().background().color().name() == Tokens.of(dark=False).highlight
 
         w.sidebar.search.clear()
         qtbot.waitUntil(lambda: w.chat.message_delegate.highlight == (), timeout=WAIT)
         document, _ = w.chat.message_delegate.document(w.chat.model_rows().messages[3])
-        cursor = document.find("lentil")
+        found = document.find("lentil")
+        assert found is not None
+        cursor = found[1]
         cursor.setPosition(cursor.selectionStart() + 1)
         assert cursor.charFormat().background().style() == Qt.BrushStyle.NoBrush
 

@@ -130,6 +130,11 @@ class Chats:
             text = to_markdown(session, rows)
         atomic_write_text(path, self._shared.root.redactor.redact(text))
 
+    def save_reply(self, path: Path, text: str) -> None:
+        """Write a reply's text to ``path`` as it reads (Save as… on a long reply), with any
+        secret in it redacted as an export would."""
+        atomic_write_text(path, self._shared.root.redactor.redact(text))
+
     # -- one chat, for the window ----------------------------------------------------------
 
     def page(self, session_id: str, before_seq: int | None = None, limit: int = PAGE) -> ChatPage:

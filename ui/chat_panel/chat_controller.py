@@ -1,8 +1,11 @@
 """The chat on screen, as the person drives it: sending (a chat not begun yet is created
 first), editing a message, stopping, answering a waiting card from the keyboard, and the
-buttons under each message (copy, retry, regenerate, continue, branch, edit, versions)."""
+buttons under each message (copy, retry, regenerate, continue, branch, edit, versions), and
+a long reply's reader."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
@@ -12,11 +15,13 @@ from desktop.app import CONTINUE, Attachment, CairnApp, SessionRecord, too_many
 from ui.bridge.core_client import CoreClient
 from ui.chat_panel.approval_cards import ApprovalCards
 from ui.chat_panel.composer import Composer, message_problem
+from ui.chat_panel.long_reply_reader import LongReplyReader, save_reply_as
 from ui.chat_panel.message_edit import MessageEdit
 from ui.chat_panel.shown_chat import ShownChat
 from ui.chat_panel.turn_controller import TurnController, TurnKind
 from ui.chat_panel.version_switcher import VersionSwitcher
 from ui.message_list.chat_view import ChatView
+from ui.message_list.display_message import DisplayMessage
 from ui.widgets.banners import Notice
 
 __all__ = ["ChatController"]
@@ -134,21 +139,9 @@ class ChatController(QObject):
             return
         message = model.messages[row]
         busy = session_id in self.turns.busy
-        if action == "copy":
-            QGuiApplication.clipboard().setText(message.text)
-        elif action.startswith("copy-code/"):
-            blocks = self.view.message_delegate.code_blocks(message)
-            number = int(action.split("/", 1)[1])
-            if number < len(blocks):
-                QGuiApplication.clipboard().setText(blocks[number])
-        elif action == "toggle-reasoning":
-            message.reasoning_open = not message.reasoning_open
-            model.changed(row)
-        elif action in {"toggle-summary", "toggle-result"}:
-            message.expanded = not message.expanded
-            message.touch()
-            model.changed(row)
-        elif action.startswith("approve/") and message.approval is not None:
+        if self._on_shown(message, row, action):
+            return
+        if action.startswith("approve/") and message.approval is not None:
             self.approvals.answer(message.approval.call_id, action.split("/", 1)[1])  # type: ignore[arg-type]
             self.composer.take_focus()
         elif action in ("retry", "regenerate") and not busy:
@@ -161,6 +154,47 @@ class ChatController(QObject):
             self.edit.begin(message.text, message.key, last=model.last_of("user") is message)
         elif action in ("version-prev", "version-next"):
             self.versions.switch(session_id, message.key, -1 if action == "version-prev" else 1)
+
+    def _on_shown(self, message: DisplayMessage, row: int, action: str) -> bool:
+        """An action on what the message shows (copy it, open a part); whether it was one."""
+        model = self.view.model_rows()
+        if action == "copy":
+            QGuiApplication.clipboard().setText(message.text)
+        elif action in ("open-whole", "save-as"):
+            self.long_reply(message.text, action)
+        elif action.startswith("copy-code/"):
+            blocks = self.view.message_delegate.code_blocks(message)
+            number = int(action.split("/", 1)[1])
+            if number < len(blocks):
+                QGuiApplication.clipboard().setText(blocks[number])
+        elif action == "toggle-reasoning":
+            message.reasoning_open = not message.reasoning_open
+            model.changed(row)
+        elif action in {"toggle-summary", "toggle-result"}:
+            message.expanded = not message.expanded
+            message.touch()
+            model.changed(row)
+        else:
+            return False
+        return True
+
+    def long_reply(self, text: str, action: str) -> None:
+        """A reply too long for the chat: opened whole in its reader, or saved."""
+
+        def save(path: Path, shown: str) -> None:
+            self.core.run_on_core(
+                lambda app: app.chats.save_reply(path, shown),
+                lambda _none: self.bar.showMessage(f"Saved the reply to {path}.", 5000),
+                lambda error: self.notice.show_text(f"The reply could not be saved to {path}: {error}"),
+            )
+
+        if action == "save-as":
+            save_reply_as(self.view, text, save)
+        else:
+            reader = LongReplyReader(text, "The whole reply", save, self.view.window())
+            reader.setModal(False)
+            reader.show()
+        self.composer.take_focus()
 
     def branch(self, session_id: str, row_id: str) -> None:
         """A new chat from this answer, opened; the chat it came from stays as it is."""

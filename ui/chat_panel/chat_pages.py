@@ -57,8 +57,9 @@ class ChatPages:
         self.groups = versions or {}
         messages = [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
         self.mark(messages)
-        if session_id in self.replies.streaming:
-            messages.append(self.replies.streaming[session_id])
+        streaming = self.replies.reply(session_id)
+        if streaming is not None:
+            messages.append(streaming)
         model = self.view.model_rows()
         self.view.message_delegate.clear()
         model.reset(messages)

@@ -1,7 +1,9 @@
 """Replies as they stream in, and the rows each turn commits, shown in the chat on screen.
 
 The streaming state of every chat is kept, so switching chats mid-reply loses nothing: a
-chat opened again shows its reply so far and goes on growing.
+chat opened again shows its reply so far and goes on growing. A delta's text waits in a list
+until the next refresh joins it on: adding each to the reply so far would copy the whole reply
+once per delta, and a 2 MB reply may come a character at a time.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ class LiveReplies(QObject):
     ) -> None:
         super().__init__(parent)
         self.view, self.composer, self.notice, self.shown, self.status = view, composer, notice, shown, status
-        self.streaming: dict[str, DisplayMessage] = {}
+        self._streams: dict[str, DisplayMessage] = {}
+        self._pieces: dict[str, tuple[list[str], list[str]]] = {}  # text and reasoning not yet joined on
         self._flush = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._flush.timeout.connect(self._flush_streams)
 
@@ -105,7 +108,8 @@ class LiveReplies(QObject):
         estimate until the provider counts it."""
         kind: Kind = "summary" if event.purpose == "summary" else "assistant"
         stream = DisplayMessage(key=stream_key(session_id), kind=kind, status="streaming")
-        self.streaming[session_id] = stream
+        self._streams[session_id] = stream
+        self._pieces[session_id] = ([], [])
         if not current:
             return
         self.view.model_rows().replace(stream.key, stream)
@@ -126,44 +130,74 @@ class LiveReplies(QObject):
             model.append(DisplayMessage(key=f"failed:{id(event)}", kind="error", error=event.message))
 
     def _on_delta(self, session_id: str, event: Delta, current: bool) -> None:
-        stream = self.streaming.get(session_id)
+        stream = self._streams.get(session_id)
         if stream is None:
             return
+        text, reasoning = self._pieces[session_id]
         if isinstance(event, TextDelta):
-            stream.text += event.text
+            text.append(event.text)
         elif isinstance(event, ReasoningDelta):
-            stream.reasoning += event.text
+            reasoning.append(event.text)
         elif isinstance(event, Waiting):
             stream.waited = event.elapsed
         stream.touch()
         if current and not self._flush.isActive():
             self._flush.start()
 
+    def streaming(self, session_id: str) -> bool:
+        return session_id in self._streams
+
+    def reply(self, session_id: str) -> DisplayMessage | None:
+        """The reply streaming in ``session_id`` so far, every delta joined on."""
+        stream = self._streams.get(session_id)
+        if stream is not None:
+            text, reasoning = self._pieces[session_id]
+            if text:
+                stream.text += "".join(text)
+                text.clear()
+            if reasoning:
+                stream.reasoning += "".join(reasoning)
+                reasoning.clear()
+        return stream
+
+    def _stop(self, session_id: str) -> None:
+        self._streams.pop(session_id, None)
+        self._pieces.pop(session_id, None)
+
     def _end_stream(self, session_id: str, current: bool, rows: list[TranscriptRow | None]) -> None:
-        self.streaming.pop(session_id, None)
-        if current:
-            self.view.model_rows().remove(stream_key(session_id))
-            for row in rows:
-                if row is not None:
-                    self._add_row(row)
+        self._stop(session_id)
+        if not current:
+            return
+        messages = [m for m in (DisplayMessage.from_row(r) for r in rows if r is not None) if m is not None]
+        key = stream_key(session_id)
+        for message in messages:
+            if message.kind in ("assistant", "summary"):  # what streamed: its document is kept, not built again
+                self.view.message_delegate.adopt(key, message)
+                break
+        self.view.model_rows().remove(key)
+        for message in messages:
+            self._add(message)
 
     def _add_row(self, row: TranscriptRow) -> None:
         message = DisplayMessage.from_row(row)
         if message is not None:
-            self.view.model_rows().replace(message.key, message)
-            self.view.follow()
+            self._add(message)
+
+    def _add(self, message: DisplayMessage) -> None:
+        self.view.model_rows().replace(message.key, message)
+        self.view.follow()
 
     def _flush_streams(self) -> None:
         session_id = self.shown.session_id
         model = self.view.model_rows()
-        row = model.row_of(stream_key(session_id)) if session_id is not None and session_id in self.streaming else None
+        row = model.row_of(stream_key(session_id)) if session_id is not None and self.reply(session_id) else None
         if row is not None:
             model.changed(row)
             self.view.follow()
 
     def forget(self, session_id: str) -> None:
         """The chat's turn is over: no reply of it streams any more."""
-        self.streaming.pop(session_id, None)
+        self._stop(session_id)
         if self.shown.showing(session_id):
             self.view.model_rows().remove(stream_key(session_id))
 

@@ -20,6 +20,7 @@ from host.content import (
     ToolCallPart,
     ToolResultPart,
 )
+from ui.message_list.long_text import LONG_REPLY, long_text_html
 from ui.message_list.markdown import render_markdown
 from ui.message_list.tool_cards import ApprovalView, Palette, approval_html, result_html, tool_call_html
 from ui.widgets.theme import Tokens
@@ -27,15 +28,18 @@ from ui.widgets.theme import Tokens
 __all__ = [
     "ATTACHMENT_URL",
     "FILE_ICON_URL",
+    "LONG_REPLY",
     "MODEL_TITLES",
     "THUMB",
     "Action",
     "DisplayMessage",
     "Kind",
+    "MessageParts",
     "attachments_html",
     "header_line",
     "message_actions",
     "message_html",
+    "message_parts",
     "shown_time",
     "thumbnail_size",
 ]
@@ -172,49 +176,58 @@ def shown_time(created_at: str, now: datetime | None = None) -> tuple[str, str]:
     return short, f"{when.strftime('%A')} {when.day} {when.strftime('%B %Y')}, {when.strftime('%H:%M:%S')}"
 
 
-def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_answer: bool) -> tuple[str, list[str]]:
-    """The message's HTML and the text of its code blocks (for their Copy links). Its buttons
-    (copy, edit, ...) are not in it: see ``message_actions``."""
-    t = Tokens.of(dark=dark)
+@dataclass(frozen=True)
+class MessageParts:
+    """What a message shows, top to bottom: ``head`` (HTML: its header line, reasoning,
+    attachments, or the whole of a card), ``body`` (its text, Markdown) or ``preview`` (HTML:
+    a long text's opening, plain), then ``foot`` (HTML: its tool calls and result)."""
 
+    head: str = ""
+    body: str = ""
+    preview: str = ""
+    foot: str = ""
+
+
+def message_parts(message: DisplayMessage, *, dark: bool, last_user: bool, last_answer: bool) -> MessageParts:
+    """The message's parts. Its buttons (copy, edit, ...) are not in them: see ``message_actions``."""
+    t = Tokens.of(dark=dark)
     if message.kind == "error":
         # Retry asks again from the end of the chat, so only the chat's last answer offers it:
         # once a retry succeeded, the earlier error row is history and shows no link.
         retry = f'&nbsp;&nbsp;<a href="cairn:retry" style="color: {t.accent};">Retry</a>' if last_answer else ""
-        body = f'<p><b style="color: {t.danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
-        return body, []
+        return MessageParts(
+            head=f'<p><b style="color: {t.danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
+        )
     if message.kind == "summary":
-        return _summary_html(message, t)
+        opened = message.expanded and message.status != "streaming"
+        return MessageParts(head=_summary_html(message, t), body=message.text if opened else "")
     palette = Palette.of(dark=dark)
     if message.approval is not None:
-        return approval_html(message.approval, palette), []
-
-    parts = []
+        return MessageParts(head=approval_html(message.approval, palette))
+    head = []
     header = header_line(message, t) if message.kind != "tool" else ""  # a tool result's card has its own title
     if header:
-        parts.append(f'<p style="margin-bottom: 6px;">{header}</p>')
+        head.append(f'<p style="margin-bottom: 6px;">{header}</p>')
     if message.reasoning:
         arrow = "▾" if message.reasoning_open else "▸"
-        parts.append(
+        head.append(
             f'<p><a href="cairn:toggle-reasoning" style="color: {t.muted}; text-decoration: none;">'
             f"{arrow} Reasoning</a></p>"
         )
         if message.reasoning_open:
             text = html.escape(message.reasoning).replace("\n", "<br>")
-            parts.append(f'<p style="color: {t.muted};"><i>{text}</i></p>')
-    code_blocks: list[str] = []
+            head.append(f'<p style="color: {t.muted};"><i>{text}</i></p>')
     if message.attachments:
-        parts.append(attachments_html(message.attachments, t))
-    if message.text:
-        text = hard_breaks(message.text) if message.kind == "user" else message.text
-        rendered = render_markdown(text, dark=dark)
-        parts.append(rendered.html)
-        code_blocks = rendered.code_blocks
-    for name, arguments in message.tool_calls:
-        parts.append(tool_call_html(name, arguments, palette))
+        head.append(attachments_html(message.attachments, t))
+    body = preview = ""
+    if len(message.text) >= LONG_REPLY:
+        preview = long_text_html(message.text, t, streaming=message.status == "streaming")
+    elif message.text:
+        body = hard_breaks(message.text) if message.kind == "user" else message.text
+    foot = [tool_call_html(name, arguments, palette) for name, arguments in message.tool_calls]
     if message.tool_result is not None:
         r = message.tool_result
-        parts.append(
+        foot.append(
             result_html(
                 r.content,
                 is_error=r.is_error,
@@ -225,7 +238,16 @@ def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_a
                 resolved=(r.resolved.tool, r.resolved.pin) if r.resolved is not None else None,
             )
         )
-    return "".join(parts), code_blocks
+    return MessageParts("".join(head), body, preview, "".join(foot))
+
+
+def message_html(message: DisplayMessage, *, dark: bool, last_user: bool, last_answer: bool) -> tuple[str, list[str]]:
+    """The message's parts as one piece of HTML, and the text of its code blocks (for their
+    Copy links)."""
+    parts = message_parts(message, dark=dark, last_user=last_user, last_answer=last_answer)
+    rendered = render_markdown(parts.body, dark=dark) if parts.body else None
+    body = rendered.html if rendered is not None else parts.preview
+    return parts.head + body + parts.foot, rendered.code_blocks if rendered is not None else []
 
 
 def thumbnail_size(part: ImagePart) -> tuple[int, int]:
@@ -327,25 +349,19 @@ REASONS = {
 }
 
 
-def _summary_html(message: DisplayMessage, t: Tokens) -> tuple[str, list[str]]:
-    """A compaction's marker: what happened and the sizes; the summary when opened. The
-    messages above it stay as they were."""
+def _summary_html(message: DisplayMessage, t: Tokens) -> str:
+    """A compaction's marker: what happened and the sizes (its summary is the message's body,
+    shown when opened). The messages above it stay as they were."""
     checkpoint = message.checkpoint
     if message.status == "streaming":
-        return f'<p style="color: {t.muted};"><b>Summarising earlier messages…</b></p>', []
+        return f'<p style="color: {t.muted};"><b>Summarising earlier messages…</b></p>'
     sizes = ""
     why = ""
     if checkpoint is not None:
         why = f" {REASONS.get(checkpoint.reason, '')}"
         sizes = f" · about {checkpoint.tokens_before:,}&nbsp;→&nbsp;{checkpoint.tokens_after:,}&nbsp;tokens"
     label = "Hide&nbsp;summary" if message.expanded else "Show&nbsp;summary"
-    parts = [
+    return (
         f'<p style="color: {t.muted};"><b>Earlier messages were summarised</b>{html.escape(why)}{sizes}'
         f'&nbsp;&nbsp;<a href="cairn:toggle-summary" style="color: {t.accent};">{label}</a></p>'
-    ]
-    code_blocks: list[str] = []
-    if message.expanded:
-        rendered = render_markdown(message.text, dark=t.dark)
-        parts.append(rendered.html)
-        code_blocks = rendered.code_blocks
-    return "".join(parts), code_blocks
+    )

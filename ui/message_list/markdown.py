@@ -14,6 +14,7 @@ a finished reply reuses what was rendered while it streamed.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 from dataclasses import dataclass, field
@@ -27,10 +28,27 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from ui.message_list import math_images
+from ui.message_list.markdown_blocks import fenced, split_blocks
 from ui.message_list.markdown_math import math_plugin
 from ui.widgets.theme import Tokens
 
-__all__ = ["LIST_INDENT", "Rendered", "palette", "render_block", "render_markdown", "split_blocks"]
+__all__ = [
+    "LIST_INDENT",
+    "RICH_BLOCK",
+    "Rendered",
+    "fenced",
+    "grown_code_html",
+    "grown_text_html",
+    "palette",
+    "render_block",
+    "render_markdown",
+    "split_blocks",
+]
+
+# A block longer than this is shown as plain text (code keeps its own font and shade, without
+# colours): its rich layout would hold the window for tens of milliseconds, and, set as one
+# piece of HTML, it could not grow a line at a time while it streams.
+RICH_BLOCK = 6_000
 
 
 def palette(dark: bool) -> dict[str, str]:
@@ -101,7 +119,7 @@ def _fence(_r: Any, tokens: list[Any], index: int, _o: Any, env: dict[str, Any])
     number = len(blocks)
     blocks.append(code)
     label = html.escape(language) if language else "code"
-    shown = _highlight(code, language, env["dark"]) if code else _EMPTY
+    shown = (_highlight if env["highlight"] else _uncoloured)(code, language, env["dark"]) if code else _EMPTY
     return (
         f'<table width="100%" cellspacing="0" cellpadding="6" bgcolor="{colours["code_bg"]}" '
         f'border="1" style="border-collapse: collapse; border-style: solid; border-color: {colours["code_border"]}; '
@@ -241,6 +259,21 @@ _RULES = {
 }
 
 
+COMMON_LANGUAGES = ("python", "javascript", "typescript", "bash", "json", "html", "css", "sql", "rust", "go", "java")
+
+
+def warm_up() -> None:
+    """Load what rendering code needs before the first reply does: Pygments reads a lexer's
+    module the first time it is asked (60 ms for Python's), which on the GUI thread is a stall.
+    Pure Python, no Qt: it runs on a thread of its own."""
+    _parser()
+    for style in {Tokens.of(dark=False).pygments_style, Tokens.of(dark=True).pygments_style}:
+        formatter = _formatter(style)
+        for language in COMMON_LANGUAGES:
+            with contextlib.suppress(ClassNotFound):
+                highlight("x = 1\n", _lexer(language), formatter)
+
+
 @lru_cache(maxsize=2)
 def _formatter(style: str) -> HtmlFormatter[str]:
     return HtmlFormatter(style=style, noclasses=True, nowrap=True)
@@ -249,6 +282,16 @@ def _formatter(style: str) -> HtmlFormatter[str]:
 @lru_cache(maxsize=64)
 def _lexer(language: str) -> Any:
     return get_lexer_by_name(language)
+
+
+def _uncoloured(code: str, language: str, _dark: bool) -> str:
+    """The code as ``_highlight`` shows it, without its colours (Pygments drops the blank lines
+    at either end)."""
+    try:
+        known = bool(language) and _lexer(language.lower()) is not None
+    except ClassNotFound:
+        known = False
+    return html.escape(code.strip("\n") if known else code)
 
 
 def _highlight(code: str, language: str, dark: bool) -> str:
@@ -265,38 +308,16 @@ def _highlight(code: str, language: str, dark: bool) -> str:
 
 # -- blocks -------------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CONTINUES = re.compile(r"^(\s|[-*+] |\d+[.)] |>|\|)")
 # Only our own href can hold the placeholder: model text cannot write a quote inside a tag.
 _LOCAL_BLOCK = re.compile(r'href="cairn:copy-code/@(\d+)@"')
 
 
-def split_blocks(text: str) -> list[str]:
-    """Cut ``text`` where rendering the pieces apart gives what rendering it whole would."""
-    blocks: list[str] = []
-    start = 0
-    fence: str | None = None
-    lines = text.split("\n")
-    offset = 0
-    previous_blank = False
-    for line in lines:
-        marker = _FENCE.match(line)
-        if fence is None and previous_blank and line and not _CONTINUES.match(line) and offset > start:
-            blocks.append(text[start:offset])
-            start = offset
-        if marker and (fence is None or marker.group(1).startswith(fence)):
-            fence = None if fence is not None else marker.group(1)[:3]
-        previous_blank = fence is None and not line.strip()
-        offset += len(line) + 1
-    blocks.append(text[start:])
-    return [b for b in blocks if b]
-
-
 @lru_cache(maxsize=4096)
-def _render_block(block: str, dark: bool, style: math_images.MathStyle) -> tuple[str, tuple[str, ...]]:
+def _render_block(block: str, dark: bool, style: math_images.MathStyle, highlight: bool) -> tuple[str, tuple[str, ...]]:
     env: dict[str, Any] = {
         "palette": palette(dark),
         "dark": dark,
+        "highlight": highlight,
         "math_style": style,
         "code_blocks": [],
         "quotes": 0,
@@ -306,9 +327,20 @@ def _render_block(block: str, dark: bool, style: math_images.MathStyle) -> tuple
     return _parser().render(block, env).strip(), tuple(env["code_blocks"])
 
 
-def render_block(block: str, *, dark: bool, first_code_block: int = 0) -> tuple[str, tuple[str, ...]]:
-    """One top-level block's HTML, its code blocks numbered from ``first_code_block``."""
-    body, codes = _render_block(block, dark, math_images.style_now())
+def render_block(
+    block: str, *, dark: bool, first_code_block: int = 0, highlight: bool = True
+) -> tuple[str, tuple[str, ...]]:
+    """One top-level block's HTML, its code blocks numbered from ``first_code_block``; a block
+    over ``RICH_BLOCK`` as plain text. ``highlight=False`` leaves code uncoloured (a block still
+    streaming is drawn again at every refresh: it is coloured once it is whole)."""
+    if len(block) > RICH_BLOCK:  # as LiveDocument grows it, line by line
+        code = fenced(block)
+        if code is not None:
+            shell = grown_code_html(code[0], first_code_block, dark)
+            return shell.replace(_ZWSP, html.escape(code[1]) or _ZWSP), (code[1],)
+        lines = block.rstrip("\n").split("\n")
+        return "".join(grown_text_html().replace(_ZWSP, html.escape(line) or _EMPTY) for line in lines), ()
+    body, codes = _render_block(block, dark, math_images.style_now(), highlight)
     html_ = _LOCAL_BLOCK.sub(lambda m: f'href="cairn:copy-code/{int(m.group(1)) + first_code_block}"', body)
     return html_, codes
 
@@ -323,3 +355,25 @@ def render_markdown(text: str, *, dark: bool = False) -> Rendered:
         rendered.code_blocks.extend(codes)
     rendered.html = "".join(pieces)
     return rendered
+
+
+_GROWN_BLOCK = "margin-top: 0; margin-bottom: 0; white-space: pre-wrap;"
+_ZWSP = "&#8203;"
+
+
+def grown_code_html(language: str, number: int, dark: bool) -> str:
+    """The start of a long code block shown plain: its label and Copy link, then the paragraph
+    its lines go into (holding one zero-width space, which the first line replaces)."""
+    colours = palette(dark)
+    label = html.escape(language) if language else "code"
+    copy = f'<a href="cairn:copy-code/{number}" style="color: {colours["link"]};">Copy</a>'
+    return (
+        f'<p style="margin-top: 6px; margin-bottom: 0;"><span style="color: {colours["muted"]};">'
+        f"{label} · long, shown without colours</span>&nbsp;&nbsp;{copy}</p>"
+        f'<pre style="{_GROWN_BLOCK} background-color: {colours["code_bg"]};">{_ZWSP}</pre>'
+    )
+
+
+def grown_text_html() -> str:
+    """The start of a long block shown as plain text: a paragraph its lines go into."""
+    return f'<p style="{_GROWN_BLOCK}">{_ZWSP}</p>'

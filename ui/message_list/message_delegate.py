@@ -11,17 +11,15 @@ an approval's answers) and the buttons under it both end in ``action(key, name)`
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPen, QTextDocument
+from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QAbstractItemView, QListView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
-from ui.message_list.display_message import DisplayMessage, message_actions, message_html, shown_time
+from ui.message_list.display_message import DisplayMessage, message_actions, shown_time
 from ui.message_list.idle_measure import IdleMeasurer
-from ui.message_list.live_document import LiveDocument
+from ui.message_list.message_documents import MessageDocuments, StackedDocument
 from ui.message_list.message_layout import (
     ACTIONS,
     CARDS,
@@ -36,14 +34,11 @@ from ui.message_list.message_layout import (
     text_width,
 )
 from ui.message_list.message_model import MESSAGE_ROLE, MessageModel
-from ui.message_list.search_marks import mark_words
 from ui.message_list.thumbnails import Thumbnails
 from ui.widgets.icons import icon
 from ui.widgets.theme import RADIUS, Tokens
 
 __all__ = ["MessageDelegate"]
-
-CACHE_SIZE = 400
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -60,12 +55,12 @@ class MessageDelegate(QStyledItemDelegate):
         self.view = view
         self.dark = False
         self.hovered: str | None = None  # the key of the message under the pointer
-        self._docs: OrderedDict[str, tuple[tuple[Any, ...], QTextDocument, list[str]]] = OrderedDict()
+        self.documents = MessageDocuments(self.view.font, lambda: self.thumbnails, self)
+        self.documents.grew = self._grew
         self._heights: dict[str, tuple[tuple[Any, ...], int]] = {}
         self._estimated: set[str] = set()  # rows laid out at an estimate, not yet measured
         self._guesses: dict[str, tuple[tuple[Any, ...], int]] = {}  # the estimates, as laid out
         self._sizes: dict[str, tuple[tuple[int, int], QSize]] = {}  # the sizes last given, by row key
-        self._live: dict[str, LiveDocument] = {}
         self._resize_due = False  # rows measured at another height than laid out: a layout is due
         self._measuring = False  # measuring ahead of a layout: the view needs no telling
         self.later = IdleMeasurer(self.measure, self)  # messages measured between frames
@@ -85,12 +80,11 @@ class MessageDelegate(QStyledItemDelegate):
 
     def clear(self) -> None:
         self.later.cancel()
-        self._docs.clear()
+        self.documents.clear()
         self._heights.clear()
         self._guesses.clear()
         self._sizes.clear()
         self._estimated.clear()
-        self._live.clear()
 
     # -- documents -----------------------------------------------------------------------
 
@@ -114,59 +108,30 @@ class MessageDelegate(QStyledItemDelegate):
     def _text_width(self, message: DisplayMessage) -> int:
         return text_width(message, self._column()[1])
 
-    def _live_document(self, message: DisplayMessage, width: int) -> tuple[QTextDocument, list[str]]:
-        waited = None if message.waited is None or message.text or message.reasoning else int(message.waited)
-        stamp = (width, self.dark, bool(message.reasoning), message.reasoning_open, waited)
-        live = self._live.get(message.key)
-        if live is None or live.owner is not message or live.stamp != stamp:  # type: ignore[attr-defined]
-            shown = replace(message, text="", waited=waited)  # the header alone; "reading…" until text comes
-            header, _ = message_html(shown, dark=self.dark, last_user=False, last_answer=False)
-            live = LiveDocument(header, font=self.view.font(), width=width, dark=self.dark, owner=message)
-            live.stamp = stamp  # type: ignore[attr-defined]
-            self._live[message.key] = live
-        live.update(message.text, message.version)
-        return live.document, live.all_code_blocks()
-
-    def document(self, message: DisplayMessage) -> tuple[QTextDocument, list[str]]:
+    def document(self, message: DisplayMessage) -> tuple[StackedDocument, list[str]]:
         width = self._text_width(message)
-        if message.status == "streaming":
-            document, code_blocks = self._live_document(message, width)
-            self._note_height(message, width, self._height(message, document), (False, False))
-            return document, code_blocks
-        self._live.pop(message.key, None)
-        last_user, last_answer = self.flags(message)
-        stamp = (
-            message.version,
-            width,
-            self.dark,
-            last_user,
-            last_answer,
-            message.reasoning_open,
-            self.highlight,
-            self.thumbnails.stamp(message.attachments),
+        # Only an error's document depends on whether it is the chat's last answer (Retry):
+        # anything else is never built again because a message came after it.
+        flags = self.flags(message) if message.kind == "error" else (False, False)
+        document, code_blocks = self.documents.document(
+            message, width, dark=self.dark, flags=flags, marks=self.highlight
         )
-        cached = self._docs.get(message.key)
-        if cached is not None and cached[0] == stamp:
-            self._docs.move_to_end(message.key)
-            return cached[1], cached[2]
-        body, code_blocks = message_html(message, dark=self.dark, last_user=last_user, last_answer=last_answer)
-        document = QTextDocument()
-        document.setDocumentMargin(0)
-        document.setDefaultFont(self.view.font())
-        self.thumbnails.add_resources(document, message.attachments, self.tokens)
-        document.setHtml(body)
-        if self.highlight:
-            mark_words(document, self.highlight, dark=self.dark)
-        document.setTextWidth(width)
-        if message.kind == "user":  # a short message gets a bubble that fits it
-            document.setTextWidth(min(width, math.ceil(document.idealWidth()) + 1))
-        self._docs[message.key] = (stamp, document, code_blocks)
-        if len(self._docs) > CACHE_SIZE:
-            self._docs.popitem(last=False)
-        self._note_height(message, width, self._height(message, document), (last_user, last_answer))
+        button_flags = self.flags(message) if has_button_row(message) else (False, False)
+        self._note_height(message, width, self._height(message, document), button_flags)
         return document, code_blocks
 
-    def _height(self, message: DisplayMessage, document: QTextDocument) -> int:
+    def adopt(self, old_key: str, message: DisplayMessage) -> None:
+        """A reply that streamed as ``old_key`` is saved as ``message``: its document is kept."""
+        self.documents.adopt(old_key, message)
+
+    def _grew(self, key: str) -> None:
+        """A long message's document grew a step: its row is measured again."""
+        row = self.rows.row_of(key)
+        if row is not None:
+            self.document(self.rows.messages[row])
+            self.view.update(self.view.model().index(row, 0))
+
+    def _height(self, message: DisplayMessage, document: StackedDocument) -> int:
         height = math.ceil(document.size().height()) + GAP
         if message.kind == "user" or message.kind in CARDS:
             height += 2 * PAD
@@ -260,7 +225,7 @@ class MessageDelegate(QStyledItemDelegate):
 
     # -- geometry ------------------------------------------------------------------------
 
-    def geometry(self, message: DisplayMessage, row: QRect, document: QTextDocument) -> Geometry:
+    def geometry(self, message: DisplayMessage, row: QRect, document: StackedDocument) -> Geometry:
         flags = self.flags(message) if has_button_row(message) else (False, False)
         metrics = self.view.fontMetrics()
         return message_geometry(message, row, document.size(), column=self._column(), metrics=metrics, flags=flags)
@@ -280,8 +245,10 @@ class MessageDelegate(QStyledItemDelegate):
             painter.setBrush(QColor(background))
             radius = RADIUS["l"] if message.kind == "user" else RADIUS["m"]
             painter.drawRoundedRect(geometry.box, radius, radius)
+        # Only what is in view is drawn: a long message's row reaches far past the viewport.
+        shown = QRectF(option.rect.intersected(self.view.viewport().rect())).translated(-geometry.text)
         painter.translate(geometry.text)
-        document.drawContents(painter, QRectF(0, 0, document.size().width(), document.size().height()))
+        document.drawContents(painter, shown.intersected(QRectF(QPointF(0, 0), document.size())))
         painter.restore()
         if message.status != "streaming":
             self._paint_switcher(painter, geometry, message)
@@ -344,7 +311,7 @@ class MessageDelegate(QStyledItemDelegate):
         if geometry.time is not None and geometry.time.contains(pos):
             return "time", shown_time(message.created_at)[1]
         local = pos - geometry.text
-        anchor = document.documentLayout().anchorAt(local)
+        anchor = document.anchor_at(local)
         return ("link", anchor) if anchor else ("", "")
 
     def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: Index) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+import threading
 import traceback
 
 from PySide6.QtCore import QObject, QTimer
@@ -25,6 +26,7 @@ from desktop.app import (
 )
 from ui.bridge.core_client import CoreClient, Published
 from ui.bridge.core_thread import CoreThread
+from ui.message_list.markdown import warm_up
 from ui.widgets.theme import apply_text_size, apply_theme
 from ui.window.heap import HeapKeeper
 from ui.window.main_window import MainWindow
@@ -70,6 +72,7 @@ class Shell(QObject):
         core.reported.connect(self._reported)
         self.heap = HeapKeeper(self)
         sys.setswitchinterval(INTERPRETER_SWITCH_SECONDS)
+        threading.Thread(target=warm_up, name="cairn-warm-up", daemon=True).start()
 
     @property
     def snapshot(self) -> AppSnapshot:
