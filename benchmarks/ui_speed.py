@@ -131,7 +131,7 @@ def measure_stream(window: MainWindow, provider: LoopbackProvider) -> tuple[list
     heartbeat = QTimer(interval=1)
     heartbeat.timeout.connect(tick)
     window.controller.send("Tell me about cairns.")
-    run_until(lambda: bool(window.replies.streaming))
+    run_until(lambda: window.replies.streaming(window.session_id or ""))
     started = last[0] = time.perf_counter()
     heartbeat.start()
     run_until(lambda: not window.turns.busy)
