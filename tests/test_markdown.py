@@ -3,6 +3,8 @@ lines, and model text that cannot turn into Cairn's own links."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,7 +13,7 @@ from PySide6.QtGui import QFontMetricsF, QTextDocument, QTextFormat, QTextFrame,
 
 from tests.markdown_docs import WIDTH, anchors, blocks, fragments, full_document
 from ui.message_list.markdown import LIST_INDENT, palette, render_markdown
-from ui.message_list.markdown_blocks import split_blocks
+from ui.message_list.markdown_blocks import BlockSplitter, fenced, split_blocks
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -184,6 +186,30 @@ def test_split_blocks_keeps_every_character_and_code_fences_whole() -> None:
     assert "".join(pieces) == text
     assert any("code\n\nstill code" in p for p in pieces)
     assert any("- list\n\n  more of it" in p for p in pieces)
+
+
+_LINES = ["text", "", "- a", "1.", "1. b", "```py", "```", "~~~", "````", " ```  ", "> q", "| t |", "  x", "```x", "\r"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_LINES), max_size=14), st.randoms(use_true_random=False))
+def test_a_text_split_as_it_grows_is_split_as_it_would_be_whole(lines: list[str], rng: Any) -> None:
+    text = "\n".join(lines)
+    splitter, settled = BlockSplitter(), 0
+    for end in range(len(text) + 1):
+        pieces = splitter.split(text[:end], settled)
+        assert pieces == split_blocks(text[:end][settled:])
+        if len(pieces) > 1 and rng.random() < 0.3:  # as LiveDocument settles blocks
+            settled += len(pieces[0])
+    assert "".join(split_blocks(text)) == text
+
+
+def test_a_fence_closes_only_on_a_line_of_its_own_marks() -> None:
+    assert fenced("```py\nx = 1\n```\n") == ("py", "x = 1")
+    assert fenced("```py\nx = 1\n```not\n``\n") == ("py", "x = 1\n```not\n``")
+    assert fenced("~~~~\na\n~~~\nb\n~~~~ \nafter") == ("", "a\n~~~\nb")
+    assert fenced("```\na\n```", since=len("```\na\n")) == ("", "a")
+    assert fenced("plain\n```") is None
 
 
 def test_the_palette_names_colours_by_role() -> None:

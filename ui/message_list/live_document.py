@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QFont, QTextCursor, QTextDocument, QTextList
 
 from ui.message_list.markdown import RICH_BLOCK, grown_code_html, grown_text_html, render_block
-from ui.message_list.markdown_blocks import fenced, split_blocks
+from ui.message_list.markdown_blocks import BlockSplitter, fenced
 
 __all__ = ["LiveDocument"]
 
@@ -41,6 +41,7 @@ class _Grown:
     at: int  # the document position its next text goes to
     shown: str = ""
     placeholder: int | None = None  # where the zero-width space waits for the first text
+    unclosed: int = 0  # no closing fence is in the block before here (a line's start)
 
 
 class LiveDocument:
@@ -62,17 +63,23 @@ class LiveDocument:
         self.shown_length = 0  # of the text given last
         self._tail_codes: list[str] = []
         self._grown: _Grown | None = None
+        self._splitter = BlockSplitter()
         self._body_start = self._end()
         self._tail_start = self._body_start
 
     def _new_part(self) -> QTextDocument:
         document = QTextDocument()
+        document.setUndoRedoEnabled(False)  # every edit would be kept to undo: a streamed reply's thousands
         document.setDocumentMargin(0)
         document.setDefaultFont(self.font)
         document.setTextWidth(self.width)
         return document
 
     def set_width(self, width: int) -> None:
+        """Lay the parts out at ``width``; at the width they have, nothing is done (a
+        document given its own width again lays all of itself out again)."""
+        if width == self.width:
+            return
         self.width = width
         for part in self.parts:
             part.setTextWidth(width)
@@ -127,7 +134,8 @@ class LiveDocument:
             self.document = self.parts[0]
             self._tail_start = self._body_start
             self._cut_from(self._body_start)
-        blocks = split_blocks(text[len(self._settled) :])
+            self._splitter = BlockSplitter()
+        blocks = self._splitter.split(text, len(self._settled))
         unsure = len(blocks) > 1 and "\n" not in blocks[-1] and len(blocks[-1]) <= UNSURE_LINE
         if unsure and len(blocks[-2]) <= RICH_BLOCK:
             # Where the last block starts rests on a line still arriving ("0" may become the
@@ -172,9 +180,9 @@ class LiveDocument:
     def _grow(self, block: str) -> str | None:
         """Show a long block plain: its opening once, then the text it gained since; its code,
         if it is a code block."""
-        code = fenced(block)
-        wanted = code[1] if code is not None else block.rstrip("\n")
         grown = self._grown
+        code = fenced(block, grown.unclosed if grown is not None and grown.code else 0)
+        wanted = code[1] if code is not None else block.rstrip("\n")
         if grown is None or grown.code != (code is not None) or not _extends(wanted, grown.shown):
             cursor = self._cut_from(self._tail_start)
             number = len(self.code_blocks)
@@ -197,6 +205,8 @@ class LiveDocument:
                 grown.at -= 1
                 grown.placeholder = None
         grown.shown = wanted
+        if code is not None:  # the next search for its closing fence starts at its last line
+            grown.unclosed = block.find("\n") + 1 + wanted.rfind("\n") + 1
         return wanted if code is not None else None
 
     def finish(self) -> None:
