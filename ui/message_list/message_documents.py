@@ -115,6 +115,7 @@ class _Entry:
     marks: tuple[str, ...] = ()  # a search's words, marked in every part once the body is built
     marked: bool = False
     stacked: StackedDocument = field(default_factory=lambda: StackedDocument([]))
+    fitted: dict[str, tuple[QTextDocument, int]] = field(default_factory=dict)  # the width each part was laid out at
 
 
 @dataclass
@@ -216,6 +217,8 @@ class MessageDocuments(QObject):
         self._width = width
         body = self._body(message, kept.body if kept is not None else None, parts, dark)
         entry = _Entry(stamp, width, head, body, foot, marks)
+        if kept is not None:
+            entry.fitted = kept.fitted  # a part kept, at the width it has, is not laid out again
         self._fit(message, entry)
         return entry
 
@@ -228,6 +231,7 @@ class MessageDocuments(QObject):
 
     def _new_document(self) -> QTextDocument:
         document = QTextDocument()
+        document.setUndoRedoEnabled(False)  # every edit would be kept to undo: a streamed reply's thousands
         document.setDocumentMargin(0)
         document.setDefaultFont(self._font())
         return document
@@ -301,11 +305,15 @@ class MessageDocuments(QObject):
         body = entry.body
         if body is not None and body.live is not None:
             body.live.set_width(entry.width)
-        fitted = [entry.head[1], body.document if body is not None else None, entry.foot[1]]
-        for document in (d for d in fitted if d is not None):
+        fitted = {"head": entry.head[1], "body": body.document if body is not None else None, "foot": entry.foot[1]}
+        for role, document in fitted.items():
+            done = entry.fitted.get(role)
+            if document is None or (done is not None and done[0] is document and done[1] == entry.width):
+                continue  # setting a document's width lays all of it out again, even the same width
             document.setTextWidth(entry.width)
             if message.kind == "user":
                 document.setTextWidth(min(entry.width, math.ceil(document.idealWidth()) + 1))
+            entry.fitted[role] = (document, entry.width)
         entry.stacked = StackedDocument(self._parts(entry))
 
     @staticmethod
