@@ -191,23 +191,46 @@ class TranscriptWriter:
         return [_row(r) for r in found]
 
     def display_page(self, session_id: str, *, before_seq: int | None = None, limit: int = 200) -> list[TranscriptRow]:
+        """Up to ``limit`` rows a person sees, the newest ones before ``before_seq`` (see
+        ``display_range``)."""
+        return self.display_range(session_id, before_seq=before_seq, limit=limit)[0]
+
+    def display_range(
+        self, session_id: str, *, before_seq: int | None = None, after_seq: int | None = None, limit: int = 200
+    ) -> tuple[list[TranscriptRow], bool]:
         """Up to ``limit`` rows a person sees (every role but system, and the compaction
-        checkpoints, shown as markers), the newest ones before ``before_seq``, in storage
-        order. Its cost does not grow with the session's length."""
+        checkpoints, shown as markers), in storage order: the newest before ``before_seq``, or
+        the oldest after ``after_seq``, or the newest of all; and whether no more of them come
+        that way. Rows an edit or a regeneration set aside are not among them, and never cut a
+        page short. Its cost does not grow with the session's length."""
+        newer = after_seq is not None
+        cursor = after_seq if after_seq is not None else before_seq if before_seq is not None else 2**62
+        shown: list[TranscriptRow] = []
         with self._journal.read() as conn:
-            found = conn.execute(
-                f"SELECT {_COLUMNS} FROM transcript_rows WHERE session_id = ? AND seq < ? AND (role != 'system' "
-                "OR (model_system IS NOT NULL AND json_extract(model_system, '$.kind') = 'checkpoint')) "
-                "ORDER BY seq DESC LIMIT ?",
-                (session_id, before_seq if before_seq is not None else 2**62, limit),
-            ).fetchall()
             markers = conn.execute(
                 "SELECT content FROM transcript_rows WHERE session_id = ? AND role = 'system' AND model_system IS NULL "
                 "ORDER BY seq",
                 (session_id,),
             ).fetchall()
-        gone = replay(m for (text,) in markers if isinstance(m := parse_content(json.loads(text)), SupersedeContent))
-        return [row for row in (_row(r) for r in reversed(found)) if row.id not in gone]
+            parsed = (parse_content(json.loads(text)) for (text,) in markers)
+            gone = replay(m for m in parsed if isinstance(m, SupersedeContent))
+            while True:
+                found = conn.execute(
+                    f"SELECT {_COLUMNS} FROM transcript_rows WHERE session_id = ? AND seq {'>' if newer else '<'} ? "
+                    "AND (role != 'system' OR (model_system IS NOT NULL "
+                    "AND json_extract(model_system, '$.kind') = 'checkpoint')) "
+                    f"ORDER BY seq {'ASC' if newer else 'DESC'} LIMIT ?",
+                    (session_id, cursor, limit),
+                ).fetchall()
+                rows = [_row(r) for r in found]
+                shown += [row for row in rows if row.id not in gone]
+                ended = len(found) < limit
+                if ended or len(shown) >= limit:
+                    break
+                cursor = rows[-1].seq
+        ended = ended and len(shown) <= limit
+        shown = shown[:limit]
+        return (shown if newer else shown[::-1]), ended
 
     def version_entries(self, session_id: str) -> list[VersionEntry]:
         """What the versions of the session's messages are derived from (``host.versions``):

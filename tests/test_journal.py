@@ -244,6 +244,25 @@ def test_display_pages_skip_system_rows_and_cost_the_same_however_long(journal: 
     assert [r.content["parts"][0]["text"] for r in older] == ["a26", "q27", "a27"]
 
 
+def test_a_page_is_never_cut_short_by_rows_set_aside_and_pages_read_both_ways(journal: Journal) -> None:
+    writer = TranscriptWriter(journal)
+    session = journal.create_session()
+    rows = [writer.append_user(session.id, {"parts": [{"kind": "text", "text": f"m{n}"}]}) for n in range(12)]
+    writer.append_supersede(session.id, [r.id for r in rows[4:9]])  # an edit set five aside
+    texts = lambda found: [r.content["parts"][0]["text"] for r in found]  # noqa: E731
+    older, first = writer.display_range(session.id, before_seq=rows[10].seq, limit=3)
+    assert (texts(older), first) == (["m2", "m3", "m9"], False)  # past the five, not "nothing before"
+    oldest, first = writer.display_range(session.id, before_seq=rows[2].seq, limit=3)
+    assert (texts(oldest), first) == (["m0", "m1"], True)
+    newer, last = writer.display_range(session.id, after_seq=rows[2].seq, limit=3)
+    assert (texts(newer), last) == (["m3", "m9", "m10"], False)
+    newest, last = writer.display_range(session.id, after_seq=rows[9].seq, limit=3)
+    assert (texts(newest), last) == (["m10", "m11"], True)
+    exactly, _ = writer.display_range(session.id, after_seq=rows[8].seq, limit=3)  # a full page may have more
+    assert texts(exactly) == ["m9", "m10", "m11"]
+    assert writer.display_range(session.id, after_seq=rows[11].seq, limit=3) == ([], True)
+
+
 # -- write transactions --------------------------------------------------------------
 
 

@@ -32,12 +32,13 @@ PAGE = 200  # messages a page of a chat holds
 @dataclass(frozen=True)
 class ChatPage:
     """A range of the rows a person sees of a chat, in storage order: up to ``limit`` rows
-    before a row (``before_seq``), or the newest ones. ``first`` is true when nothing a person
-    sees comes before it."""
+    before a row (``before_seq``), after one (``after_seq``), or the newest ones. ``first`` is
+    true when nothing a person sees comes before it, ``last`` when nothing comes after it."""
 
     session_id: str
     rows: tuple[TranscriptRow, ...]
     first: bool
+    last: bool = True
 
     @property
     def seqs(self) -> tuple[int, int] | None:
@@ -137,9 +138,15 @@ class Chats:
 
     # -- one chat, for the window ----------------------------------------------------------
 
-    def page(self, session_id: str, before_seq: int | None = None, limit: int = PAGE) -> ChatPage:
-        rows = self._shared.writer.display_page(session_id, before_seq=before_seq, limit=limit)
-        return ChatPage(session_id, tuple(rows), first=len(rows) < limit)
+    def page(
+        self, session_id: str, before_seq: int | None = None, limit: int = PAGE, *, after_seq: int | None = None
+    ) -> ChatPage:
+        rows, ended = self._shared.writer.display_range(
+            session_id, before_seq=before_seq, after_seq=after_seq, limit=limit
+        )
+        if after_seq is not None:
+            return ChatPage(session_id, tuple(rows), first=False, last=ended)
+        return ChatPage(session_id, tuple(rows), first=ended, last=before_seq is None)
 
     def open(self, session_id: str, limit: int = PAGE) -> OpenedChat:
         """The chat's newest page and everything the window shows with it."""
