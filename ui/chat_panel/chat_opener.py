@@ -57,7 +57,7 @@ class ChatOpener:
             return
         self.edit.end(keep_text=True)  # the edit ends with the chat; what was typed stays
         self.shown.take(session_id)
-        self.pages.forget_older()
+        self.pages.forget_pages()
         self.notice.hide()
         self.status.end_retrying()
         self.routes.view = None  # the chat's own route arrives with its rows; the last one is not its

@@ -96,6 +96,8 @@ class ChatPanel(QWidget):
         self.edit_banner.cancel.clicked.connect(self.edit.end)
         self.chat.message_delegate.action.connect(controller.on_message_action)
         self.chat.wants_older.connect(self.pages.load_older)
+        self.chat.wants_newer.connect(self.pages.load_newer)
+        self.chat.wants_newest.connect(self.pages.show_newest)
         self.welcome.chosen.connect(self._example_chosen)
 
     def on_core_event(self, item: object) -> None:

@@ -27,6 +27,8 @@ class ChatView(QListView):
     """The list of messages; asks for older ones when scrolled to the top."""
 
     wants_older = Signal()
+    wants_newer = Signal()  # scrolled near the last row while the newest are released
+    wants_newest = Signal()  # to the chat's end, whose newest rows are released
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -53,21 +55,52 @@ class ChatView(QListView):
         return model
 
     def at_bottom(self) -> bool:
+        """Whether the chat's newest message is in view."""
         bar = self.verticalScrollBar()
-        return bar.value() >= bar.maximum() - 4
+        return bar.value() >= bar.maximum() - 4 and not self.model_rows().newest_released
 
-    def _scrolled(self, value: int) -> None:
+    def _scrolled(self, _value: int) -> None:
         self._follow = self.at_bottom()
-        if self.model_rows().messages and (value == 0 or self.top_row() < NEAR_TOP):
-            self.wants_older.emit()  # early: the page is read and measured before it is needed
+        self.check_edges()
         self._hover(self.viewport().mapFromGlobal(self.cursor().pos()))
+
+    def check_edges(self) -> None:
+        """Ask for the page before the first row, or after the last, when the view is near it:
+        early, so the page is read and measured before it is needed."""
+        model = self.model_rows()
+        if not model.messages:
+            return
+        if self.verticalScrollBar().value() == 0 or self.top_row() < NEAR_TOP:
+            self.wants_older.emit()
+        if model.newest_released and self.bottom_row() >= len(model.messages) - NEAR_TOP:
+            self.wants_newer.emit()
 
     def top_row(self) -> int:
         """The row at the top of the view (-1 for none)."""
         return self._top_index().row()
 
+    def bottom_row(self) -> int:
+        """The row at the bottom of the view (the last, when the rows end above it)."""
+        row = self.indexAt(QPoint(self.viewport().width() // 2, self.viewport().height() - 1)).row()
+        return row if row >= 0 else len(self.model_rows().messages) - 1
+
     def _top_index(self) -> QModelIndex:
         return self.indexAt(QPoint(self.viewport().width() // 2, 0))
+
+    def anchor(self) -> tuple[str, int] | None:
+        """The message at the top of the view and where its top is: ``keep_anchor`` puts it
+        back there after rows come and go around it."""
+        top = self._top_index()
+        return (top.data(MESSAGE_ROLE).key, self.visualRect(top).top()) if top.isValid() else None
+
+    def keep_anchor(self, anchor: tuple[str, int] | None) -> None:
+        """Lay the rows out again with ``anchor``'s message where it was."""
+        self.doItemsLayout()
+        row = self.model_rows().row_of(anchor[0]) if anchor is not None else None
+        if anchor is None or row is None:
+            return
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.value() + self.visualRect(self.model().index(row, 0)).top() - anchor[1])
 
     def relayout(self) -> None:
         """Lay out every row again, keeping what the person looks at in place: the newest
@@ -100,11 +133,15 @@ class ChatView(QListView):
 
     def follow(self) -> None:
         """Keep the newest message in view, unless the person scrolled away."""
-        if self._follow:
+        if self._follow and not self.model_rows().newest_released:
             self.scrollToBottom()
 
     def jump_to_bottom(self) -> None:
+        """To the chat's newest message (read back first when it was released)."""
         self._follow = True
+        if self.model_rows().newest_released:
+            self.wants_newest.emit()
+            return
         self.scrollToBottom()
 
     # -- a search's match -----------------------------------------------------------------

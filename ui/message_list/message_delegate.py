@@ -86,11 +86,21 @@ class MessageDelegate(QStyledItemDelegate):
         self._sizes.clear()
         self._estimated.clear()
 
+    def release(self, messages: list[DisplayMessage]) -> None:
+        """``messages`` left the model: what was kept to draw them goes."""
+        for message in messages:
+            self.documents.forget(message.key)
+            for kept in (self._heights, self._guesses, self._sizes):
+                kept.pop(message.key, None)
+            self._estimated.discard(message.key)
+
     # -- documents -----------------------------------------------------------------------
 
     def flags(self, message: DisplayMessage) -> tuple[bool, bool]:
         """Whether ``message`` is the chat's last message of yours, and its last answer. Read
         from the end, so it costs a few steps however long the chat (it runs on every paint)."""
+        if self.rows.newest_released:  # the chat's last messages are not here
+            return False, False
         last_user = last_answer = None
         for shown in reversed(self.rows.messages):
             if last_user is None and shown.kind == "user":

@@ -1,5 +1,11 @@
 """The messages of the chat on screen as the view shows them: a list model over
-``DisplayMessage``, found by key, changed one row at a time."""
+``DisplayMessage``, found by key, changed one row at a time.
+
+It holds a window of the chat, not all of it: rows far from what the person reads are
+released and read back from the journal when scrolled to (``ChatPages``). While the newest
+rows are released, a message that arrives (a streaming reply, a failure notice) is held and
+shown after the newest rows once they are read back.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +35,8 @@ class MessageModel(QAbstractListModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.messages: list[DisplayMessage] = []
+        self.newest_released = False  # the chat goes on after the last row here
+        self.held: list[DisplayMessage] = []  # what arrived meanwhile, not yet in the journal
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         return 0 if parent.isValid() else len(self.messages)
@@ -43,9 +51,10 @@ class MessageModel(QAbstractListModel):
             return f"{SPEAKERS.get(message.kind, message.kind)}: {message.text or message.error}"
         return None
 
-    def reset(self, messages: list[DisplayMessage]) -> None:
+    def reset(self, messages: list[DisplayMessage], *, newest_released: bool = False) -> None:
         self.beginResetModel()
         self.messages = messages
+        self.newest_released, self.held = newest_released, []
         self.endResetModel()
 
     def prepend(self, messages: list[DisplayMessage]) -> None:
@@ -55,11 +64,50 @@ class MessageModel(QAbstractListModel):
             self.endInsertRows()
 
     def append(self, message: DisplayMessage) -> None:
+        if self.newest_released:  # it belongs after rows not here
+            self.held.append(message)
+            return
         self.beginInsertRows(QModelIndex(), len(self.messages), len(self.messages))
         self.messages.append(message)
         self.endInsertRows()
 
+    def extend(self, messages: list[DisplayMessage], *, newest: bool) -> None:
+        """Read back: ``messages`` come after the last row; with ``newest`` they reach the
+        chat's end, and what was held follows them (unless the journal had it by then)."""
+        if newest:
+            known = {m.key for m in self.messages} | {m.key for m in messages}
+            messages = messages + [m for m in self.held if m.key not in known]
+            self.newest_released, self.held = False, []
+        if messages:
+            self.beginInsertRows(QModelIndex(), len(self.messages), len(self.messages) + len(messages) - 1)
+            self.messages.extend(messages)
+            self.endInsertRows()
+
+    def release_newest(self, keep: int) -> list[DisplayMessage]:
+        """Let go of the rows after the first ``keep``; those not yet in the journal are held."""
+        if keep >= len(self.messages):
+            return []
+        self.beginRemoveRows(QModelIndex(), keep, len(self.messages) - 1)
+        gone = self.messages[keep:]
+        del self.messages[keep:]
+        self.endRemoveRows()
+        self.held = [m for m in gone if m.seq is None] + self.held
+        self.newest_released = True
+        return gone
+
+    def release_oldest(self, count: int) -> list[DisplayMessage]:
+        """Let go of the first ``count`` rows (they are read back from the journal)."""
+        count = min(count, len(self.messages))
+        if count <= 0:
+            return []
+        self.beginRemoveRows(QModelIndex(), 0, count - 1)
+        gone = self.messages[:count]
+        del self.messages[:count]
+        self.endRemoveRows()
+        return gone
+
     def remove(self, key: str) -> None:
+        self.held = [m for m in self.held if m.key != key]
         row = self.row_of(key)
         if row is not None:
             self.beginRemoveRows(QModelIndex(), row, row)
@@ -68,7 +116,10 @@ class MessageModel(QAbstractListModel):
 
     def replace(self, key: str, message: DisplayMessage) -> None:
         row = self.row_of(key)
-        if row is None:
+        held = next((i for i, m in enumerate(self.held) if m.key == key), None)
+        if row is None and held is not None:
+            self.held[held] = message
+        elif row is None:
             self.append(message)
         else:
             self.messages[row] = message
@@ -85,4 +136,6 @@ class MessageModel(QAbstractListModel):
         return None
 
     def last_of(self, kind: str) -> DisplayMessage | None:
-        return next((m for m in reversed(self.messages) if m.kind == kind), None)
+        """The chat's last message of ``kind``; ``None`` also when it may be among the newest
+        rows, released."""
+        return next((m for m in reversed(self.held if self.newest_released else self.messages) if m.kind == kind), None)
