@@ -47,6 +47,7 @@ bench: $(VENV)/.installed-dev engine
 	$(BIN)/python -m benchmarks.cache_strategies
 	$(BIN)/python -m benchmarks.ui_speed
 	$(BIN)/python -m benchmarks.long_replies
+	$(BIN)/python -m benchmarks.long_chat
 	$(BIN)/python -m benchmarks.tool_latency
 	$(BIN)/python -m benchmarks.mcp_latency
 	$(BIN)/python -m benchmarks.compaction_cost
