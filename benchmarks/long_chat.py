@@ -24,7 +24,7 @@ from PySide6.QtCore import QElapsedTimer, QPoint, QPointF, Qt, QTimer
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from benchmarks.ui_speed import rss_mb, run_until, seed, shown
+from benchmarks.ui_speed import forget_shown, rss_mb, run_until, seed, shown
 from desktop.loopback import LoopbackProvider
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -73,8 +73,10 @@ def at_first_message(window: MainWindow, first_seq: int) -> bool:
 
 def open_chat(window: MainWindow, session_id: str, other: str) -> float:
     """Milliseconds from asking for the chat to its newest messages painted."""
+    forget_shown(window)
     window.sessions.open(other)
     run_until(lambda: shown(window, other))
+    forget_shown(window)
     clock = QElapsedTimer()
     clock.start()
     window.sessions.open(session_id)

@@ -93,6 +93,13 @@ def rss_mb() -> float:
     return float("nan")
 
 
+def forget_shown(window: MainWindow) -> None:
+    """No chat on screen, so that ``shown`` waits for the next one's own rows (opening a chat
+    leaves the last one's rows up until its page arrives)."""
+    window.session_id = None
+    window.chat.model_rows().reset([])
+
+
 def shown(window: MainWindow, session_id: str) -> bool:
     messages = window.chat.model_rows().messages
     return window.session_id == session_id and bool(messages) and messages[0].seq is not None
@@ -104,7 +111,7 @@ def measure_open(window: MainWindow, short: str, long: str) -> tuple[dict[str, l
     memory = 0.0
     for _ in range(5):
         for session_id in (short, long):
-            window.session_id = None
+            forget_shown(window)
             clock = QElapsedTimer()
             clock.start()
             window.sessions.open(session_id)
