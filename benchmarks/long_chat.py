@@ -11,6 +11,7 @@ temporary CAIRN_HOME.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import statistics
 import sys
@@ -134,6 +135,14 @@ def drag_to_top(window: MainWindow, first_seq: int) -> tuple[float, float, float
     return watch.longest, time.perf_counter() - started, watch.memory
 
 
+def seeded(journal_path: Path, count: int) -> tuple[str, str, int]:
+    """The two chats, written in their own process so that writing them costs this one no
+    memory: the window opens a journal already on disk, as a person's is."""
+    with Journal.open(journal_path) as journal:
+        short, long = seed(journal, 50), seed(journal, count)
+        return short, long, TranscriptWriter(journal).rows(long)[0].seq
+
+
 def main() -> None:
     count = int(sys.argv[sys.argv.index("--messages") + 1]) if "--messages" in sys.argv else 20_000
     QApplication.instance() or QApplication([])
@@ -142,9 +151,8 @@ def main() -> None:
         os.environ["CAIRN_HOME"] = str(home)
         paths = CairnPaths.from_env()
         add_loopback_account(paths, provider)
-        with Journal.open(paths.journal) as journal:
-            short, long = seed(journal, 50), seed(journal, count)
-            first_seq = TranscriptWriter(journal).rows(long)[0].seq
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            short, long, first_seq = pool.apply(seeded, (paths.journal, count))
         with running_cairn(paths) as run:
             window = run.window
             window.resize(1100, 800)
