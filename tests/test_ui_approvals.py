@@ -59,6 +59,18 @@ def card(w: MainWindow):
     return next((m for m in w.chat.model_rows().messages if m.kind == "approval"), None)
 
 
+def result_card(w: MainWindow):
+    return next((m for m in w.chat.model_rows().messages if m.kind == "tool"), None)
+
+
+def shown_html(w: MainWindow) -> str:
+    """The tool and approval cards of the chat on screen, as painted."""
+    from ui.message_list.display_message import message_html
+
+    cards = [m for m in w.chat.model_rows().messages if m.kind in ("tool", "approval")]
+    return "".join(message_html(m, dark=False, last_user=False, last_answer=False)[0] for m in cards)
+
+
 def tool_results(run: Running, session_id: str) -> list[ToolResultPart]:
     rows = TranscriptWriter(run.journal).rows(session_id)
     return [p for r in rows if r.role == "tool" for p in r.body().parts]  # type: ignore[union-attr]
@@ -77,7 +89,7 @@ def test_a_card_waits_and_enter_allows_once(qtbot: QtBot, cairn_paths: CairnPath
             qtbot.waitUntil(lambda: card(w) is not None, timeout=WAIT)
             shown = card(w)
             html, _ = message_html(shown, dark=False, last_user=False, last_answer=False)
-            assert "Allow write_note?" in html
+            assert "Allow Write note</b>?" in html
             assert "todo.txt" in html
             assert "buy stones" in html
             assert 'href="cairn:approve/chat"' in html
@@ -87,9 +99,15 @@ def test_a_card_waits_and_enter_allows_once(qtbot: QtBot, cairn_paths: CairnPath
             qtbot.waitUntil(lambda: notes.writes == ["buy stones"], timeout=WAIT)
             qtbot.waitUntil(lambda: w.chat.model_rows().messages[-1].kind == "assistant" and not w.turns.busy,
                             timeout=WAIT)  # fmt: skip
-            assert card(w).approval.state == "approved"
             (result,) = tool_results(run, w.session_id)
             assert result.reason == "you allowed it once"
+            # One card for the call: the approval's row became its result's, with the decision once.
+            assert card(w) is None
+            assert result_card(w).call.name == "write_note"
+            painted = shown_html(w)
+            assert painted.count("buy stones") == 1  # the arguments once
+            assert painted.count("allowed it once") == 1
+            assert "written" in painted
 
 
 def test_escape_denies(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:
@@ -102,10 +120,36 @@ def test_escape_denies(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) ->
             send(w, ASK)
             qtbot.waitUntil(lambda: card(w) is not None, timeout=WAIT)
             QTest.keyClick(w.composer.editor, Qt.Key.Key_Escape)
-            qtbot.waitUntil(lambda: card(w).approval.state == "denied" and not w.turns.busy, timeout=WAIT)
-            qtbot.waitUntil(lambda: bool(tool_results(run, w.session_id)), timeout=WAIT)
+            qtbot.waitUntil(lambda: result_card(w) is not None and not w.turns.busy, timeout=WAIT)
             assert notes.writes == []
             assert tool_results(run, w.session_id)[0].content == "denied: you denied it"
+            assert shown_html(w).count("you denied it") == 1  # the decision once, not as its result again
+
+
+def test_an_answered_approval_stays_in_the_history_as_its_decision(
+    qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path
+) -> None:
+    notes = Notes(tmp_path)
+    with LoopbackProvider() as provider:
+        add_loopback_account(cairn_paths, provider)
+        with running_cairn(cairn_paths) as run:
+            notes.attach(run)
+            w = run.window
+            send(w, ASK)
+            qtbot.waitUntil(lambda: card(w) is not None, timeout=WAIT)
+            QTest.keyClick(w.composer.editor, Qt.Key.Key_Return)
+            qtbot.waitUntil(lambda: result_card(w) is not None and not w.turns.busy, timeout=WAIT)
+            session_id = w.session_id
+        with running_cairn(cairn_paths) as run:  # reopened in a new Cairn
+            w = run.window
+            w.sessions.open(session_id)
+            qtbot.waitUntil(lambda: result_card(w) is not None, timeout=WAIT)
+            assert card(w) is None
+            painted = shown_html(w)
+            assert "<b>Write note</b>" in painted
+            assert painted.count("allowed it once") == 1
+            assert painted.count("buy stones") == 1
+            assert "running…" not in painted
 
 
 def test_a_parked_call_survives_closing_and_resumes_once(qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import html
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from desktop.app import TranscriptRow, shown_size
 from host.content import (
@@ -22,7 +22,7 @@ from host.content import (
 )
 from ui.message_list.long_text import LONG_REPLY, long_text_html
 from ui.message_list.markdown import render_markdown
-from ui.message_list.tool_cards import ApprovalView, Palette, approval_html, result_html, tool_call_html
+from ui.message_list.tool_cards import ApprovalView, Palette, ShownCall, approval_html, call_line_html, tool_card_html
 from ui.widgets.theme import Tokens
 
 __all__ = [
@@ -60,8 +60,10 @@ class DisplayMessage:
     seq: int | None = None
     text: str = ""
     reasoning: str = ""
-    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (name, arguments)
+    tool_calls: list[ShownCall] = field(default_factory=list)
+    settled: set[str] = field(default_factory=set)  # the calls whose card is in another row (their result's)
     tool_result: ToolResultPart | None = None
+    call: ShownCall | None = None  # the call a tool result answers, where its reply is in view
     approval: ApprovalView | None = None
     expanded: bool = False  # a long tool result shown whole
     status: str = "complete"  # complete, interrupted, streaming, error, unsaved
@@ -122,7 +124,7 @@ class DisplayMessage:
             elif isinstance(part, ReasoningPart):
                 shown.reasoning += part.text
             elif isinstance(part, ToolCallPart):
-                shown.tool_calls.append((part.name, dict(part.arguments)))
+                shown.tool_calls.append(ShownCall(part.call_id, part.name, dict(part.arguments)))
             elif isinstance(part, ToolResultPart):
                 shown.tool_result = part
             elif isinstance(part, ImagePart | FilePart):
@@ -203,7 +205,10 @@ def message_parts(message: DisplayMessage, *, dark: bool, last_user: bool, last_
         return MessageParts(head=_summary_html(message, t), body=message.text if opened else "")
     palette = Palette.of(dark=dark)
     if message.approval is not None:
-        return MessageParts(head=approval_html(message.approval, palette))
+        return MessageParts(head=approval_html(message.approval, palette, expanded=message.expanded))
+    if message.tool_result is not None:  # a call and its result, one card
+        card = tool_card_html(message.call, message.tool_result, expanded=message.expanded, palette=palette)
+        return MessageParts(head=card)
     head = []
     header = header_line(message, t) if message.kind != "tool" else ""  # a tool result's card has its own title
     if header:
@@ -224,20 +229,8 @@ def message_parts(message: DisplayMessage, *, dark: bool, last_user: bool, last_
         preview = long_text_html(message.text, t, streaming=message.status == "streaming")
     elif message.text:
         body = hard_breaks(message.text) if message.kind == "user" else message.text
-    foot = [tool_call_html(name, arguments, palette) for name, arguments in message.tool_calls]
-    if message.tool_result is not None:
-        r = message.tool_result
-        foot.append(
-            result_html(
-                r.content,
-                is_error=r.is_error,
-                reason=r.reason,
-                elapsed_ms=r.elapsed_ms,
-                expanded=message.expanded,
-                palette=palette,
-                resolved=(r.resolved.tool, r.resolved.pin) if r.resolved is not None else None,
-            )
-        )
+    running = last_answer and message.status == "complete"
+    foot = [call_line_html(c, palette, running=running) for c in message.tool_calls if c.call_id not in message.settled]
     return MessageParts("".join(head), body, preview, "".join(foot))
 
 

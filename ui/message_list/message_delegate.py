@@ -34,6 +34,8 @@ from ui.message_list.message_layout import (
     text_width,
 )
 from ui.message_list.message_model import MESSAGE_ROLE, MessageModel
+from ui.message_list.spinner import SIZE as SPINNER
+from ui.message_list.spinner import Spinner
 from ui.message_list.thumbnails import Thumbnails
 from ui.widgets.icons import icon
 from ui.widgets.theme import RADIUS, Tokens
@@ -68,6 +70,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._width = 0  # the view's width as the layout under way reads it
         self.highlight: tuple[str, ...] = ()  # words marked in every message: a search's
         self.thumbnails = Thumbnails(self)  # replaced by the window's shared cache (use_thumbnails)
+        self.spinner = Spinner(view.viewport(), self)
 
     def use_thumbnails(self, thumbnails: Thumbnails) -> None:
         """Show attached images from ``thumbnails``; a message repaints when its images arrive."""
@@ -260,6 +263,9 @@ class MessageDelegate(QStyledItemDelegate):
         painter.translate(geometry.text)
         document.drawContents(painter, shown.intersected(QRectF(QPointF(0, 0), document.size())))
         painter.restore()
+        if message.status == "streaming" and message.kind == "assistant":  # "writing…" turns under it
+            y = geometry.box.bottom() + 2 + (ACTIONS - 2 - SPINNER) / 2
+            self.spinner.paint(painter, QRectF(geometry.box.left(), y, SPINNER, SPINNER), t.accent)
         if message.status != "streaming":
             self._paint_switcher(painter, geometry, message)
             if message.key == self.hovered or self.flags(message)[1]:
@@ -271,6 +277,7 @@ class MessageDelegate(QStyledItemDelegate):
             "user": t.user_bubble,
             "error": t.danger_soft,
             "approval": t.warning_soft,
+            "tool": t.surface_alt,
             "summary": t.info_soft,
         }.get(message.kind)
 

@@ -33,10 +33,10 @@ COLUMN = 860  # the column's widest: longer lines are hard to read
 BUBBLE_SHARE = 0.8  # your messages take at most this share of the column
 GAP = SPACE["m"]  # between messages
 PAD = SPACE["m"]  # inside a bubble or card
-BUTTON = 26  # an icon button under a message
-ICON = 16
+BUTTON = 32  # an icon button under a message: its hit area
+ICON = 23  # the glyph's square: 16 px of ink or more (an icon font leaves room around a glyph)
 ACTIONS = BUTTON + 2  # the height of the row of buttons
-CARDS = {"error", "approval", "summary"}
+CARDS = {"error", "approval", "summary", "tool"}
 
 
 @dataclass
@@ -139,9 +139,9 @@ def estimated_height(message: DisplayMessage, width: int, metrics: QFontMetrics)
         return 2 * metrics.lineSpacing() + 2 * PAD + GAP  # the marker's line; its summary shows when opened
     text = message.text or message.error or ""
     lines = 1 + sum(max(1, math.ceil(len(line) / per_line)) for line in text.split("\n"))
-    lines += sum(3 + len(args) for _, args in message.tool_calls)
+    lines += sum(1 for c in message.tool_calls if c.call_id not in message.settled)
     if message.tool_result is not None:
-        lines += 3 + min(message.tool_result.content.count("\n"), 60)
+        lines += 2 + min(message.tool_result.content.count("\n"), 12)
     if message.approval is not None:
         lines += 6
     if message.attachments:

@@ -5,6 +5,10 @@ It holds a window of the chat, not all of it: rows far from what the person read
 released and read back from the journal when scrolled to (``ChatPages``). While the newest
 rows are released, a message that arrives (a streaming reply, a failure notice) is held and
 shown after the newest rows once they are read back.
+
+A tool call has one card: with its reply while it runs, then in its approval's row while a
+person decides, then in its result's row (which takes the approval's place). ``_link`` keeps
+each reply's ``settled`` calls and each result's ``call`` true as rows come and go.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ class MessageModel(QAbstractListModel):
         self.beginResetModel()
         self.messages = messages
         self.newest_released, self.held = newest_released, []
+        self._link(signal=False)
         self.endResetModel()
 
     def prepend(self, messages: list[DisplayMessage]) -> None:
@@ -62,6 +67,7 @@ class MessageModel(QAbstractListModel):
             self.beginInsertRows(QModelIndex(), 0, len(messages) - 1)
             self.messages[:0] = messages
             self.endInsertRows()
+            self._link()
 
     def append(self, message: DisplayMessage) -> None:
         if self.newest_released:  # it belongs after rows not here
@@ -70,6 +76,8 @@ class MessageModel(QAbstractListModel):
         self.beginInsertRows(QModelIndex(), len(self.messages), len(self.messages))
         self.messages.append(message)
         self.endInsertRows()
+        if message.kind in ("tool", "approval") or message.tool_calls:
+            self._link()
 
     def extend(self, messages: list[DisplayMessage], *, newest: bool) -> None:
         """Read back: ``messages`` come after the last row; with ``newest`` they reach the
@@ -82,6 +90,7 @@ class MessageModel(QAbstractListModel):
             self.beginInsertRows(QModelIndex(), len(self.messages), len(self.messages) + len(messages) - 1)
             self.messages.extend(messages)
             self.endInsertRows()
+            self._link()
 
     def release_newest(self, keep: int) -> list[DisplayMessage]:
         """Let go of the rows after the first ``keep``; those not yet in the journal are held."""
@@ -119,15 +128,43 @@ class MessageModel(QAbstractListModel):
         held = next((i for i, m in enumerate(self.held) if m.key == key), None)
         if row is None and held is not None:
             self.held[held] = message
-        elif row is None:
+            return
+        if row is None and message.tool_result is not None:  # a result takes its approval's row
+            row = self.row_of(f"approval:{message.tool_result.call_id}")
+        if row is None:
             self.append(message)
-        else:
-            self.messages[row] = message
-            self.changed(row)
+            return
+        self.messages[row] = message
+        self.changed(row)
+        if message.kind in ("tool", "approval") or message.tool_calls:
+            self._link()
 
     def changed(self, row: int) -> None:
         index = self.index(row)
         self.dataChanged.emit(index, index)
+
+    def _link(self, *, signal: bool = True) -> None:
+        """Each result knows the call it answers, and each reply which of its calls have their
+        card in another row; a message whose card moved is shown again."""
+        calls = {c.call_id: c for m in self.messages for c in m.tool_calls}
+        elsewhere = {m.tool_result.call_id for m in self.messages if m.tool_result is not None}
+        elsewhere |= {m.approval.call_id for m in self.messages if m.approval is not None}
+        for row, message in enumerate(self.messages):
+            if message.tool_result is not None:
+                call = calls.get(message.tool_result.call_id)
+                if call is not message.call:
+                    message.call = call
+                    self._moved(row, message, signal)
+            elif message.tool_calls:
+                settled = {c.call_id for c in message.tool_calls} & elsewhere
+                if settled != message.settled:
+                    message.settled = settled
+                    self._moved(row, message, signal)
+
+    def _moved(self, row: int, message: DisplayMessage, signal: bool) -> None:
+        message.touch()
+        if signal:
+            self.changed(row)
 
     def row_of(self, key: str) -> int | None:
         for row in range(len(self.messages) - 1, -1, -1):

@@ -1,7 +1,11 @@
-"""Tool cards in the chat: a call (its arguments, readably), its result (collapsed when long,
-with how long it took and why it ran or did not), and the approval card a person answers.
+"""Tool cards in the chat, one per call: the tool's readable name and where it comes from, what
+the call does (its arguments once: a file's content, a diff for an edit, else JSON), the
+decision once, and its result (folded when long) with how long it took. A call waiting on a
+person is the same card with the choices under it.
 
-HTML only; the chat view paints it and turns ``cairn:`` links into actions.
+HTML only; the view paints the card's box and turns ``cairn:`` links into actions. Where a
+call's card is: with its reply while it runs, then in its result's row (``MessageModel`` links
+them), or in its approval's row while a person decides.
 """
 
 from __future__ import annotations
@@ -12,12 +16,34 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from host.content import ToolResultPart
 from ui.widgets.theme import Tokens
 
-__all__ = ["ApprovalView", "Palette", "approval_html", "describe_call", "result_html", "tool_call_html"]
+__all__ = [
+    "ApprovalView",
+    "Palette",
+    "ShownCall",
+    "approval_html",
+    "call_line_html",
+    "describe_call",
+    "friendly_name",
+    "source_label",
+    "tool_card_html",
+]
 
 COLLAPSED_LINES = 12
 MAX_SHOWN = 20_000
+BUILT_IN = {
+    "read_file": "Read file",
+    "write_file": "Write file",
+    "edit_file": "Edit file",
+    "list_folder": "List folder",
+    "fetch_url": "Fetch URL",
+    "load_skill": "Load skill",
+    "tool_search": "Search tools",
+    "read_resource": "Read resource",
+    "use_tool": "Use tool",
+}
 
 
 @dataclass(frozen=True)
@@ -28,15 +54,25 @@ class Palette:
     link: str
     danger: str
     ok: str
-    background: str  # a card's body
-    header: str  # a card's title row
+    background: str  # a button's face
+    header: str  # code and arguments
     border: str
     accent_text: str
+    text: str
 
     @classmethod
     def of(cls, *, dark: bool) -> Palette:
         t = Tokens.of(dark=dark)
-        return cls(t.muted, t.accent, t.danger, t.ok, t.code_bg, t.surface_alt, t.border_strong, t.accent_text)
+        return cls(t.muted, t.accent, t.danger, t.ok, t.surface, t.code_bg, t.border_strong, t.accent_text, t.text)
+
+
+@dataclass(frozen=True)
+class ShownCall:
+    """A call as a reply made it."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
 
 
 @dataclass
@@ -52,12 +88,31 @@ class ApprovalView:
     answer: str = ""
 
 
+def friendly_name(name: str) -> tuple[str, str]:
+    """A tool's name for people, and the server it comes from ("" for Cairn's own):
+    ``read_file`` is "Read file"; ``notes__add_item`` is "Add item" from notes."""
+    if name in BUILT_IN:
+        return BUILT_IN[name], ""
+    server, _, tool = name.partition("__")
+    if not tool:
+        server, tool = "", name
+    words = tool.replace("_", " ").replace("-", " ").strip()
+    return (words[:1].upper() + words[1:]) if words else name, server
+
+
+def source_label(source: str) -> str:
+    """Where a tool comes from, as a spec says it (``builtin``, ``skill``, ``mcp:<server>``)."""
+    if source.startswith("mcp:"):
+        return f"{source[4:]} (MCP server)"
+    return {"builtin": "built into Cairn", "skill": "from a skill"}.get(source, source)
+
+
 def describe_call(name: str, arguments: dict[str, Any]) -> tuple[str, str]:
     """A one-line summary of what the call would do, and a readable body: the path and the
     content of a write, a diff for an edit, the URL of a fetch, else the arguments as JSON."""
     path = str(arguments.get("path", ""))
     if name == "write_file" and isinstance(arguments.get("content"), str):
-        return f"Write {path}", arguments["content"]
+        return path, arguments["content"]
     if (
         name == "edit_file"
         and isinstance(arguments.get("old_text"), str)
@@ -66,95 +121,136 @@ def describe_call(name: str, arguments: dict[str, Any]) -> tuple[str, str]:
         diff = difflib.unified_diff(
             arguments["old_text"].splitlines(), arguments["new_text"].splitlines(), path, path, lineterm=""
         )
-        return f"Edit {path}", "\n".join(diff)
+        return path, "\n".join(diff)
     if name == "fetch_url" and isinstance(arguments.get("url"), str):
-        return f"Fetch {arguments['url']}", ""
+        return arguments["url"], ""
     if path and name in ("read_file", "list_folder"):
-        return f"{'Read' if name == 'read_file' else 'List'} {path}", ""
-    return name, json.dumps(arguments, indent=2, ensure_ascii=False)
+        return path, ""
+    if name in ("load_skill", "read_resource", "tool_search") and len(arguments) == 1:
+        (value,) = arguments.values()
+        if isinstance(value, str):
+            return value, ""
+    return "", json.dumps(arguments, indent=2, ensure_ascii=False) if arguments else ""
 
 
-def _block(text: str, colour: str, palette: Palette, *, title: str, expanded: bool = True, toggle: str = "") -> str:
-    """A card: a shaded title row over the text in monospace, collapsed when long."""
-    del colour  # the title says what kind of card it is; the frame stays quiet
+def _unwrapped(call: ShownCall) -> tuple[ShownCall, bool]:
+    """A ``use_tool`` call (the proxy declaration policy) as the call it stands for."""
+    inner, arguments = call.arguments.get("name"), call.arguments.get("arguments")
+    if call.name == "use_tool" and isinstance(inner, str) and isinstance(arguments, dict):
+        return ShownCall(call.call_id, inner, arguments), True
+    return call, False
+
+
+def _pre(text: str, palette: Palette, *, expanded: bool, toggle: str) -> str:
+    """``text`` in monospace on its own shade, folded to its first lines when long."""
+    if not text:
+        return ""
     lines = text.splitlines()
-    shown = text if expanded or len(lines) <= COLLAPSED_LINES else "\n".join(lines[:COLLAPSED_LINES])
-    more = ""
-    if len(lines) > COLLAPSED_LINES and toggle:
-        label = "Show less" if expanded else f"Show all {len(lines):,} lines"
-        more = f'<tr><td><a href="cairn:{toggle}" style="color: {palette.link};">{label}</a></td></tr>'
+    long = len(lines) > COLLAPSED_LINES
+    shown = text if expanded or not long else "\n".join(lines[:COLLAPSED_LINES])
     body = html.escape(shown[:MAX_SHOWN] + ("\n…" if len(shown) > MAX_SHOWN else ""))
-    pre = f'<tr><td><pre style="margin: 0; white-space: pre-wrap;">{body}</pre></td></tr>' if body else ""
+    more = ""
+    if long and toggle:
+        label = "Show less" if expanded else f"Show all {len(lines):,} lines"
+        more = f"<tr><td>{_button(toggle, label, palette)}</td></tr>"
     return (
-        f'<table width="100%" cellspacing="0" cellpadding="8" bgcolor="{palette.background}" '
-        f'style="border: 1px solid {palette.border}; margin-top: 4px; margin-bottom: 4px;">'
-        f'<tr><td bgcolor="{palette.header}">{title}</td></tr>{pre}{more}</table>'
+        f'<table width="100%" cellspacing="0" cellpadding="6" style="margin-top: 4px;">'
+        f'<tr><td bgcolor="{palette.header}"><pre style="margin: 0; white-space: pre-wrap;">{body}</pre>'
+        f"</td></tr>{more}</table>"
     )
 
 
-def tool_call_html(name: str, arguments: dict[str, Any], palette: Palette) -> str:
-    """A call card; a ``use_tool`` call (the proxy declaration policy) shows the call it stands
-    for, and says it went through ``use_tool``."""
-    through = ""
-    inner, inner_arguments = arguments.get("name"), arguments.get("arguments")
-    if name == "use_tool" and isinstance(inner, str) and isinstance(inner_arguments, dict):
-        name, arguments, through = inner, inner_arguments, " (through use_tool)"
-    summary, body = describe_call(name, arguments)
-    title = f'<b style="color: {palette.link};">Tool call</b> · {html.escape(summary)}{through}'
-    return _block(body, palette.link, palette, title=title)
+def _button(action: str, label: str, palette: Palette, *, primary: bool = False) -> str:
+    face, ink = (palette.link, palette.accent_text) if primary else (palette.background, palette.text)
+    return (
+        f'<table cellspacing="0" cellpadding="5" style="margin-top: 4px;"><tr>'
+        f'<td bgcolor="{face}" style="border: 1px solid {palette.link if primary else palette.border};">'
+        f'<a href="cairn:{action}" style="color: {ink}; text-decoration: none;">&nbsp;{label}&nbsp;</a>'
+        f"</td></tr></table>"
+    )
 
 
-def result_html(
-    content: str,
-    *,
-    is_error: bool,
-    reason: str | None,
-    elapsed_ms: float | None,
-    expanded: bool,
-    palette: Palette,
-    resolved: tuple[str, str] | None = None,
-) -> str:
-    """A result card. ``resolved``: the tool and pin a ``use_tool`` call was checked as (the
-    pin only when it ran)."""
-    colour = palette.danger if is_error else palette.muted
-    label = "Tool error" if is_error else "Tool result"
-    notes = [html.escape(reason)] if reason else []
-    if resolved is not None and is_error:
-        notes.append(f"for {html.escape(resolved[0])}")
-    elif resolved is not None:
-        notes.append(f"ran as {html.escape(resolved[0])}, pin {html.escape(resolved[1][:8])}")
-    if elapsed_ms is not None:
-        notes.append(f"{elapsed_ms:,.0f} ms" if elapsed_ms >= 10 else f"{elapsed_ms:.1f} ms")
-    said = f' <span style="color: {palette.muted};">· {" · ".join(notes)}</span>' if notes else ""
-    title = f'<b style="color: {colour};">{label}</b>{said}'
-    return _block(content, colour, palette, title=title, expanded=expanded, toggle="toggle-result")
+def _title(call: ShownCall, palette: Palette, notes: list[str], *, colour: str = "") -> str:
+    shown, through = _unwrapped(call)
+    name, server = friendly_name(shown.name)
+    summary, _ = describe_call(shown.name, shown.arguments)
+    said = [html.escape(server)] if server else []
+    if through:
+        said.append("through use_tool")
+    said += notes
+    style = f' style="color: {colour};"' if colour else ""
+    line = f"<b{style}>{html.escape(name)}</b>"
+    if summary:
+        line += f" · {html.escape(summary)}"
+    if said:
+        line += f' <span style="color: {palette.muted};">· {" · ".join(said)}</span>'
+    return f'<p style="margin: 0;">{line}</p>'
 
 
-def approval_html(view: ApprovalView, palette: Palette) -> str:
+def _elapsed(ms: float) -> str:
+    if ms >= 10_000:
+        return f"{ms / 1000:,.1f} s"
+    return f"{ms:,.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
+
+
+def call_line_html(call: ShownCall, palette: Palette, *, running: bool) -> str:
+    """A call of a reply whose card is not elsewhere yet: it runs, or never got an answer."""
+    note = "running…" if running else "no result"
+    return f'<div style="margin-top: 6px;">{_title(call, palette, [note])}</div>'
+
+
+def tool_card_html(call: ShownCall | None, result: ToolResultPart, *, expanded: bool, palette: Palette) -> str:
+    """A call and its result in one card. ``call`` is ``None`` where the reply that made it is
+    not in view (its result still says which call it answers)."""
+    shown = _unwrapped(call)[0] if call is not None else ShownCall(result.call_id, "tool", {})
+    notes = []
+    refused = result.decision == "deny" and result.content.strip() == (result.reason or "").strip()
+    if result.reason:
+        reason = result.reason
+        notes.append(html.escape(reason[:1].upper() + reason[1:]))
+    if result.resolved is not None and result.is_error:
+        notes.append(f"for {html.escape(result.resolved.tool)}")
+    elif result.resolved is not None:
+        notes.append(f"ran as {html.escape(result.resolved.tool)}, pin {html.escape(result.resolved.pin[:8])}")
+    if result.elapsed_ms is not None:
+        notes.append(_elapsed(result.elapsed_ms))
+    if result.is_error and not refused:
+        notes.append(f'<b style="color: {palette.danger};">failed</b>')
+    title = _title(call or shown, palette, notes, colour=palette.danger if result.is_error else "")
+    _, arguments = describe_call(shown.name, shown.arguments)
+    body = _pre(arguments, palette, expanded=expanded, toggle="toggle-result")
+    if not refused:
+        body += _pre(result.content or "(no output)", palette, expanded=expanded, toggle="toggle-result")
+    return title + body
+
+
+CHOICES = (
+    ("once", "Allow once (Enter)", True),
+    ("chat", "Allow in this chat", False),
+    ("always", "Always allow", False),
+    ("never", "Never allow", False),
+    ("deny", "Deny (Esc)", False),
+)
+
+
+def approval_html(view: ApprovalView, palette: Palette, *, expanded: bool = False) -> str:
+    """The card of a call waiting on a person: what it would do, why Cairn asks, the choices;
+    once answered, the answer instead of the choices."""
+    name, server = friendly_name(view.tool)
     summary, body = describe_call(view.tool, view.arguments)
-    where = html.escape(view.source)
-    head = (
-        f"<b>Allow {html.escape(view.tool)}?</b> "
-        f'<span style="color: {palette.muted};">· from {where} · {html.escape(view.reason)}</span><br>'
-        f"{html.escape(summary)}"
-    )
+    where = source_label(view.source) if view.source else server
+    head = f"<b>Allow {html.escape(name)}</b>" + (f" · {html.escape(summary)}" if summary else "") + "?"
+    notes = " · ".join(html.escape(n) for n in (where, view.reason) if n)
+    lines = f'<p style="margin: 0;">{head}</p>'
+    if notes:
+        lines += f'<p style="margin: 0; color: {palette.muted};">{notes}</p>'
+    lines += _pre(body, palette, expanded=expanded, toggle="toggle-result")
     if view.state == "waiting":
-        choices = (
-            ("once", "Allow once (Enter)", True),
-            ("chat", "Allow in this chat", False),
-            ("always", "Always allow", False),
-            ("never", "Never allow", False),
-            ("deny", "Deny (Esc)", False),
-        )
         cells = "".join(
-            f'<td bgcolor="{palette.link if primary else palette.header}" '
-            f'style="border: 1px solid {palette.link if primary else palette.border};">'
-            f'<a href="cairn:approve/{choice}" style="color: {palette.accent_text if primary else palette.link}; '
-            f'text-decoration: none;">{label}</a></td>'
-            for choice, label, primary in choices
+            f"<td>{_button(f'approve/{choice}', label, palette, primary=primary)}</td>"
+            for choice, label, primary in CHOICES
         )
-        links = f'<table cellspacing="6" cellpadding="5" style="margin-left: -6px;"><tr>{cells}</tr></table>'
-    else:
-        colour = palette.ok if view.state == "approved" else palette.danger
-        links = f'<b style="color: {colour};">{html.escape(view.answer or view.state)}</b>'
-    return _block(body, palette.danger, palette, title=f"{head}{links if view.state == 'waiting' else '<br>' + links}")
+        return lines + f'<table cellspacing="0" cellpadding="0"><tr>{cells}</tr></table>'
+    colour = palette.ok if view.state == "approved" else palette.danger
+    answer = html.escape(view.answer or view.state)
+    return lines + f'<p style="margin-top: 6px;"><b style="color: {colour};">{answer}</b></p>'
