@@ -130,6 +130,13 @@ def test_a_failed_reply_shows_an_error_row_with_retry(
         w.controller.on_message_action(error.key, "retry")
         qtbot.waitUntil(lambda: kinds(w)[-1] == ("assistant", "complete") and idle(w), timeout=WAIT)
         assert w.chat.model_rows().messages[-1].text == "Second time lucky."
+        # Once the retry came through, the error folds into one quiet line, with no Retry.
+        delegate = w.chat.message_delegate
+        folded = delegate.document(error)[0].toPlainText()
+        assert folded.startswith("↻ A request failed here · ")
+        assert "Retry" not in folded
+        assert "\n" not in folded.strip()
+        assert delegate._background(error) is None  # no red card around it
 
 
 def test_edit_and_regenerate(qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider) -> None:

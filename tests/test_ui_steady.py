@@ -44,3 +44,35 @@ def test_a_spinner_turns_while_a_reply_is_written(qtbot: QtBot, cairn_paths: Cai
             qtbot.waitUntil(lambda: spinner.turning, timeout=WAIT)
             qtbot.waitUntil(lambda: not w.turns.busy, timeout=WAIT)
             qtbot.waitUntil(lambda: not spinner.turning, timeout=WAIT)  # no frames once it is written
+
+
+def test_opening_reasoning_keeps_what_is_read_in_place(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider() as provider:
+        add_loopback_account(cairn_paths, provider)
+        with running_cairn(cairn_paths) as run:
+            w = run.window
+            w.resize(900, 700)
+            w.show()
+            thought = "".join(f"Step {n}: weigh the stone.\n" for n in range(80))
+            provider.script(Reply(text="A cairn marks the way. " * 30, reasoning=thought))
+            w.controller.send("Why build a cairn?")
+
+            def answered() -> bool:
+                messages = w.chat.model_rows().messages
+                return not w.turns.busy and len(messages) == 2 and messages[-1].seq is not None
+
+            qtbot.waitUntil(answered, timeout=WAIT)
+            qtbot.wait(200)
+            view, model = w.chat, w.chat.model_rows()
+            row = len(model.messages) - 1
+            key = model.messages[row].key
+
+            def top() -> int:
+                return view.visualRect(model.index(model.row_of(key), 0)).top()
+
+            before = top()
+            for _ in range(2):  # open it, then close it
+                w.controller.on_message_action(key, "toggle-reasoning")
+                qtbot.wait(300)  # every later layout has run
+                assert abs(top() - before) <= 1
+            assert model.messages[row].reasoning_open is False

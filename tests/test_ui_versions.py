@@ -188,3 +188,33 @@ def test_a_switch_is_refused_while_the_chat_answers(
         qtbot.waitUntil(lambda: idle(w), timeout=WAIT)
         assert len([r for r in writer.rows(session) if isinstance(r.body(), SupersedeContent)]) == markers
         assert message(w, "second").versions == (2, 2)
+
+
+def test_switching_a_version_keeps_the_message_where_it_was(
+    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    add_loopback_account(cairn_paths, provider)
+    first, second = "first " + "stone " * 900, "second " + "pebble " * 600  # the one shown next is longer
+    provider.script(Reply(text="a short answer"), Reply(text=first), Reply(text=second))
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.resize(900, 700)
+        w.show()
+        send(w, "hello")
+        qtbot.waitUntil(lambda: texts(w)[-1:] == ["a short answer"] and idle(w), timeout=WAIT)
+        send(w, "question")
+        qtbot.waitUntil(lambda: texts(w)[-1:] == [first] and idle(w), timeout=WAIT)
+        w.controller.on_message_action(message(w, first).key, "regenerate")
+        qtbot.waitUntil(lambda: texts(w)[-1:] == [second] and message(w, second).versions == (2, 2), timeout=WAIT)
+        qtbot.waitUntil(lambda: idle(w), timeout=WAIT)
+        qtbot.wait(200)
+        view, model = w.chat, w.chat.model_rows()
+
+        def top(text: str) -> int:
+            return view.visualRect(model.index(model.row_of(message(w, text).key), 0)).top()
+
+        before = top(second)
+        w.controller.on_message_action(message(w, second).key, "version-prev")
+        qtbot.waitUntil(lambda: texts(w)[-1:] == [first], timeout=WAIT)
+        qtbot.wait(300)  # every later layout has run
+        assert abs(top(first) - before) <= 1

@@ -167,13 +167,16 @@ class ChatController(QObject):
             number = int(action.split("/", 1)[1])
             if number < len(blocks):
                 QGuiApplication.clipboard().setText(blocks[number])
-        elif action == "toggle-reasoning":
-            message.reasoning_open = not message.reasoning_open
-            model.changed(row)
-        elif action in {"toggle-summary", "toggle-result"}:
-            message.expanded = not message.expanded
+        elif action in {"toggle-reasoning", "toggle-summary", "toggle-result"}:
+            # What opens or closes grows or shrinks below its top, which stays where it is.
+            anchor = (message.key, self.view.visualRect(model.index(row, 0)).top())
+            if action == "toggle-reasoning":
+                message.reasoning_open = not message.reasoning_open
+            else:
+                message.expanded = not message.expanded
             message.touch()
             model.changed(row)
+            self.view.keep_anchor(anchor)
         else:
             return False
         return True

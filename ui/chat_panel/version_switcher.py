@@ -46,17 +46,23 @@ class VersionSwitcher:
             return
         target = group[group.index(key) + step]
         self.edit.end(keep_text=True)  # the message being edited may leave the screen
+        row = self.view.model_rows().row_of(key)
+        top = self.view.visualRect(self.view.model().index(row, 0)).top() if row is not None else None
         self.core.run_on_core(
-            lambda app: app.chats.switch_version(session_id, target), lambda _: self.reload(session_id, focus=target)
+            lambda app: app.chats.switch_version(session_id, target),
+            lambda _: self.reload(session_id, focus=target, top=top),
         )
 
-    def reload(self, session_id: str, *, focus: str | None = None) -> None:
+    def reload(self, session_id: str, *, focus: str | None = None, top: int | None = None) -> None:
         """Show the chat's branch afresh from the journal, with its versions and any call
-        waiting on a person in it; centred on ``focus`` when given."""
+        waiting on a person in it; with ``focus``, that message where the one it replaces was
+        (``top``: a switched version does not move what is read), else centred."""
 
         def loaded(opened: OpenedChat) -> None:
             if self.shown.showing(session_id):
                 self.pages.show(session_id, list(opened.page.rows), opened.versions, focus=focus)
+                if focus is not None and top is not None:
+                    self.view.keep_anchor((focus, top))
                 self.approvals.show_parked(session_id, opened.parked)
 
         self.core.run_on_core(lambda app: app.chats.open(session_id, limit=PAGE), loaded)

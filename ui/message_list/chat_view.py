@@ -101,6 +101,7 @@ class ChatView(QListView):
             return
         bar = self.verticalScrollBar()
         bar.setValue(bar.value() + self.visualRect(self.model().index(row, 0)).top() - anchor[1])
+        self._follow = self.at_bottom()  # the chat's end may have left the view
 
     def relayout(self) -> None:
         """Lay out every row again, keeping what the person looks at in place: the newest

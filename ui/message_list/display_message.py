@@ -196,7 +196,10 @@ def message_parts(message: DisplayMessage, *, dark: bool, last_user: bool, last_
     if message.kind == "error":
         # Retry asks again from the end of the chat, so only the chat's last answer offers it:
         # once a retry succeeded, the earlier error row is history and shows no link.
-        retry = f'&nbsp;&nbsp;<a href="cairn:retry" style="color: {t.accent};">Retry</a>' if last_answer else ""
+        if not last_answer:  # history: something came after it, so it folds into one quiet line
+            said = message.error if len(message.error) <= 90 else message.error[:89] + "…"
+            return MessageParts(head=f'<p style="color: {t.muted};">↻ A request failed here · {html.escape(said)}</p>')
+        retry = f'&nbsp;&nbsp;<a href="cairn:retry" style="color: {t.accent};">Retry</a>'
         return MessageParts(
             head=f'<p><b style="color: {t.danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
         )

@@ -123,9 +123,11 @@ class MessageDelegate(QStyledItemDelegate):
 
     def document(self, message: DisplayMessage) -> tuple[StackedDocument, list[str]]:
         width = self._text_width(message)
-        # Only an error's document depends on whether it is the chat's last answer (Retry):
-        # anything else is never built again because a message came after it.
-        flags = self.flags(message) if message.kind == "error" else (False, False)
+        # Only an error's document (Retry, or folded) and a reply's with calls still running
+        # depend on whether it is the chat's last answer: anything else is never built again
+        # because a message came after it.
+        running = len(message.settled) < len(message.tool_calls)
+        flags = self.flags(message) if message.kind == "error" or running else (False, False)
         document, code_blocks = self.documents.document(
             message, width, dark=self.dark, flags=flags, marks=self.highlight
         )
@@ -273,6 +275,8 @@ class MessageDelegate(QStyledItemDelegate):
 
     def _background(self, message: DisplayMessage) -> str | None:
         t = self.tokens
+        if message.kind == "error" and not self.flags(message)[1]:
+            return None  # an error that was retried or left behind: one quiet line
         return {
             "user": t.user_bubble,
             "error": t.danger_soft,
