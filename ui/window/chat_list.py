@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import QAbstractItemView, QListView, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from desktop.app import SessionRecord
@@ -213,6 +213,14 @@ class ChatList(QListView):
     def _clicked(self, index: QModelIndex) -> None:
         if index.data(HEADER_ROLE) == "archived":
             self.toggle_archive()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        # A right-click is for the chat's menu (the context menu event that follows): it does
+        # not make the chat current, which would open it.
+        if event.button() == Qt.MouseButton.RightButton:
+            event.accept()
+            return
+        super().mousePressEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         current = self.currentIndex()
