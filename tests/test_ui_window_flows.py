@@ -377,3 +377,28 @@ def test_hard_breaks_keep_typed_lines_and_leave_code_and_breaks_alone() -> None:
     assert hard_breaks("    code\n    more") == "    code\n    more"  # indented code too
     assert hard_breaks("ends\\\nnext") == "ends\\\nnext"  # already a hard break
     assert hard_breaks("one line") == "one line"
+
+
+def test_the_sidebar_gets_its_width_back_when_the_window_widens(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.show()
+
+        def sidebar_after(*widths: int) -> int:
+            for width in widths:
+                w.resize(width, 600)
+                qtbot.wait(20)
+            return w.splitter.sizes()[0]
+
+        assert sidebar_after(1400) == 260
+        assert sidebar_after(701, 690, 1400) == 260  # squeezed on the way to narrow, folded, back
+        assert sidebar_after(650, 800) == 260  # folded, then just wide enough for it
+
+        handle = w.splitter.handle(1)  # a person drags the sidebar's edge 60 px wider
+        start = handle.rect().center()
+        QTest.mousePress(handle, Qt.MouseButton.LeftButton, pos=start)
+        QTest.mouseMove(handle, start + QPoint(60, 0))
+        QTest.mouseRelease(handle, Qt.MouseButton.LeftButton, pos=start + QPoint(60, 0))
+        chosen = w.splitter.sizes()[0]
+        assert chosen > 300
+        assert sidebar_after(705, 650, 1400) == chosen

@@ -35,7 +35,7 @@ from ui.window.about import show_about
 from ui.window.chat_list_actions import ChatListActions
 from ui.window.context_inspector import Inspector
 from ui.window.help_dialogs import add_help_actions
-from ui.window.narrow import NarrowLayout
+from ui.window.narrow import SIDEBAR_WIDTH, NarrowLayout
 from ui.window.sidebar import Sidebar
 from ui.window.start_page import StartPage
 from ui.window.window_state import fit_to_screen
@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
         right_column.addWidget(self.pages, 1)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([260, 840])
+        splitter.setSizes([SIDEBAR_WIDTH, 840])
         self.setCentralWidget(splitter)
         self.splitter = splitter
 
