@@ -402,3 +402,30 @@ def test_the_sidebar_gets_its_width_back_when_the_window_widens(qtbot: QtBot, ca
         chosen = w.splitter.sizes()[0]
         assert chosen > 300
         assert sidebar_after(705, 650, 1400) == chosen
+
+
+def test_opening_the_inspector_never_squeezes_the_route_bar(
+    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    add_loopback_account(cairn_paths, provider)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.show()
+        bar = w.route_bar
+        qtbot.waitUntil(bar.isVisible, timeout=WAIT)
+        boxes = (bar.accounts, bar.models, bar.mode)
+        for width in (1400, 1100):
+            w.resize(width, 600)
+            qtbot.wait(20)
+            whole = [box.width() for box in boxes]
+            w.toggle_inspector()
+            qtbot.waitUntil(w.inspector.isVisible, timeout=WAIT)
+            qtbot.wait(20)
+            assert bar.width() >= bar.sizeHint().width()
+            assert [box.width() for box in boxes] == whole  # nothing in the bar gave up room
+            assert w.inspector.width() >= 280
+            assert w.width() == width  # the room came from the sidebar and the inspector, not a wider window
+            w.toggle_inspector()
+            qtbot.waitUntil(lambda: not w.inspector.isVisible(), timeout=WAIT)
+        qtbot.wait(20)
+        assert w.splitter.sizes()[0] == 260  # closed again, the sidebar has its width back
