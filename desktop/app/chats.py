@@ -21,6 +21,7 @@ from host.branching import branch_session
 from host.content import Checkpoint, Mode
 from host.files import atomic_write_text
 from host.journal import Journal, SessionRecord
+from host.journal_search import NO_SNIPPET, Snippet
 from host.rows import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
 from host.versions import NotAVersion, switch_version
@@ -71,10 +72,10 @@ class Chats:
 
     # -- the list --------------------------------------------------------------------------
 
-    def search(self, query: str = "") -> list[tuple[SessionRecord, str]]:
+    def search(self, query: str = "") -> list[tuple[SessionRecord, Snippet]]:
         """Every chat newest first, or those matching ``query``, each with its snippet."""
         journal = self._journal
-        return journal.search_sessions(query) if query.strip() else [(s, "") for s in journal.sessions()]
+        return journal.search_sessions(query) if query.strip() else [(s, NO_SNIPPET) for s in journal.sessions()]
 
     def new(self, title: str = "") -> SessionRecord:
         return self._journal.create_session(title)
