@@ -26,7 +26,7 @@ from host.errors import (
 )
 from host.files import private_file
 from host.ids import is_uuid7, new_id
-from host.journal_search import search
+from host.journal_search import NO_SNIPPET, Snippet, search
 from host.lock import ProcessLock
 from host.opening import (
     configure,
@@ -363,13 +363,13 @@ class Journal:
             ).fetchone()
         return None if row is None else str(row[0])
 
-    def search_sessions(self, query: str, limit: int = 50) -> list[tuple[SessionRecord, str]]:
+    def search_sessions(self, query: str, limit: int = 50) -> list[tuple[SessionRecord, Snippet]]:
         """Up to ``limit`` sessions whose title or a message holds every word of ``query`` (as a
         prefix), the most recently active first, each with a snippet of where the text matched;
         every session when the query is blank. The work is bounded however many rows match
         (see ``host.journal_search``)."""
         if not query.split():
-            return [(s, "") for s in self.sessions()]
+            return [(s, NO_SNIPPET) for s in self.sessions()]
         with self.read() as conn:
             hits = search(conn, query, limit)
             marks = ",".join("?" * len(hits))

@@ -20,12 +20,18 @@ import sqlite3
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["ROW_CAP", "Hit", "fts_query", "needed_words", "search", "snippet"]
+__all__ = ["NO_SNIPPET", "ROW_CAP", "Hit", "Snippet", "fts_query", "needed_words", "search", "snippet"]
 
 ROW_CAP = 20_000  # matching messages read at most, whatever the query
 SNIPPET_WORDS = 12
 _SESSION_COLUMNS = "id, title, created_at, updated_at"
 _TOKEN = re.compile(r"[^\W_]+")  # a word as the index's tokenizer cuts it
+
+Snippet = tuple[tuple[str, bool], ...]
+"""Where a search matched: the text in pieces, each a word that matched (``True``) or not.
+Pieces rather than marks in the text, so no message can forge a mark and the window marks
+the words however it draws them."""
+NO_SNIPPET: Snippet = ()
 
 
 @dataclass(frozen=True)
@@ -36,7 +42,7 @@ class Hit:
     title: str
     created_at: str
     updated_at: str
-    snippet: str
+    snippet: Snippet
 
 
 def fts_query(words: list[str]) -> str:
@@ -91,10 +97,8 @@ def search(conn: sqlite3.Connection, query: str, limit: int = 50, *, row_cap: in
             found[r[0]] = r
     chosen = sorted(found.values(), key=lambda r: (r[3], r[0]), reverse=True)[:limit]
     bodies = _bodies(conn, [newest[r[0]] for r in chosen if r[0] in newest])
-    return [
-        Hit(r[0], r[1], r[2], r[3], snippet(bodies.get(newest.get(r[0], -1), ""), words) if r[0] in newest else "")
-        for r in chosen
-    ]
+    found_in = {r[0]: snippet(bodies.get(newest[r[0]], ""), words) for r in chosen if r[0] in newest}
+    return [Hit(r[0], r[1], r[2], r[3], found_in.get(r[0], NO_SNIPPET)) for r in chosen]
 
 
 def _bodies(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:
@@ -110,9 +114,9 @@ def _fold(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
 
 
-def snippet(text: str, words: list[str], size: int = SNIPPET_WORDS) -> str:
+def snippet(text: str, words: list[str], size: int = SNIPPET_WORDS) -> Snippet:
     """About ``size`` words of ``text`` around the first word that starts with one of ``words``,
-    each such word in [brackets], with "…" where text was left out (as FTS5's ``snippet``).
+    each such word a marked piece, with "…" where text was left out (as FTS5's ``snippet``).
     Words split and fold as the index's tokenizer does: "don't" is "don" and "t", "cafe"
     finds "café"."""
     prefixes = tuple(_fold(part) for word in words for part in _TOKEN.findall(word))
@@ -123,8 +127,13 @@ def snippet(text: str, words: list[str], size: int = SNIPPET_WORDS) -> str:
     start = max(0, min(first - size // 4, len(spans) - size))
     shown = spans[start : start + size]
     if not shown:
-        return ""
-    out = [f"[{tokens[i]}]" if i in marked else tokens[i] for i in range(shown[0], shown[-1] + 1)]
-    lead = "…" if start > 0 else ""
-    tail = "…" if start + size < len(spans) else ""
-    return lead + "".join(out) + tail
+        return NO_SNIPPET
+    pieces: list[tuple[str, bool]] = [("…", False)] if start > 0 else []
+    for i in range(shown[0], shown[-1] + 1):
+        if pieces and not pieces[-1][1] and i not in marked:
+            pieces[-1] = (pieces[-1][0] + tokens[i], False)  # plain text runs on in one piece
+        else:
+            pieces.append((tokens[i], i in marked))
+    if start + size < len(spans):
+        pieces.append(("…", False))
+    return tuple(pieces)

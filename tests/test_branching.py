@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
+from desktop.app.titles import BRANCH_SOURCE_CHARS, branch_title
 from desktop.loopback import LoopbackProvider, Reply
 from host.branching import NotABranchPoint, branch_session
 from host.paths import CairnPaths
@@ -55,6 +56,7 @@ def test_a_branch_from_an_answer_continues_with_the_same_bytes_in_a_new_chat(
             lambda: w.session_id not in (None, original) and texts(w) == ["one", "first answer"], timeout=WAIT
         )
         assert w.sidebar.list.count() == 2
+        qtbot.waitUntil(lambda: w.sidebar.title_of(w.session_id or "") == "Branch of “one”", timeout=WAIT)
         type_and_send(qtbot, w, "three")
         qtbot.waitUntil(lambda: texts(w)[-1:] == ["answer in the branch"] and idle(w), timeout=WAIT)
 
@@ -99,3 +101,13 @@ def test_only_an_answer_on_screen_can_start_a_branch(
         w.controller.branch(session, user.id)  # from the window: said in words, nothing made
         qtbot.waitUntil(lambda: "only from an answer" in w.notice.text(), timeout=WAIT)
         assert len(run.journal.sessions()) == sessions_before
+
+
+def test_a_branchs_title_says_what_it_is_a_branch_of_and_stays_short() -> None:
+    assert branch_title("Trip to the coast") == "Branch of “Trip to the coast”"
+    long = branch_title("A title long enough that the sidebar could never show all of it " * 3)
+    assert long.startswith("Branch of “A title long enough")
+    assert long.endswith("…”")
+    assert len(long) <= len("Branch of “”") + BRANCH_SOURCE_CHARS
+    assert branch_title("  ") == "Branch of an untitled chat"
+    assert branch_title("Branch of “Trip”") == "Branch of “Trip”"  # not “Branch of “Branch of …””

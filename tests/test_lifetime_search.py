@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchmarks.lifetime_journal import SEED, common_prefixes, generate, queries, vocabulary
 from host.journal import Journal
-from host.journal_search import needed_words, search, snippet
+from host.journal_search import Snippet, needed_words, search, snippet
 from host.transcript import TranscriptWriter
 
 
@@ -30,7 +30,11 @@ def test_the_generator_writes_a_real_journal_that_search_and_the_transcript_read
     assert found, "the most common word is in some session"
     updated = [record.updated_at for record, _ in found]
     assert updated == sorted(updated, reverse=True)
-    assert all(f"[{common}" in text.casefold() for record, text in found if common not in record.title.casefold())
+    assert all(
+        f"[{common}" in bracketed(pieces).casefold()
+        for record, pieces in found
+        if common not in record.title.casefold()
+    )
     for query in queries(made.words, 10) + common_prefixes(made.words):
         for record, _ in journal.search_sessions(query, limit=5)[:5]:
             assert journal.session(record.id) is not None
@@ -71,17 +75,28 @@ def test_a_word_that_starts_another_adds_nothing_to_the_query(journal: Journal) 
     assert journal.search_sessions("lentils lentilz") == []
 
 
+def bracketed(pieces: Snippet) -> str:
+    """A snippet written out with its marked words in brackets, to read in an assertion."""
+    return "".join(f"[{text}]" if marked else text for text, marked in pieces)
+
+
 def test_a_snippet_marks_the_words_around_the_first_match() -> None:
     text = " ".join(f"w{n}" for n in range(40)) + " the lentils, and cumin seeds. " + "end " * 20
-    made = snippet(text, ["lentil", "CUM"])
+    made = bracketed(snippet(text, ["lentil", "CUM"]))
     assert "[lentils], and [cumin]" in made
     assert made.startswith("…")
     assert made.endswith("…")
     assert len(made.split()) <= 14
-    assert snippet("Lentils only", ["lent"]) == "[Lentils] only"
-    assert snippet("nothing here", ["zebra"]) == "nothing here"
-    assert snippet("", ["zebra"]) == ""
-    assert snippet("Don't order a café crème", ["don't", "CAFE"]) == "[Don]'[t] order a [café] crème"
+    assert snippet("Lentils only", ["lent"]) == (("Lentils", True), (" only", False))
+    assert snippet("nothing here", ["zebra"]) == (("nothing here", False),)
+    assert snippet("", ["zebra"]) == ()
+    assert bracketed(snippet("Don't order a café crème", ["don't", "CAFE"])) == "[Don]'[t] order a [café] crème"
+
+
+def test_brackets_in_a_message_are_its_text_never_a_mark() -> None:
+    made = snippet("see [note] <b>lentils</b> here", ["lentil"])
+    assert [text for text, marked in made if marked] == ["lentils"]
+    assert "".join(text for text, _ in made) == "see [note] <b>lentils</b> here"
 
 
 def test_search_results_carry_their_pin_and_archive(tmp_path: Path) -> None:

@@ -102,7 +102,7 @@ def test_a_newer_journal_that_needs_a_newer_cairn_opens_read_only_and_is_left_un
         assert [r.id for r in writer.display_page(future.session)] == [future.user_row, future.reply_row]
         found = journal.search_sessions("basalt")
         assert [s.id for s, _ in found] == [future.session]
-        assert "[basalt]" in found[0][1]
+        assert ("basalt", True) in found[0][1]
         assert [(u.kind, u.reported) for u in ledger.requests(future.session)] == [("chat", True), ("title", False)]
         totals = ledger.totals(future.session)
         assert (totals.requests, totals.unreported, totals.prompt_tokens, totals.cost_usd) == (2, 1, 100, None)

@@ -8,8 +8,10 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from host.journal import Journal, SessionRecord
@@ -293,3 +295,36 @@ def test_a_rename_typed_in_place_is_asked_for_not_shown_before_it_is_saved(qtbot
     assert asked == [("s1", "Lentil soup")]
     assert chats.texts() == ["Lentils"]  # the journal's answer fills the list again
     assert not chats.model().setData(chats.model().index(5, 0), "nowhere")
+
+
+def test_a_right_click_opens_the_chats_menu_without_opening_the_chat(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    ids = seed(cairn_paths)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.show()
+        show_grouped(w, qtbot)
+        chats = w.sidebar.list
+        chats.setCurrentIndex(chats.index_of(ids["Pinned plans"]))
+        qtbot.waitUntil(lambda: w.session_id == ids["Pinned plans"], timeout=WAIT)
+        menus: list[list[str]] = []
+
+        def close_menu() -> None:
+            menu = QApplication.activePopupWidget()
+            if menu is None:
+                QTimer.singleShot(20, close_menu)
+                return
+            menus.append([a.text() for a in menu.actions()])
+            menu.close()
+
+        QTimer.singleShot(20, close_menu)
+        soup = chats.visualRect(chats.index_of(ids["Old soup"])).center()
+        # As a desktop sends a right-click: the press, the menu's event (which opens it), the release.
+        QTest.mousePress(chats.viewport(), Qt.MouseButton.RightButton, pos=soup)
+        menu_event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, soup, chats.viewport().mapToGlobal(soup))
+        QApplication.sendEvent(chats.viewport(), menu_event)
+        QTest.mouseRelease(chats.viewport(), Qt.MouseButton.RightButton, pos=soup)
+        qtbot.waitUntil(lambda: bool(menus), timeout=WAIT)
+        assert "Rename" in menus[0]
+        qtbot.wait(300)  # what opening would have taken
+        assert w.session_id == ids["Pinned plans"]
+        assert w.sidebar.current_id() == ids["Pinned plans"]

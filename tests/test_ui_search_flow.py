@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import running_cairn
+from ui.widgets.theme import tokens_of
+from ui.window.chat_list import SNIPPET_ROLE
 from ui.window.main_window import MainWindow
+from ui.window.snippets import from_the_match, snippet_html
 
 WAIT = 10_000
 
@@ -47,3 +52,47 @@ def test_a_chat_to_select_is_selected_by_the_request_that_supersedes_it(qtbot: Q
         w.sessions.refresh(query="")
         qtbot.waitUntil(lambda: w.session_id == first.id, timeout=WAIT)
         assert w.sidebar.current_id() == first.id
+
+
+def test_a_result_shows_its_snippet_under_the_title_with_the_match_marked(
+    qtbot: QtBot, cairn_paths: CairnPaths
+) -> None:
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.show()
+        words = "Before this: [note] <b>not bold</b> & then simmer the lentils slowly"
+        session = run.journal.create_session("Dinner")
+        TranscriptWriter(run.journal).append_user(session.id, {"parts": [{"kind": "text", "text": words}]})
+        chats = w.sidebar.list
+        w.sessions.refresh(query="")
+        qtbot.waitUntil(lambda: titles(w) == ["Dinner"], timeout=WAIT)
+        plain_height = chats.sizeHintForRow(0)
+        w.sidebar.search.setText("lentil")
+        qtbot.waitUntil(lambda: bool(chats.model().index(0, 0).data(SNIPPET_ROLE)), timeout=WAIT)
+
+        row = chats.model().index(0, 0)
+        assert row.data() == "Dinner"  # the title stays the title
+        assert "lentils" not in row.data(Qt.ItemDataRole.ToolTipRole)  # the snippet is in the row, not a tooltip
+        assert chats.sizeHintForRow(0) > plain_height  # a line for it under the title
+        html = snippet_html(row.data(SNIPPET_ROLE), tokens_of(chats))
+        assert "[lentils]" not in html
+        assert "&lt;b&gt;not bold&lt;/b&gt; &amp;" in html  # the message's own text, escaped
+        assert html.count("<span") == 2  # the snippet's colour, and one mark: the word that matched
+
+        # Painted: the matched word on the highlight, in the row's lower half, under the title.
+        chats.setCurrentIndex(QModelIndex())
+        rect = chats.visualRect(row)
+        image = chats.viewport().grab(rect).toImage()
+        highlight = QColor(tokens_of(chats).highlight).rgb()
+        marked = [
+            y for y in range(image.height()) for x in range(image.width()) if image.pixelColor(x, y).rgb() == highlight
+        ]
+        assert marked
+        assert min(marked) > image.height() // 2
+
+
+def test_a_snippet_line_starts_near_its_first_match() -> None:
+    found = (("Before this: a long run of words and then simmer the ", False), ("lentils", True), (" slowly", False))
+    assert from_the_match(found) == (("…and then simmer the ", False), ("lentils", True), (" slowly", False))
+    short = (("simmer the ", False), ("lentils", True))
+    assert from_the_match(short) == short

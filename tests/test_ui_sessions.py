@@ -13,7 +13,7 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import add_loopback_account, rename_in_place, running_cairn
 from ui.chat_panel.composer import MAX_MESSAGE_CHARS
-from ui.window.chat_list import ID_ROLE
+from ui.window.chat_list import ID_ROLE, SNIPPET_ROLE
 from ui.window.main_window import MainWindow
 from ui.window.window_state import WindowState
 
@@ -57,7 +57,7 @@ def test_new_search_rename_and_delete_with_undo(
         assert w.sidebar.search.hasFocus()
         QTest.keyClicks(w.sidebar.search, "cumi")
         qtbot.waitUntil(lambda: titles(w) == ["Lentils with cumin"], timeout=WAIT)
-        assert "[cumin]" in w.sidebar.list.model().index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+        assert ("cumin", True) in w.sidebar.list.model().index(0, 0).data(SNIPPET_ROLE)  # shown under the title
         w.sidebar.search.clear()
         qtbot.waitUntil(lambda: len(titles(w)) == 2, timeout=WAIT)
 

@@ -377,3 +377,55 @@ def test_hard_breaks_keep_typed_lines_and_leave_code_and_breaks_alone() -> None:
     assert hard_breaks("    code\n    more") == "    code\n    more"  # indented code too
     assert hard_breaks("ends\\\nnext") == "ends\\\nnext"  # already a hard break
     assert hard_breaks("one line") == "one line"
+
+
+def test_the_sidebar_gets_its_width_back_when_the_window_widens(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.show()
+
+        def sidebar_after(*widths: int) -> int:
+            for width in widths:
+                w.resize(width, 600)
+                qtbot.wait(20)
+            return w.splitter.sizes()[0]
+
+        assert sidebar_after(1400) == 260
+        assert sidebar_after(701, 690, 1400) == 260  # squeezed on the way to narrow, folded, back
+        assert sidebar_after(650, 800) == 260  # folded, then just wide enough for it
+
+        handle = w.splitter.handle(1)  # a person drags the sidebar's edge 60 px wider
+        start = handle.rect().center()
+        QTest.mousePress(handle, Qt.MouseButton.LeftButton, pos=start)
+        QTest.mouseMove(handle, start + QPoint(60, 0))
+        QTest.mouseRelease(handle, Qt.MouseButton.LeftButton, pos=start + QPoint(60, 0))
+        chosen = w.splitter.sizes()[0]
+        assert chosen > 300
+        assert sidebar_after(705, 650, 1400) == chosen
+
+
+def test_opening_the_inspector_never_squeezes_the_route_bar(
+    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    add_loopback_account(cairn_paths, provider)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.show()
+        bar = w.route_bar
+        qtbot.waitUntil(bar.isVisible, timeout=WAIT)
+        boxes = (bar.accounts, bar.models, bar.mode)
+        for width in (1400, 1100):
+            w.resize(width, 600)
+            qtbot.wait(20)
+            whole = [box.width() for box in boxes]
+            w.toggle_inspector()
+            qtbot.waitUntil(w.inspector.isVisible, timeout=WAIT)
+            qtbot.wait(20)
+            assert bar.width() >= bar.sizeHint().width()
+            assert [box.width() for box in boxes] == whole  # nothing in the bar gave up room
+            assert w.inspector.width() >= 280
+            assert w.width() == width  # the room came from the sidebar and the inspector, not a wider window
+            w.toggle_inspector()
+            qtbot.waitUntil(lambda: not w.inspector.isVisible(), timeout=WAIT)
+        qtbot.wait(20)
+        assert w.splitter.sizes()[0] == 260  # closed again, the sidebar has its width back

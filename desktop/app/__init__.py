@@ -47,6 +47,7 @@ from desktop.turn.outcome import NothingToRetry, TurnOutcome
 from desktop.version import cairn_version
 from host.errors import CairnError, JournalError
 from host.journal import SessionRecord
+from host.journal_search import NO_SNIPPET, Snippet
 from host.mcp import ServerState, ServerStatus
 from host.paths import CairnPaths
 from host.permissions import ToolRequest
@@ -67,6 +68,7 @@ __all__ = [
     "LOCAL_PORTS",
     "MAX_MESSAGE_CHARS",
     "MODELS_DEV_URL",
+    "NO_SNIPPET",
     "PAGE",
     "SKILL_FILE",
     "STOPPED",
@@ -134,6 +136,7 @@ __all__ = [
     "SettingsError",
     "SkillCatalog",
     "SkillStore",
+    "Snippet",
     "Tool",
     "ToolRequest",
     "TranscriptRow",

@@ -12,6 +12,7 @@ from desktop.app.assistants import start_from
 from desktop.app.chat_options import ChatOptions
 from desktop.app.export import to_json, to_markdown
 from desktop.app.shared import AppState, NoSuchChat
+from desktop.app.titles import branch_title
 from desktop.compaction.policy import ContextFill, context_fill
 from desktop.session.chat_route import ChatRouteView
 from desktop.session.parked import ParkedCall
@@ -20,6 +21,7 @@ from host.branching import branch_session
 from host.content import Checkpoint, Mode
 from host.files import atomic_write_text
 from host.journal import Journal, SessionRecord
+from host.journal_search import NO_SNIPPET, Snippet
 from host.rows import TranscriptRow
 from host.usage import RequestUsage, UsageTotals
 from host.versions import NotAVersion, switch_version
@@ -70,10 +72,10 @@ class Chats:
 
     # -- the list --------------------------------------------------------------------------
 
-    def search(self, query: str = "") -> list[tuple[SessionRecord, str]]:
+    def search(self, query: str = "") -> list[tuple[SessionRecord, Snippet]]:
         """Every chat newest first, or those matching ``query``, each with its snippet."""
         journal = self._journal
-        return journal.search_sessions(query) if query.strip() else [(s, "") for s in journal.sessions()]
+        return journal.search_sessions(query) if query.strip() else [(s, NO_SNIPPET) for s in journal.sessions()]
 
     def new(self, title: str = "") -> SessionRecord:
         return self._journal.create_session(title)
@@ -99,8 +101,8 @@ class Chats:
         """A new chat holding this chat's branch up to the answer ``row_id``; it starts with
         the same bytes, so the provider's cache still holds its beginning."""
         record = self._journal.session(session_id)
-        title = f"{record.title or 'Chat'} (branch)" if record is not None else "Branch"
-        return branch_session(self._journal, session_id, row_id, title[:200])
+        title = branch_title(record.title if record is not None else "")
+        return branch_session(self._journal, session_id, row_id, title)
 
     def rename(self, session_id: str, title: str) -> None:
         self._journal.rename_session(session_id, title)

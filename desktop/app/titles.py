@@ -31,6 +31,7 @@ __all__ = [
     "TITLE_MAX_TOKENS",
     "AutoTitles",
     "auto_title",
+    "branch_title",
     "clean_title",
     "first_exchange",
     "first_message_title",
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 
 TITLE_MAX_TOKENS = 16
 TITLE_CHARS = 60  # the longest title kept, as the first message's
+BRANCH_OF = "Branch of “{}”"
+BRANCH_SOURCE_CHARS = 40  # of the original's title, in a branch's: the list shows about that much
 EXCERPT_CHARS = 1_500  # of the question and of the answer: plenty to name a chat
 TITLE_PROMPT = (
     "You name conversations. Reply with a title of three to six words for the conversation the "
@@ -55,6 +58,18 @@ def first_message_title(text: str) -> str:
     """A new chat's title until a better one comes: the first line of its first message."""
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return _shortened(first)
+
+
+def branch_title(original: str) -> str:
+    """A branch's title: what it is a branch of, the original's title shortened. A branch of a
+    branch keeps the title it has rather than nesting quotes (it still names the first chat)."""
+    original = original.strip()
+    if not original:
+        return "Branch of an untitled chat"
+    if original.startswith(BRANCH_OF.format("")[:-1]) and original.endswith("”"):
+        return original
+    source = original if len(original) <= BRANCH_SOURCE_CHARS else original[: BRANCH_SOURCE_CHARS - 1].rstrip() + "…"
+    return BRANCH_OF.format(source)
 
 
 def is_free(route: ResolvedRoute) -> bool:

@@ -64,6 +64,7 @@ class RouteBar(QWidget):
         self.settings_button.setToolTip("This chat's settings: system prompt, temperature, longest reply")
         row.addWidget(self.settings_button)
         self._tint()
+        self._whole = False
         self._account_id: str | None = None
         self._model_shown: str | None = None  # the model the chat's route has now
         self._provider = ""
@@ -99,6 +100,16 @@ class RouteBar(QWidget):
             else:
                 self.models.setCurrentText(self._model_shown)
         return True
+
+    def keep_whole(self, whole: bool) -> None:
+        """Never narrower than its size hint while ``whole`` (the inspector is open beside the
+        chat: its room comes from elsewhere); otherwise a narrow window shrinks the boxes."""
+        self._whole = whole
+        self.updateGeometry()
+
+    def minimumSizeHint(self) -> QSize:
+        least = super().minimumSizeHint()
+        return least.expandedTo(QSize(self.sizeHint().width(), 0)) if self._whole else least
 
     def _tint(self) -> None:
         tokens = tokens_of(self)

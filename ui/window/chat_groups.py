@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from desktop.app import SessionRecord
+from desktop.app import SessionRecord, Snippet
 
 __all__ = ["GROUP_TITLES", "ChatGroup", "Found", "GroupKey", "day_group", "group_chats"]
 
@@ -24,7 +24,7 @@ GROUP_TITLES: dict[GroupKey, str] = {
     "older": "Older",
     "archived": "Archived",
 }
-Found = tuple[SessionRecord, str]  # a chat and the snippet of where a search matched it ("" for none)
+Found = tuple[SessionRecord, Snippet]  # a chat and the snippet of where a search matched it (empty for none)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ Headers are rows of their own that can never be selected; the arrow keys, Page U
 Home and End step over them. The Archived header is the exception that keeps the archive
 reachable from the keyboard: it takes the cursor, and Enter, Space or a click opens or folds
 it. While the list holds only one group of live chats (every chat is from today, say), its
-header says nothing and is left out. Search results are listed flat, as found.
+header says nothing and is left out. Search results are listed flat, as found, each with the
+snippet of where it matched on a line under its title (``ui.window.snippets``).
 
 A lifetime of use is tens of thousands of chats, so the list is a model over the journal's
 records (nothing is made per chat until it is painted or asked about) and every row, a header
@@ -18,16 +19,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import QAbstractItemView, QListView, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from desktop.app import SessionRecord
+from desktop.app import NO_SNIPPET, SessionRecord, Snippet
 from ui.widgets.icons import icon
 from ui.widgets.theme import SPACE, tokens_of
 from ui.window.chat_groups import GROUP_TITLES, ChatGroup, Found, GroupKey, group_chats
+from ui.window.snippets import paint_snippet, snippet_font
 
-__all__ = ["ARCHIVED_ROLE", "HEADER_ROLE", "ID_ROLE", "PINNED_ROLE", "TITLE_ROLE", "ChatList", "ChatListModel"]
+__all__ = [
+    "ARCHIVED_ROLE",
+    "HEADER_ROLE",
+    "ID_ROLE",
+    "PINNED_ROLE",
+    "SNIPPET_ROLE",
+    "TITLE_ROLE",
+    "ChatList",
+    "ChatListModel",
+]
 
 Index = QModelIndex | QPersistentModelIndex
 ID_ROLE = Qt.ItemDataRole.UserRole  # a chat's id; None on a header
@@ -35,6 +46,7 @@ TITLE_ROLE = Qt.ItemDataRole.UserRole + 1  # the chat's whole title, however it 
 HEADER_ROLE = Qt.ItemDataRole.UserRole + 2  # a header's group key; None on a chat
 ARCHIVED_ROLE = Qt.ItemDataRole.UserRole + 3  # whether a chat is archived
 PINNED_ROLE = Qt.ItemDataRole.UserRole + 4  # whether a chat is pinned
+SNIPPET_ROLE = Qt.ItemDataRole.UserRole + 5  # a search result's snippet (maybe empty); None when not searching
 UNTITLED = "Untitled chat"
 CURSOR_KEYS = {
     QAbstractItemView.CursorAction.MoveUp: -1,
@@ -58,7 +70,7 @@ class Row:
 
     key: GroupKey
     record: SessionRecord | None = None
-    snippet: str = ""
+    snippet: Snippet = NO_SNIPPET
     count: int = 0  # a header's number of chats
 
 
@@ -74,6 +86,7 @@ class ChatListModel(QAbstractListModel):
         self.rows: list[Row] = []  # every row, the folded archive's too
         self.shown = 0  # how many of them are in the list
         self.archive_open = False
+        self.searching = False  # rows are a search's results: each has a line for its snippet
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         return 0 if parent.isValid() else self.shown
@@ -113,22 +126,33 @@ class ChatListModel(QAbstractListModel):
         record = row.record
         if record is None:
             return self._header_data(row, role)
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+        if role in (SNIPPET_ROLE, Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.AccessibleTextRole):
+            return self._found_data(row, role)
+        if role == Qt.ItemDataRole.DisplayRole:
             return record.title or UNTITLED
-        if role == Qt.ItemDataRole.EditRole:
+        if role in (Qt.ItemDataRole.EditRole, TITLE_ROLE):
             return record.title
         if role == ID_ROLE:
             return record.id
-        if role == TITLE_ROLE:
-            return record.title
         if role == ARCHIVED_ROLE:
             return record.archived_at is not None
         if role == PINNED_ROLE:
             return record.pinned_at is not None and record.archived_at is None
         if role == Qt.ItemDataRole.ToolTipRole:
-            tip = f"{record.title or UNTITLED}\nLast active {record.updated_at[:16].replace('T', ' ')} UTC"
-            return f"{tip}\n{row.snippet}" if row.snippet else tip
+            return f"{record.title or UNTITLED}\nLast active {record.updated_at[:16].replace('T', ' ')} UTC"
         return None
+
+    def _found_data(self, row: Row, role: int) -> Any:
+        """What a search adds to a chat's row: its snippet, on a line under the title."""
+        title = row.record.title if row.record is not None and row.record.title else UNTITLED
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            found = "".join(text for text, _ in row.snippet)
+            return f"{title}: {found}" if found else title
+        if not self.searching:
+            return None
+        if role == SNIPPET_ROLE:
+            return row.snippet
+        return Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop  # the title, above its snippet
 
     def _header_data(self, row: Row, role: int) -> Any:
         text = f"{GROUP_TITLES[row.key]} ({row.count})" if row.key == "archived" else GROUP_TITLES[row.key]
@@ -200,6 +224,7 @@ class ChatList(QListView):
             if group.key == "archived" and any(record.id == current for record, _ in group.chats):
                 open_archive = True  # the chat on screen stays in view
         self.chats.archive_open = open_archive
+        self.chats.searching = not grouped
         self.chats.fill(rows)
         row = self.chats.row_of(current) if current else None
         if row is not None:
@@ -213,6 +238,14 @@ class ChatList(QListView):
     def _clicked(self, index: QModelIndex) -> None:
         if index.data(HEADER_ROLE) == "archived":
             self.toggle_archive()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        # A right-click is for the chat's menu (the context menu event that follows): it does
+        # not make the chat current, which would open it.
+        if event.button() == Qt.MouseButton.RightButton:
+            event.accept()
+            return
+        super().mousePressEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         current = self.currentIndex()
@@ -289,10 +322,19 @@ class HeaderDelegate(QStyledItemDelegate):
         super().__init__(view)
         self.view = view
 
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        size = super().sizeHint(option, index)
+        if index.data(SNIPPET_ROLE) is not None:  # every result, so rows stay one height
+            size.setHeight(size.height() + QFontMetrics(snippet_font(option.font)).height() + SPACE["xs"])
+        return size
+
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         key: GroupKey | None = index.data(HEADER_ROLE)
         if key is None:
             super().paint(painter, option, index)
+            found: Snippet | None = index.data(SNIPPET_ROLE)
+            if found:
+                self._paint_snippet(painter, option, found)
             return
         tokens = tokens_of(self.view)
         rect: QRect = option.rect
@@ -308,6 +350,14 @@ class HeaderDelegate(QStyledItemDelegate):
         text_rect = QRect(left, rect.top(), rect.right() - left - SPACE["s"], rect.height() - 2)
         painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom, str(index.data()))
         painter.restore()
+
+    def _paint_snippet(self, painter: QPainter, option: QStyleOptionViewItem, found: Snippet) -> None:
+        rect: QRect = option.rect
+        font = snippet_font(option.font)
+        height = QFontMetrics(font).height()
+        inset = SPACE["s"]  # the style sheet's padding of a row
+        line = QRect(rect.left() + inset, rect.bottom() - height - SPACE["xs"], rect.width() - 2 * inset, height)
+        paint_snippet(painter, line, found, tokens_of(self.view), option.font)
 
 
 def _header_font(base: QFont) -> QFont:

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from desktop.app import CairnApp, SessionRecord
+from desktop.app import CairnApp, SessionRecord, Snippet
 from ui.bridge.core_client import CoreClient
 from ui.chat_panel.chat_opener import ChatOpener
 from ui.chat_panel.composer import Composer
@@ -18,7 +18,7 @@ from ui.window.sidebar import Sidebar
 
 __all__ = ["ChatListActions"]
 
-Found = list[tuple[SessionRecord, str]]
+Found = list[tuple[SessionRecord, Snippet]]
 
 
 class ChatListActions(QObject):

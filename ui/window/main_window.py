@@ -33,9 +33,9 @@ from ui.widgets.banners import notice_label
 from ui.widgets.theme import TEXT_SIZES
 from ui.window.about import show_about
 from ui.window.chat_list_actions import ChatListActions
-from ui.window.context_inspector import Inspector
+from ui.window.context_inspector import INSPECTOR_WIDTH, Inspector
 from ui.window.help_dialogs import add_help_actions
-from ui.window.narrow import NarrowLayout
+from ui.window.narrow import SIDEBAR_WIDTH, NarrowLayout
 from ui.window.sidebar import Sidebar
 from ui.window.start_page import StartPage
 from ui.window.window_state import fit_to_screen
@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
         right_column.addWidget(self.pages, 1)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([260, 840])
+        splitter.setSizes([SIDEBAR_WIDTH, 840])
         self.setCentralWidget(splitter)
         self.splitter = splitter
 
@@ -175,6 +175,7 @@ class MainWindow(QMainWindow):
         sidebar, sessions = self.sidebar, self.sessions
         self.core.reported.connect(self.panel.on_core_event)
         self.core.reported.connect(self.inspector.on_event)
+        self.inspector.visibilityChanged.connect(self._inspector_shown)
         self.shown.taken.connect(self.inspector.show_session)
         sidebar.selected.connect(sessions.open)
         sidebar.selected.connect(lambda _id: self.narrow.fold())
@@ -343,6 +344,15 @@ class MainWindow(QMainWindow):
 
     def toggle_inspector(self) -> None:
         self.inspector.setVisible(not self.inspector.isVisible())
+
+    def _inspector_shown(self, shown: bool) -> None:
+        """The inspector's room comes from itself, then the sidebar, never from the route bar:
+        the chat keeps the bar whole, and the inspector takes what that and the sidebar leave."""
+        self.route_bar.keep_whole(shown)
+        if shown:
+            chat = self.splitter.sizes()[0] + self.splitter.handleWidth() + self.route_bar.sizeHint().width()
+            width = min(INSPECTOR_WIDTH, self.width() - chat)  # at least its minimum all the same
+            self.resizeDocks([self.inspector], [width], Qt.Orientation.Horizontal)
 
     def restore_geometry(self, encoded: str) -> None:
         """The saved geometry, fitted to the screen it opens on: one saved on a bigger screen,

@@ -1,7 +1,8 @@
 """A narrow window: below ``NARROW_WIDTH`` the sidebar folds away and the route bar's
 "Chats" button shows it as an overlay over the chat's left edge (so showing it never makes
 the window wider); choosing a chat folds it again. Wider again, the sidebar is back in its
-place beside the chat."""
+place beside the chat, at the width it was given (by default or by dragging the splitter), not
+the width a window on its way to narrow had squeezed it to."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton, QFrame, QMainWindow, QSplitter, QWidget
 
-__all__ = ["NARROW_WIDTH", "NarrowLayout"]
+__all__ = ["NARROW_WIDTH", "SIDEBAR_WIDTH", "NarrowLayout"]
 
 NARROW_WIDTH = 700
+SIDEBAR_WIDTH = 260  # the docked sidebar's, until a person drags its edge
 OVERLAY_WIDTH = 280
 
 
@@ -20,7 +22,9 @@ class NarrowLayout(QObject):
         super().__init__(window)
         self.window, self.splitter, self.sidebar, self.button = window, splitter, sidebar, button
         self.narrow = False
-        self._sizes: list[int] = []
+        self.width = SIDEBAR_WIDTH  # the docked sidebar's, as given (not as a narrowing window squeezed it)
+        self.handle = splitter.handle(1)  # the sidebar's edge, which a person drags
+        self.handle.installEventFilter(self)
         button.toggled.connect(self._toggled)
         window.installEventFilter(self)
         self.escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), sidebar)
@@ -39,7 +43,6 @@ class NarrowLayout(QObject):
             self.button.setChecked(False)
             self.button.setVisible(narrow)
             if narrow:
-                self._sizes = self.splitter.sizes()
                 self.sidebar.hide()
             else:
                 self._dock()
@@ -80,15 +83,20 @@ class NarrowLayout(QObject):
         self.sidebar.setGeometry(QRect(area.left(), top, width, max(area.bottom() - top, 1)))
 
     def _dock(self) -> None:
-        """Back beside the chat, at the width it had."""
+        """Back beside the chat, at the width it was given: never the width it had when it
+        folded, which the splitter had squeezed it to on the way to narrow."""
         if self.overlaid:
             self.splitter.insertWidget(0, self.sidebar)
         self.sidebar.setAutoFillBackground(False)
         self.sidebar.show()
-        if self._sizes and self._sizes[0] > 0:
-            self.splitter.setSizes(self._sizes)
+        total = sum(self.splitter.sizes())
+        self.splitter.setSizes([self.width, max(total - self.width, 1)])
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.window and event.type() == QEvent.Type.Resize:
             self.fit()
+        elif watched is self.handle and event.type() == QEvent.Type.MouseButtonRelease and not self.narrow:
+            # The end of a drag: the width chosen. (The splitter's own moves, squeezing the
+            # sidebar as the window narrows, are not a choice and are not kept.)
+            self.width = max(self.splitter.sizes()[0], 1) if self.sidebar.isVisible() else self.width
         return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QMenu, QPushButton, QVBoxLayout, QWidget
 
-from desktop.app import SessionRecord
+from desktop.app import SessionRecord, Snippet
 from ui.window.chat_list import ARCHIVED_ROLE, HEADER_ROLE, ID_ROLE, PINNED_ROLE, TITLE_ROLE, ChatList
 
 __all__ = ["TITLE_ROLE", "Sidebar"]
@@ -73,7 +73,7 @@ class Sidebar(QWidget):
         layout.addWidget(self.undo_bar)
         self._filling = False
 
-    def show_sessions(self, found: list[tuple[SessionRecord, str]], current: str | None) -> None:
+    def show_sessions(self, found: list[tuple[SessionRecord, Snippet]], current: str | None) -> None:
         """The chats, grouped (Pinned, by day, Archived); search results flat, as found."""
         self._filling = True
         self.list.fill(found, current, grouped=not self.search.text().strip())
