@@ -191,6 +191,18 @@ class MessageContent(Frozen):
     model: str | None = None  # the route key of a reply
     status: Literal["complete", "interrupted"] = "complete"
     finish_reason: str | None = None
+    # A user row that asks the model to go on with the reply ``continues`` (its row id), cut
+    # off at the length limit: the model reads it like any message; the window hides it and
+    # shows the reply and what followed as one message.
+    continues: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _continues_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Every other message is stored exactly as Cairns before ``continues`` wrote it.
+        data = handler(self)
+        if isinstance(data, dict) and self.continues is None:
+            data.pop("continues", None)
+        return data
 
     def text(self) -> str:
         return "".join(p.text for p in self.parts if isinstance(p, TextPart))

@@ -42,6 +42,27 @@ def test_chat_streams_the_answer_and_continues_a_session(cairn_paths: CairnPaths
     assert session_id in listed.stdout
 
 
+def test_a_cut_off_reply_can_be_continued(cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider(api_key=KEY) as provider:
+        cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
+        provider.script(Reply(text="One, two,", finish_reason="length"), Reply(text=" three."))
+        cut = cairn("chat", "count")
+        assert cut.returncode == 0, cut.stderr
+        assert "--continue" in cut.stderr
+        session_id = cut.stderr.split("--session ")[1].split()[0]
+        went_on = cairn("chat", "--session", session_id, "--continue")
+        assert went_on.returncode == 0, went_on.stderr
+        assert went_on.stdout.strip() == "three."
+        again = cairn("chat", "--session", session_id, "--continue")
+        assert again.returncode == 2
+        assert "nothing to continue" in again.stderr
+        assert "--session" in cairn("chat", "--continue").stderr
+    with Journal.open(cairn_paths.journal) as journal:
+        rows = [r for r in TranscriptWriter(journal).rows(session_id) if r.role != "system"]
+        assert [r.role for r in rows] == ["user", "assistant", "user", "assistant"]
+        assert rows[2].body().continues == rows[1].id
+
+
 def test_a_failed_chat_can_be_retried(cairn_paths: CairnPaths) -> None:
     with LoopbackProvider(api_key=KEY) as provider:
         cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")

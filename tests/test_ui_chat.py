@@ -297,36 +297,6 @@ def test_an_edit_belongs_to_its_chat(qtbot: QtBot, cairn_paths: CairnPaths, prov
         assert texts == ["question in B", "second question in B", "third question in B"]
 
 
-def test_a_reply_cut_off_at_the_length_limit_says_so_and_continues(
-    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
-) -> None:
-    from desktop.app.message_checks import CONTINUE
-    from ui.message_list.display_message import message_actions, message_html
-
-    add_loopback_account(cairn_paths, provider)
-    provider.script(Reply(text="The first half of a long", finish_reason="length"), Reply(text="answer."))
-    with running_cairn(cairn_paths) as run:
-        w = run.window
-        type_and_send(qtbot, w, "Tell me everything")
-        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 2 and idle(w), timeout=WAIT)
-        answer = w.chat.model_rows().messages[1]
-        assert answer.finish_reason == "length"
-        html, _ = message_html(answer, dark=False, last_user=False, last_answer=True)
-        assert "cut off at the length limit" in html
-        last_user = w.chat.model_rows().messages[0]
-        assert [a.name for a in message_actions(answer, last_user=False, last_answer=True)] == [
-            "copy",
-            "continue",
-            "regenerate",
-            "branch",
-        ]
-        assert [a.name for a in message_actions(last_user, last_user=True, last_answer=False)] == ["copy", "edit"]
-        w.controller.on_message_action(answer.key, "continue")
-        qtbot.waitUntil(lambda: len(w.chat.model_rows().messages) == 4 and idle(w), timeout=WAIT)
-        assert w.chat.model_rows().messages[2].text == CONTINUE
-        assert w.chat.model_rows().messages[3].text == "answer."
-
-
 def test_a_local_server_without_streamed_usage_says_usage_not_reported(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
     """llama.cpp's Python server and others send no usage in a stream: the status bar and the
     inspector say so, and the chat's cost is unknown rather than $0."""

@@ -14,7 +14,7 @@ from desktop.app.attachments import LIMITS, Attachment, AttachmentRefused, shown
 from desktop.app.cairn import CairnApp, open_cairn
 from desktop.app.chats import PAGE, ChatPage, OpenedChat
 from desktop.app.local_models import BUILTIN_ACCOUNT, BUILTIN_PROVIDER, LocalModels, ModelsOverview
-from desktop.app.message_checks import CONTINUE, MAX_MESSAGE_CHARS, InputRefused, decode_input, message_problem
+from desktop.app.message_checks import MAX_MESSAGE_CHARS, InputRefused, decode_input, message_problem
 from desktop.app.model_downloads import DownloadPaused, ModelDownloads
 from desktop.app.models import LOCAL_PORTS, LocalServer
 from desktop.app.shared import NoRoute, NoSuchChat, TurnInProgress
@@ -43,6 +43,7 @@ from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretStore
 from desktop.settings.store import TEXT_SIZE_MAX, TEXT_SIZE_MIN, Account, Assistant, Settings, SettingsError
 from desktop.tools.mcp_hub import ServerView
 from desktop.turn.approvals import Approval, Approver, Choice
+from desktop.turn.continuation import CONTINUE
 from desktop.turn.outcome import NothingToRetry, TurnOutcome
 from desktop.version import cairn_version
 from host.errors import CairnError, JournalError

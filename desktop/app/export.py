@@ -38,20 +38,26 @@ def to_markdown(session: SessionRecord, rows: list[TranscriptRow]) -> str:
         f"*Exported from Cairn; started {session.created_at}.*",
         "",
     ]
+    continuing = False  # a continue prompt came last: the next reply goes on the one before it
+    text_at: int | None = None  # the line holding the last reply's text so far
     for row in rows:
         body = row.body()
         if row.hidden or row.id in gone or row.role == "system" or not isinstance(body, MessageContent):
             continue
-        model = body.model
-        heading = {"user": "You", "assistant": f"Assistant ({model})" if model else "Assistant", "tool": "Tool result"}
-        lines += [f"## {heading.get(row.role, row.role)}", ""]
-        if len(group := versions.siblings(row.id)) > 1:
-            lines += [f"*(version {group.index(row.id) + 1} of {len(group)})*", ""]
-        if body.status == "interrupted":
-            lines += ["*(interrupted)*", ""]
+        if body.continues is not None and row.role == "user":  # the window's prompt, not the person's
+            continuing = True
+            continue
+        joined = continuing and row.role == "assistant" and text_at is not None
+        continuing = False
+        if not joined:
+            text_at = None
+            lines += _heading(row, body, versions)
         for part in body.parts:
-            if isinstance(part, TextPart):
+            if isinstance(part, TextPart) and text_at is not None and joined:
+                lines[text_at] += part.text  # one reply: its parts join with no separator
+            elif isinstance(part, TextPart):
                 lines += [part.text, ""]
+                text_at = len(lines) - 2 if row.role == "assistant" else None
             elif isinstance(part, ReasoningPart):
                 lines += ["<details><summary>Reasoning</summary>", "", part.text, "", "</details>", ""]
             elif isinstance(part, ToolCallPart):
@@ -62,6 +68,17 @@ def to_markdown(session: SessionRecord, rows: list[TranscriptRow]) -> str:
             elif isinstance(part, ImagePart | FilePart):
                 lines += _attachment(part)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _heading(row: TranscriptRow, body: MessageContent, versions: Versions) -> list[str]:
+    model = body.model
+    heading = {"user": "You", "assistant": f"Assistant ({model})" if model else "Assistant", "tool": "Tool result"}
+    lines = [f"## {heading.get(row.role, row.role)}", ""]
+    if len(group := versions.siblings(row.id)) > 1:
+        lines += [f"*(version {group.index(row.id) + 1} of {len(group)})*", ""]
+    if body.status == "interrupted":
+        lines += ["*(interrupted)*", ""]
+    return lines
 
 
 def _attachment(part: ImagePart | FilePart) -> list[str]:

@@ -11,11 +11,9 @@ import re
 from host.errors import CairnError
 from host.text import printable
 
-__all__ = ["CONTINUE", "MAX_MESSAGE_CHARS", "InputRefused", "decode_input", "message_problem", "printable"]
+__all__ = ["MAX_MESSAGE_CHARS", "InputRefused", "decode_input", "message_problem", "printable"]
 
 MAX_MESSAGE_CHARS = 1_000_000
-# What Continue sends after a reply was cut off at the length limit.
-CONTINUE = "Continue exactly where you were cut off."
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -91,6 +91,11 @@ class Turns:
     async def retry(self, session_id: str, *, via: TurnRoute | None = None) -> TurnOutcome:
         return await self._turn(session_id, lambda runtime: runtime.retry(session_id), via=via)
 
+    async def continue_reply(self, session_id: str, *, via: TurnRoute | None = None) -> TurnOutcome:
+        """Ask the model to go on with the chat's last reply, cut off at the length limit; the
+        window shows what follows joined to it (``desktop.turn.continuation``)."""
+        return await self._turn(session_id, lambda runtime: runtime.continue_reply(session_id), via=via)
+
     async def regenerate(self, session_id: str) -> TurnOutcome:
         return await self._turn(session_id, lambda runtime: runtime.regenerate(session_id))
 

@@ -45,6 +45,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     chat.add_argument("--model", help="model id (default: the account's default model)")
     chat.add_argument("--session", help="continue this session id (default: a new session)")
     chat.add_argument("--retry", action="store_true", help="ask again where the session's last turn failed")
+    chat.add_argument("--continue", dest="continue_reply", action="store_true", help="go on with a cut-off reply")
     chat.add_argument("--workspace", type=Path, help="a workspace folder: its .agents/skills are offered too")
     chat.add_argument(
         "--mode",

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import TextIO
 
 from desktop.app import (
-    CONTINUE,
     CairnApp,
     NothingToRetry,
     SessionEvent,
@@ -39,9 +38,12 @@ __all__ = ["run_chat", "turn_printer"]
 def run_chat(args: argparse.Namespace, app: CairnApp, printer: _Printer) -> int:
     """One turn of ``cairn chat``; ``app`` was opened with the terminal's approver, and its
     events go to ``printer``."""
-    if args.retry and not args.session:
-        raise CommandError("Say which session to retry with --session.")
-    text = "" if args.retry else _checked_message(args.message)
+    again = "retry" if args.retry else "continue" if args.continue_reply else None
+    if args.retry and args.continue_reply:
+        raise CommandError("Give --retry or --continue, not both.")
+    if again is not None and not args.session:
+        raise CommandError(f"Say which session to {again} with --session.")
+    text = "" if again is not None else _checked_message(args.message)
     account = account_for(app, args.account or session_account(app, args.session))
     route = app.accounts.resolve(account, args.model)
     via = TurnRoute(account, args.model, api_key_for(app, account, route))
@@ -59,7 +61,7 @@ def run_chat(args: argparse.Namespace, app: CairnApp, printer: _Printer) -> int:
     if args.mode is not None:
         app.options.set_mode(session_id, "read_only" if args.mode == "read-only" else args.mode)
     try:
-        outcome = run_stoppable(_turn(app, session_id=session_id, text=text or None, via=via))
+        outcome = run_stoppable(_turn(app, session_id=session_id, text=text, again=again, via=via))
     except KeyboardInterrupt:
         if not printer.stopped_shown:
             print("\n[stopped]", file=sys.stderr)
@@ -72,7 +74,7 @@ def run_chat(args: argparse.Namespace, app: CairnApp, printer: _Printer) -> int:
     last = outcome.assistant_rows[-1].body() if outcome.assistant_rows else None
     if isinstance(last, MessageContent) and last.finish_reason == "length":
         print(
-            f"[cut off at the length limit; continue with: cairn chat --session {session_id} {CONTINUE!r}]",
+            f"[cut off at the length limit; continue with: cairn chat --session {session_id} --continue]",
             file=sys.stderr,
         )
     print(_summary(outcome, totals, session_id), file=sys.stderr)
@@ -90,13 +92,17 @@ def turn_printer() -> tuple[_Printer, Callable[[object], None]]:
     return printer, on_event
 
 
-async def _turn(app: CairnApp, *, session_id: str, text: str | None, via: TurnRoute) -> TurnOutcome:
+async def _turn(app: CairnApp, *, session_id: str, text: str, again: str | None, via: TurnRoute) -> TurnOutcome:
+    """Send ``text``, or ask again: ``again`` is ``"retry"`` after a failure, ``"continue"``
+    after a reply cut off at the length limit."""
     async with app.running():
-        if text is None:
-            try:
+        try:
+            if again == "retry":
                 return await app.turns.retry(session_id, via=via)
-            except NothingToRetry as exc:
-                raise CommandError(str(exc)) from None
+            if again == "continue":
+                return await app.turns.continue_reply(session_id, via=via)
+        except NothingToRetry as exc:
+            raise CommandError(str(exc)) from None
         return await app.turns.send(session_id, text, via=via)
 
 

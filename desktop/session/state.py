@@ -125,6 +125,11 @@ class SessionState:
             return True
         return self._fold_in_order(row)
 
+    def row(self, row_id: str) -> TranscriptRow | None:
+        """The row ``row_id`` of this chat, when it is in model order."""
+        at = self._find(row_id)
+        return self.rows[at] if at is not None else None
+
     def _find(self, row_id: str) -> int | None:
         at = self._index.get(row_id)
         if at is not None and at < len(self.rows) and self.rows[at].id == row_id:

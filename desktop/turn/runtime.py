@@ -32,6 +32,7 @@ from desktop.session.states import SessionStates
 from desktop.settings.redaction import Redactor
 from desktop.settings.routes import ResolvedRoute
 from desktop.turn.approvals import Approval, Approver, DenyQuestions
+from desktop.turn.continuation import CONTINUE, cut_off, last_asked
 from desktop.turn.events import RuntimeEvent, UserCommitted
 from desktop.turn.outcome import NothingToRetry, Step, TurnOutcome, outcome
 from desktop.turn.preparation import RequestPreparer
@@ -161,15 +162,29 @@ class ChatRuntime:
         self.emit(UserCommitted(row))
         return await self._run(session_id, row.id, overrides)
 
+    async def continue_reply(self, session_id: str) -> TurnOutcome:
+        """Ask the model to go on with the chat's last reply, cut off at the length limit
+        (``desktop.turn.continuation``). ``JournalWriteError`` if the prompt cannot be saved."""
+        reply = cut_off(self._state(session_id))
+        if reply is None:
+            raise NothingToRetry("The chat does not end with a reply cut off at the length limit; nothing to continue.")
+        prompt = MessageContent(parts=[TextPart(text=CONTINUE)], continues=reply.id)
+        try:
+            row = self.writer.append_user(session_id, prompt)
+        except JournalWriteError as exc:
+            raise JournalWriteError(f"{exc} Nothing was sent.", exc.path) from exc
+        self.emit(UserCommitted(row))
+        return await self._run(session_id, row.id, None)
+
     async def regenerate(self, session_id: str) -> TurnOutcome:
         """Answer the last user message afresh: a new version of the answer. The earlier one is
         taken out (its hidden rows with it) but kept, a switch away; the request is the one
         the earlier answer was asked with, so the provider's cache serves all of it."""
         versions = self.versions(session_id)
-        last_user = next((r for r in reversed(versions.path()) if versions.role[r] == "user"), None)
+        last_user = last_asked(self._state(session_id))
         if last_user is None:
             raise NothingToRetry("There is no message to answer yet.")
-        answer = versions.active_child(last_user)
+        answer = versions.active_child(last_user)  # with its continuations: the whole joined reply
         if answer is not None:
             self.writer.append_supersede(session_id, versions.branch(answer))
         # Updates now go after the superseded answer: the user row was sent before as it is.
@@ -201,8 +216,7 @@ class ChatRuntime:
 
     async def edit_last(self, session_id: str, text: str) -> TurnOutcome:
         """Edit the last user message (see ``edit``)."""
-        versions = self.versions(session_id)
-        last_user = next((r for r in reversed(versions.path()) if versions.role[r] == "user"), None)
+        last_user = last_asked(self._state(session_id))
         if last_user is None:
             raise NothingToRetry("There is no message to edit yet.")
         return await self.edit(session_id, last_user, text)

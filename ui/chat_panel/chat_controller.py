@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QStatusBar
 
-from desktop.app import CONTINUE, Attachment, CairnApp, SessionRecord, too_many
+from desktop.app import Attachment, CairnApp, SessionRecord, too_many
 from ui.bridge.core_client import CoreClient
 from ui.chat_panel.approval_cards import ApprovalCards
 from ui.chat_panel.composer import Composer, message_problem
@@ -147,9 +147,9 @@ class ChatController(QObject):
         elif action in ("retry", "regenerate") and not busy:
             self.start_turn(session_id, "retry" if action == "retry" else "regenerate")
         elif action == "continue" and not busy:
-            self.start_turn(session_id, "send", CONTINUE)
+            self.start_turn(session_id, "continue")
         elif action == "branch":
-            self.branch(session_id, message.key)
+            self.branch(session_id, message.last_key)  # a joined reply: with all its parts
         elif action == "edit" and not busy:
             self.edit.begin(message.text, message.key, last=model.last_of("user") is message)
         elif action in ("version-prev", "version-next"):

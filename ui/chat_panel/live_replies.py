@@ -177,6 +177,8 @@ class LiveReplies(QObject):
         self.view.model_rows().remove(key)
         for message in messages:
             self._add(message)
+            if message.into is not None:  # a continuation: the reply it continues grew with it
+                self.view.message_delegate.adopt(message.into.key, message.into)
 
     def _add_row(self, row: TranscriptRow) -> None:
         message = DisplayMessage.from_row(row)
@@ -192,7 +194,7 @@ class LiveReplies(QObject):
         model = self.view.model_rows()
         row = model.row_of(stream_key(session_id)) if session_id is not None and self.reply(session_id) else None
         if row is not None:
-            model.changed(row)
+            model.grew(row)
             self.view.follow()
 
     def forget(self, session_id: str) -> None:

@@ -29,7 +29,7 @@ __all__ = ["TurnController", "TurnKind"]
 
 log = logging.getLogger(__name__)
 
-TurnKind = Literal["send", "edit", "retry", "regenerate"]
+TurnKind = Literal["send", "edit", "retry", "regenerate", "continue"]
 
 
 class TurnController(QObject):
@@ -83,6 +83,8 @@ class TurnController(QObject):
                 return await turns.send(session_id, text, attachments)
             if kind == "edit":
                 return await (turns.edit(session_id, row_id, text) if row_id else turns.edit_last(session_id, text))
+            if kind == "continue":
+                return await turns.continue_reply(session_id)
             return await (turns.retry(session_id) if kind == "retry" else turns.regenerate(session_id))
 
         def done(outcome: TurnOutcome) -> None:

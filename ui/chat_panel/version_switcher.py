@@ -76,7 +76,8 @@ class VersionSwitcher:
         if row_id is not None:
             start = next((i for i, m in enumerate(messages) if m.key == row_id), len(messages))
         else:
-            start = max((i for i, m in enumerate(messages) if m.kind == "user"), default=-1) + 1
+            asked = (i for i, m in enumerate(messages) if m.kind == "user" and m.continues is None)
+            start = max(asked, default=-1) + 1  # the whole reply, its continuations too
         for message in messages[start:]:
             if message.status != "streaming":
                 model.remove(message.key)

@@ -33,6 +33,7 @@ __all__ = [
     "THUMB",
     "Action",
     "DisplayMessage",
+    "Joined",
     "Kind",
     "MessageParts",
     "attachments_html",
@@ -77,10 +78,29 @@ class DisplayMessage:
     created_at: str = ""  # when it was saved, as the journal stores it
     versions: tuple[int, int] | None = None  # (which, of how many): a message with other versions
     attachments: list[ImagePart | FilePart] = field(default_factory=list)
+    continues: str | None = None  # a continue prompt: the reply it continues (hidden; see ``continued``)
+    into: DisplayMessage | None = None  # a continue prompt or continuation: the message showing it
+    joined: Joined | None = None  # a reply shown with its continuations
     version: int = 0
 
     def touch(self) -> None:
         self.version += 1
+
+    @property
+    def folded(self) -> bool:
+        """Whether the message is shown as part of another (or not at all): a continue
+        prompt, or a continuation of a reply cut off at the length limit."""
+        return self.continues is not None or self.into is not None
+
+    @property
+    def shown(self) -> str:
+        """The text the view renders: ``text``, or a joined reply's as ``continued`` shows it."""
+        return self.joined.shown if self.joined is not None else self.text
+
+    @property
+    def last_key(self) -> str:
+        """The key of the last row the message shows (a joined reply's last part)."""
+        return self.joined.parts[-1].key if self.joined is not None else self.key
 
     @classmethod
     def from_row(cls, row: TranscriptRow) -> DisplayMessage | None:
@@ -117,6 +137,7 @@ class DisplayMessage:
             status=body.status,
             model=body.model or "",
             finish_reason=body.finish_reason,
+            continues=body.continues if row.role == "user" else None,
         )
         for part in body.parts:
             if isinstance(part, TextPart):
@@ -130,6 +151,19 @@ class DisplayMessage:
             elif isinstance(part, ImagePart | FilePart):
                 shown.attachments.append(part)
         return shown
+
+
+@dataclass
+class Joined:
+    """What a reply shows joined to it: its own content as it was (``own``), its continuations
+    (``parts``), and the text the view renders (``shown``). ``stamp`` says what it was worked
+    out from; ``fences`` remembers where earlier parts left a code fence open."""
+
+    own: DisplayMessage
+    parts: list[DisplayMessage]
+    stamp: tuple[tuple[int, int, int, int], ...] = ()
+    shown: str = ""
+    fences: dict[tuple[int, int], str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -229,9 +263,9 @@ def message_parts(message: DisplayMessage, *, dark: bool, last_user: bool, last_
         head.append(attachments_html(message.attachments, t))
     body = preview = ""
     if len(message.text) >= LONG_REPLY:
-        preview = long_text_html(message.text, t, streaming=message.status == "streaming")
+        preview = long_text_html(message.shown, t, streaming=message.status == "streaming")
     elif message.text:
-        body = hard_breaks(message.text) if message.kind == "user" else message.text
+        body = hard_breaks(message.text) if message.kind == "user" else message.shown
     running = last_answer and message.status == "complete"
     foot = [call_line_html(c, palette, running=running) for c in message.tool_calls if c.call_id not in message.settled]
     return MessageParts("".join(head), body, preview, "".join(foot))

@@ -105,7 +105,10 @@ class MessageDelegate(QStyledItemDelegate):
         if self.rows.newest_released:  # the chat's last messages are not here
             return False, False
         last_user = last_answer = None
-        for shown in reversed(self.rows.messages):
+        for row in reversed(self.rows.messages):
+            shown = row.into or row  # a continuation is its reply's; a continue prompt is no one's
+            if shown.continues is not None:
+                continue
             if last_user is None and shown.kind == "user":
                 last_user = shown
             if last_answer is None and shown.kind in ("assistant", "error"):
@@ -173,7 +176,7 @@ class MessageDelegate(QStyledItemDelegate):
     def measure(self, message: DisplayMessage) -> bool:
         """Measure ``message`` before it comes into view, so that its size is right when it
         does; whether that changed a height the view has laid out (it then needs a layout)."""
-        if message.status == "streaming":
+        if message.status == "streaming" or message.folded:
             return False
         laid_out = message.key in self._sizes
         self._measuring = True
@@ -219,6 +222,8 @@ class MessageDelegate(QStyledItemDelegate):
         return size
 
     def _size(self, message: DisplayMessage, row: int, view_width: int) -> QSize:
+        if message.folded:  # shown in the reply it continues, or not at all
+            return QSize(view_width, 0)
         width = self._text_width(message)
         known = self._heights.get(message.key)
         if known is not None and known[0][:2] == (message.version, width):
@@ -249,6 +254,8 @@ class MessageDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         message: DisplayMessage = index.data(MESSAGE_ROLE)
+        if message.folded:
+            return
         document, _ = self.document(message)
         geometry = self.geometry(message, option.rect, document)
         t = self.tokens
@@ -324,6 +331,8 @@ class MessageDelegate(QStyledItemDelegate):
     def hit(self, index: Index, row: QRect, pos: QPointF) -> tuple[str, str]:
         """What is at ``pos``: ``("button", name)``, ``("link", href)``, ``("time", full)`` or empty."""
         message: DisplayMessage = index.data(MESSAGE_ROLE)
+        if message.folded:
+            return "", ""
         document, _ = self.document(message)
         geometry = self.geometry(message, row, document)
         for action, rect in geometry.buttons:

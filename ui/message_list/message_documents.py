@@ -183,14 +183,14 @@ class MessageDocuments(QObject):
         streamed, is kept when it shows the same text (only its head and foot are built)."""
         entry = self._entries.pop(old_key, None)
         body = entry.body if entry is not None else None
-        if entry is None or body is None or body.live is None or not message.text.startswith(body.text):
+        if entry is None or body is None or body.live is None or not message.shown.startswith(body.text):
             return
         growth = next((g for g in self._growing if g.body is body), None)
         if growth is not None:
             growth.key, growth.finished = message.key, True
-            body.text = message.text
+            body.text = message.shown
         else:
-            self._extend(message.key, body, message.text, finished=True)  # the last refresh may have missed some
+            self._extend(message.key, body, message.shown, finished=True)  # the last refresh may have missed some
         entry.stamp = ()
         self._entries[message.key] = entry
 

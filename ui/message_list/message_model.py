@@ -8,7 +8,8 @@ shown after the newest rows once they are read back.
 
 A tool call has one card: with its reply while it runs, then in its approval's row while a
 person decides, then in its result's row (which takes the approval's place). ``_link`` keeps
-each reply's ``settled`` calls and each result's ``call`` true as rows come and go.
+each reply's ``settled`` calls and each result's ``call`` true as rows come and go, and each
+reply continued after a cut-off joined to its continuations (``continued``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
+from ui.message_list.continued import join
 from ui.message_list.display_message import DisplayMessage
 
 __all__ = ["MESSAGE_ROLE", "MessageModel"]
@@ -52,6 +54,8 @@ class MessageModel(QAbstractListModel):
         if role == MESSAGE_ROLE:
             return message
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            if message.folded:  # shown in another row, or not at all
+                return ""
             return f"{SPEAKERS.get(message.kind, message.kind)}: {message.text or message.error}"
         return None
 
@@ -76,8 +80,7 @@ class MessageModel(QAbstractListModel):
         self.beginInsertRows(QModelIndex(), len(self.messages), len(self.messages))
         self.messages.append(message)
         self.endInsertRows()
-        if message.kind in ("tool", "approval") or message.tool_calls:
-            self._link()
+        self._link()
 
     def extend(self, messages: list[DisplayMessage], *, newest: bool) -> None:
         """Read back: ``messages`` come after the last row; with ``newest`` they reach the
@@ -100,6 +103,7 @@ class MessageModel(QAbstractListModel):
         gone = self.messages[keep:]
         del self.messages[keep:]
         self.endRemoveRows()
+        self._link()
         self.held = [m for m in gone if m.seq is None] + self.held
         self.newest_released = True
         return gone
@@ -113,6 +117,7 @@ class MessageModel(QAbstractListModel):
         gone = self.messages[:count]
         del self.messages[:count]
         self.endRemoveRows()
+        self._link()
         return gone
 
     def remove(self, key: str) -> None:
@@ -122,6 +127,7 @@ class MessageModel(QAbstractListModel):
             self.beginRemoveRows(QModelIndex(), row, row)
             del self.messages[row]
             self.endRemoveRows()
+            self._link()
 
     def replace(self, key: str, message: DisplayMessage) -> None:
         row = self.row_of(key)
@@ -136,16 +142,28 @@ class MessageModel(QAbstractListModel):
             return
         self.messages[row] = message
         self.changed(row)
-        if message.kind in ("tool", "approval") or message.tool_calls:
-            self._link()
+        self._link()
 
     def changed(self, row: int) -> None:
         index = self.index(row)
         self.dataChanged.emit(index, index)
 
+    def grew(self, row: int) -> None:
+        """The message in ``row`` grew (a reply streaming): it is shown again, in the row of
+        the reply it continues when it is a continuation."""
+        if self.messages[row].into is None:
+            self.changed(row)
+            return
+        for joined in join(self.messages):
+            self.changed(joined)
+
     def _link(self, *, signal: bool = True) -> None:
         """Each result knows the call it answers, and each reply which of its calls have their
-        card in another row; a message whose card moved is shown again."""
+        card in another row; a reply shows its continuations; a message whose card moved or
+        whose continuations changed is shown again."""
+        for row in join(self.messages):
+            if signal:
+                self.changed(row)
         calls = {c.call_id: c for m in self.messages for c in m.tool_calls}
         elsewhere = {m.tool_result.call_id for m in self.messages if m.tool_result is not None}
         elsewhere |= {m.approval.call_id for m in self.messages if m.approval is not None}
@@ -174,5 +192,10 @@ class MessageModel(QAbstractListModel):
 
     def last_of(self, kind: str) -> DisplayMessage | None:
         """The chat's last message of ``kind``; ``None`` also when it may be among the newest
-        rows, released."""
-        return next((m for m in reversed(self.held if self.newest_released else self.messages) if m.kind == kind), None)
+        rows, released. A continuation is found as the reply it continues; a continue prompt,
+        not being a message of yours, is never found."""
+        for message in reversed(self.held if self.newest_released else self.messages):
+            shown = message.into or message
+            if shown.kind == kind and shown.continues is None:
+                return shown
+        return None
