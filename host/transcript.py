@@ -10,6 +10,7 @@ an older Cairn can still read a newer journal.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from pydantic import BaseModel, JsonValue
@@ -157,17 +158,7 @@ class TranscriptWriter:
                 (row_id, session_id, seq, role, int(hidden), content_text, system_text, anchor, now),
             )
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
-        return TranscriptRow(
-            id=row_id,
-            session_id=session_id,
-            seq=seq,
-            role=role,
-            hidden=hidden,
-            content=json.loads(content_text),
-            model_system=None if system_text is None else json.loads(system_text),
-            anchor=anchor,
-            created_at=now,
-        )
+        return _row((row_id, session_id, seq, role, hidden, content_text, system_text, anchor, now))
 
     def append_supersede(self, session_id: str, row_ids: list[str], restores: list[str] | None = None) -> TranscriptRow:
         """Record that ``row_ids`` are replaced (an edited message, a regenerated answer), and
@@ -274,15 +265,16 @@ class TranscriptWriter:
 
 def _row(r: tuple[Any, ...]) -> TranscriptRow:
     # Built without validation: what the journal holds was validated and written as canonical
-    # JSON by ``append``, and checking every value again cost more than reading it.
-    return TranscriptRow.model_construct(
+    # JSON by ``append``, and checking every value again cost more than reading it. The JSON
+    # stays text until the row is read (``TranscriptRow``).
+    return TranscriptRow.stored(
         id=r[0],
-        session_id=r[1],
+        session_id=sys.intern(r[1]),  # one string for every row of a chat
         seq=r[2],
         role=r[3],
         hidden=bool(r[4]),
-        content=json.loads(r[5]),
-        model_system=None if r[6] is None else json.loads(r[6]),
+        content_text=r[5],
+        system_text=r[6],
         anchor=r[7],
         created_at=r[8],
     )

@@ -7,15 +7,13 @@ and go in pages."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from desktop.app import CONTINUE
 from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.paths import CairnPaths
-from tests.ui_fixtures import WAIT, add_loopback_account, idle, running_cairn, type_and_send
+from tests.ui_fixtures import WAIT, add_loopback_account, click_button, idle, running_cairn, type_and_send
 from ui.message_list.continued import join, open_fence
 from ui.message_list.display_message import DisplayMessage, message_actions, message_html
 from ui.window.main_window import MainWindow
@@ -39,19 +37,6 @@ def shown(window: MainWindow, kind: str = "assistant") -> DisplayMessage:
 def buttons(window: MainWindow, message: DisplayMessage) -> list[str]:
     last_user, last_answer = window.chat.message_delegate.flags(message)
     return [a.name for a in message_actions(message, last_user=last_user, last_answer=last_answer)]
-
-
-def click(window: MainWindow, message: DisplayMessage, name: str) -> None:
-    """A real click on a button under a message, where the view painted it."""
-    row = window.chat.model_rows().row_of(message.key)
-    assert row is not None
-    index = window.chat.model().index(row, 0)
-    window.chat.scrollTo(index)
-    document, _ = window.chat.message_delegate.document(message)
-    geometry = window.chat.message_delegate.geometry(message, window.chat.visualRect(index), document)
-    rect = next(rect for action, rect in geometry.buttons if action.name == name)
-    QTest.mouseMove(window.chat.viewport(), geometry.box.center().toPoint())
-    QTest.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
 
 
 def reopen(qtbot: QtBot, window: MainWindow) -> None:
@@ -79,12 +64,12 @@ def test_continue_shows_one_reply_with_the_prompt_hidden(
         html, _ = message_html(answer, dark=False, last_user=False, last_answer=True)
         assert "cut off at the length limit" in html
         assert buttons(w, answer) == ["copy", "continue", "regenerate", "branch"]
-        click(w, answer, "continue")
+        click_button(w, answer, "continue")
         qtbot.waitUntil(lambda: shown(w).text == "The first half of a long answer, and more" and idle(w), timeout=WAIT)
         assert on_screen(w) == [("user", "Tell me everything"), ("assistant", shown(w).text)]
         assert shown(w).key == answer.key  # the reply that was cut off shows its continuation
         assert buttons(w, shown(w)) == ["copy", "continue", "regenerate", "branch"]  # cut off again
-        click(w, shown(w), "continue")
+        click_button(w, shown(w), "continue")
         whole = "The first half of a long answer, and more to the end."
         qtbot.waitUntil(lambda: shown(w).text == whole and idle(w), timeout=WAIT)
         assert len(w.chat.model_rows().messages) == 6  # every row is there, four of them folded
@@ -96,7 +81,7 @@ def test_continue_shows_one_reply_with_the_prompt_hidden(
         for row, message in enumerate(model.messages):
             height = w.chat.visualRect(model.index(row, 0)).height()
             assert (height == 0) == message.folded, (message.kind, message.text, height)
-        click(w, shown(w), "copy")
+        click_button(w, shown(w), "copy")
         assert QGuiApplication.clipboard().text() == whole
         w.controller.copy_last_answer()
         assert QGuiApplication.clipboard().text() == whole
@@ -149,7 +134,7 @@ def test_a_fence_cut_mid_way_reads_as_one_code_block(
         assert [b.rstrip("\n") for b in blocks] == ["def f():\n    x = 1\n    return x"]
         document, _ = w.chat.message_delegate.document(answer)
         assert "```" not in document.toPlainText()
-        click(w, answer, "copy")
+        click_button(w, answer, "copy")
         assert QGuiApplication.clipboard().text() == answer.text  # Copy: the parts exactly as they came
 
 
@@ -164,12 +149,12 @@ def test_regenerate_replaces_the_whole_joined_reply(
         qtbot.waitUntil(lambda: len(on_screen(w)) == 2 and idle(w), timeout=WAIT)
         w.controller.on_message_action(shown(w).key, "continue")
         qtbot.waitUntil(lambda: shown(w).text == "Cut off." and idle(w), timeout=WAIT)
-        click(w, shown(w), "regenerate")
+        click_button(w, shown(w), "regenerate")
         fresh = [("user", "Question"), ("assistant", "Fresh.")]
         qtbot.waitUntil(lambda: on_screen(w) == fresh and idle(w), timeout=WAIT)
         qtbot.waitUntil(lambda: shown(w).versions == (2, 2), timeout=WAIT)
         assert CONTINUE not in str(provider.requests[-1].body["messages"])
-        click(w, shown(w), "version-prev")
+        click_button(w, shown(w), "version-prev")
         qtbot.waitUntil(lambda: on_screen(w) == [("user", "Question"), ("assistant", "Cut off.")], timeout=WAIT)
         assert shown(w).versions == (1, 2)
 

@@ -15,7 +15,7 @@ from host.content import SupersedeContent
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.versions import NotAVersion
-from tests.ui_fixtures import add_loopback_account, running_cairn
+from tests.ui_fixtures import add_loopback_account, click_button, running_cairn
 from ui.message_list.display_message import DisplayMessage, message_actions
 from ui.widgets.banners import EARLIER, LAST
 from ui.window.main_window import MainWindow
@@ -45,19 +45,6 @@ def send(window: MainWindow, text: str) -> None:
 
 def message(window: MainWindow, text: str) -> DisplayMessage:
     return next(m for m in window.chat.model_rows().messages if m.text == text)
-
-
-def click(window: MainWindow, shown: DisplayMessage, href: str) -> None:
-    """A real click on a button under a message, where the view painted it."""
-    row = window.chat.model_rows().row_of(shown.key)
-    assert row is not None
-    index = window.chat.model().index(row, 0)
-    window.chat.scrollTo(index)
-    document, _ = window.chat.message_delegate.document(shown)
-    geometry = window.chat.message_delegate.geometry(shown, window.chat.visualRect(index), document)
-    rect = next(rect for action, rect in geometry.buttons if action.name == href.removeprefix("cairn:"))
-    QTest.mouseMove(window.chat.viewport(), geometry.box.center().toPoint())
-    QTest.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
 
 
 def buttons(window: MainWindow, shown: DisplayMessage) -> list[str]:
@@ -99,7 +86,7 @@ def test_a_regenerated_answer_has_a_switcher_and_clicking_it_shows_the_other_ans
         assert "version-prev" in buttons(w, message(w, "second answer"))
         assert "version-next" not in buttons(w, message(w, "second answer"))  # the last version: no later one
 
-        click(w, message(w, "second answer"), "cairn:version-prev")
+        click_button(w, message(w, "second answer"), "version-prev")
         qtbot.waitUntil(
             lambda: texts(w) == ["question", "first answer"] and message(w, "first answer").versions == (1, 2),
             timeout=WAIT,
@@ -127,7 +114,7 @@ def test_an_edited_earlier_message_starts_a_version_and_the_later_messages_stay_
         first = message(w, "one")
         assert "edit" in buttons(w, first)  # every message of yours can be edited, not only the last
 
-        click(w, first, "cairn:edit")
+        click_button(w, first, "edit")
         assert w.edit_banner.isVisible()
         assert w.edit_banner.label.text() == EARLIER
         assert w.composer.text() == "one"
@@ -141,11 +128,11 @@ def test_an_edited_earlier_message_starts_a_version_and_the_later_messages_stay_
         assert not w.edit_banner.isVisible()
         assert talk(provider) == ["one, better"]
 
-        click(w, message(w, "one, better"), "cairn:version-prev")
+        click_button(w, message(w, "one, better"), "version-prev")
         qtbot.waitUntil(lambda: texts(w) == ["one", "answer one", "two", "answer two"], timeout=WAIT)
         assert message(w, "one").versions == (1, 2)
         assert message(w, "two").versions is None
-        click(w, message(w, "one"), "cairn:version-next")
+        click_button(w, message(w, "one"), "version-next")
         qtbot.waitUntil(lambda: texts(w) == ["one, better", "answer to the edit"], timeout=WAIT)
 
         # The last message of yours: the banner says so.
@@ -177,7 +164,7 @@ def test_a_switch_is_refused_while_the_chat_answers(
         qtbot.waitUntil(
             lambda: any(m.status == "streaming" and m.text for m in w.chat.model_rows().messages), timeout=WAIT
         )
-        click(w, message(w, "second"), "cairn:version-prev")
+        click_button(w, message(w, "second"), "version-prev")
         assert w.notice.isVisible()
         assert "still answering" in w.notice.text()
         # The core refuses too, whoever asks.

@@ -21,6 +21,7 @@ from host.journal import Journal
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
 from ui.bridge.core_thread import CoreThread
+from ui.message_list.display_message import DisplayMessage
 from ui.settings_dialog.dialog import SettingsDialog
 from ui.window.chat_list import ChatList
 from ui.window.main_window import MainWindow
@@ -105,6 +106,19 @@ def type_and_send(qtbot: QtBot, window: MainWindow, text: str) -> None:
     window.composer.editor.setFocus()
     window.composer.set_text(text)
     QTest.keyClick(window.composer.editor, Qt.Key.Key_Return)
+
+
+def click_button(window: MainWindow, message: DisplayMessage, name: str) -> None:
+    """A real click on the button ``name`` under a message, where the view painted it."""
+    row = window.chat.model_rows().row_of(message.key)
+    assert row is not None
+    index = window.chat.model().index(row, 0)
+    window.chat.scrollTo(index)
+    document, _ = window.chat.message_delegate.document(message)
+    geometry = window.chat.message_delegate.geometry(message, window.chat.visualRect(index), document)
+    rect = next(rect for action, rect in geometry.buttons if action.name == name)
+    QTest.mouseMove(window.chat.viewport(), geometry.box.center().toPoint())
+    QTest.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
 
 
 def answered(qtbot: QtBot, window: MainWindow, text: str) -> None:
