@@ -16,7 +16,7 @@ import pytest
 from desktop.loopback import LoopbackProvider
 from desktop.settings.mcp_servers import McpSettingsError, secret_id, server_setting
 from desktop.settings.secrets import SecretStore
-from desktop.turn.events import RequestStarted
+from desktop.turn.events import RequestStarted, ToolProgressed, ToolResultCommitted, ToolStarted
 from host.paths import CairnPaths
 from tests.fake_keyring import BrokenKeyring, MemoryKeyring
 from tests.mcp_cairn import TOKEN, Cairn, call, lab, search
@@ -173,3 +173,25 @@ def test_a_bad_entry_in_the_settings_file_costs_only_itself(cairn: Cairn) -> Non
     assert any("number 3 in the settings cannot be used" in line for line in lines)
     assert any("Two MCP servers in the settings are named 'ok'" in line for line in lines)
     assert json.loads(settings_path.read_text())["mcp_servers"] == entries  # kept as it was
+
+
+def test_a_running_call_says_when_it_started_and_how_far_its_tool_got(cairn: Cairn) -> None:
+    async def add(cairn: Cairn) -> None:
+        await cairn.mcp.put(lab(cairn.services.secrets, "lab", "progress"))
+
+    steps = call("lab__steps", '{"count": 2, "pause": 0.2}')
+    assert cairn.run(add, search("select:lab__steps"), steps) == [None, None]
+    started = {e.call_id: e.at for e in cairn.events if isinstance(e, ToolStarted)}
+    progressed = [e for e in cairn.events if isinstance(e, ToolProgressed)]
+    assert [(e.progress.done, e.progress.total, e.progress.message) for e in progressed] == [
+        (1, 2, "step 1 of 2"),
+        (2, 2, "step 2 of 2"),
+    ]
+    assert {e.call_id for e in progressed} <= set(started)  # progress of a call that started
+    assert len(started) == 2  # the search and the steps, each when it began to run
+    result = cairn.results()[-1]
+    assert result.content == "2 steps done"
+    order = [
+        type(e).__name__ for e in cairn.events if isinstance(e, ToolStarted | ToolProgressed | ToolResultCommitted)
+    ]
+    assert order[-4:] == ["ToolStarted", "ToolProgressed", "ToolProgressed", "ToolResultCommitted"]

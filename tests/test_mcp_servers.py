@@ -14,6 +14,7 @@ from host.mcp import McpLimits, McpServerConfig, ServerState, ServerStatus
 from host.mcp.server import McpServer
 from host.mcp.servers import McpServers
 from host.tools import ToolCatalog, ToolOutput
+from host.tools.progress import Progress, Reporter, reporting
 from tests.mcp_servers import TOOLS_SERVER, bad_server, tools_server
 
 
@@ -264,5 +265,35 @@ def test_a_streamable_http_server(http_server: tuple[subprocess.Popen[str], str]
         again = await server.start()
         assert again.state is ServerState.FAILED
         assert f"could not be reached at {url}" in again.reason
+
+    asyncio.run(scenario())
+
+
+def test_a_call_reports_the_progress_its_server_sends_checked_and_spaced_out() -> None:
+    said: list[Progress] = []
+
+    async def scenario() -> None:
+        server = McpServer(tools_server("work", "progress"))
+        await server.start()
+        with reporting(Reporter(said.append)):
+            out = await server.call("steps", {"count": 3, "pause": 0.25})
+        assert out.text == "3 steps done"
+        assert [(p.done, p.total, p.message) for p in said] == [(n, 3, f"step {n} of 3") for n in (1, 2, 3)]
+        assert said[-1].fraction == 1.0
+        said.clear()
+        with reporting(Reporter(said.append)):
+            out = await server.call("chatter", {"times": 2000})
+        assert out.text == "said a lot"
+        assert 1 <= len(said) < 200  # 2,000 reports in a moment: a few reach the person
+        for progress in said:
+            assert progress.message.startswith("\\x1b[31mred")  # an escape shown, not done
+            assert all(ch.isprintable() for ch in progress.message)
+            assert len(progress.message) <= 160
+            assert progress.fraction is None or 0 <= progress.fraction <= 1
+        assert said[-1].done == 1999  # the last report always arrives
+        said.clear()
+        assert (await server.call("steps", {"count": 1, "pause": 0})).text == "1 steps done"  # no reporter: none
+        assert said == []
+        await server.stop()
 
     asyncio.run(scenario())

@@ -136,6 +136,9 @@ def test_a_failed_reply_shows_an_error_row_with_retry(
         assert folded.startswith("↻ A request failed here · ")
         assert "Retry" not in folded
         assert "\n" not in folded.strip()
+        (laid_out,) = delegate.document(error)[0].parts
+        laid_out.setTextWidth(600)  # a narrow chat: still one line
+        assert laid_out.firstBlock().layout().lineCount() == 1
         assert delegate._background(error) is None  # no red card around it
 
 

@@ -370,7 +370,7 @@ def test_sending_from_a_search_match_brings_the_new_message_into_view(
 
 
 def test_hard_breaks_keep_typed_lines_and_leave_code_and_breaks_alone() -> None:
-    from ui.message_list.display_message import hard_breaks
+    from ui.message_list.markdown_blocks import hard_breaks
 
     assert hard_breaks("a\nb\n\nc") == "a  \nb\n\nc"
     assert hard_breaks("```\nx\ny\n```\nz\nw") == "```\nx\ny\n```\nz  \nw"  # a fence stays as typed

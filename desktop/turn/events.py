@@ -10,6 +10,7 @@ from desktop.provider.usage import Usage
 from host.content import Checkpoint, ToolCallPart
 from host.rows import TranscriptRow
 from host.tools import ToolSpec
+from host.tools.progress import Progress
 
 __all__ = [
     "ApprovalAnswered",
@@ -19,6 +20,7 @@ __all__ = [
     "CompactionCommitted",
     "CompactionHeld",
     "CompactionStarted",
+    "Progress",
     "ReasoningDelta",
     "RequestStarted",
     "Retrying",
@@ -27,7 +29,9 @@ __all__ = [
     "SectionsAppended",
     "TextDelta",
     "ToolCallDelta",
+    "ToolProgressed",
     "ToolResultCommitted",
+    "ToolStarted",
     "TurnCancelled",
     "TurnFailed",
     "UserCommitted",
@@ -123,6 +127,22 @@ class AssistantCommitted:
 
 
 @dataclass(frozen=True)
+class ToolStarted:
+    """A call began to run (it was allowed), at ``at`` on ``time.monotonic``'s clock."""
+
+    call_id: str
+    at: float
+
+
+@dataclass(frozen=True)
+class ToolProgressed:
+    """A running call's tool said how far it has got."""
+
+    call_id: str
+    progress: Progress
+
+
+@dataclass(frozen=True)
 class ToolResultCommitted:
     row: TranscriptRow
 
@@ -184,6 +204,8 @@ RuntimeEvent = (
     | Retrying
     | Waiting
     | AssistantCommitted
+    | ToolStarted
+    | ToolProgressed
     | ToolResultCommitted
     | TurnFailed
     | TurnCancelled

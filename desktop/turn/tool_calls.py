@@ -19,12 +19,20 @@ from desktop.session.parked import ParkedCall
 from desktop.settings.redaction import Redactor
 from desktop.tools.use_tool import unwrap
 from desktop.turn.approvals import SUPERSEDED, Approval, Approver
-from desktop.turn.events import ApprovalAnswered, ApprovalRequested, RuntimeEvent, ToolResultCommitted
+from desktop.turn.events import (
+    ApprovalAnswered,
+    ApprovalRequested,
+    RuntimeEvent,
+    ToolProgressed,
+    ToolResultCommitted,
+    ToolStarted,
+)
 from host.content import ChatGrant, MessageContent, ToolApproval, ToolCallPart, ToolIdentity, ToolResultPart
 from host.errors import CairnError, JournalWriteError
 from host.permissions import Decision, Permissions, ToolGate, ToolRequest, identity_of
 from host.rows import TranscriptRow
 from host.tools import ToolCatalog
+from host.tools.progress import Reporter, reporting
 from host.transcript import TranscriptWriter
 
 __all__ = [
@@ -166,8 +174,11 @@ class ToolCalls:
         tool = request.tool
         if decision.verdict != "allow" or tool is None:
             return self._refused(request, decision)
+        call_id = request.call.call_id
         started = time.perf_counter()
-        output = await tool.run(request.call.arguments)
+        self._emit(ToolStarted(call_id, time.monotonic()))
+        with reporting(Reporter(lambda progress: self._emit(ToolProgressed(call_id, progress)))):
+            output = await tool.run(request.call.arguments)
         elapsed = (time.perf_counter() - started) * 1000
         result = ToolResultPart(
             call_id=request.call.call_id,

@@ -44,6 +44,7 @@ from host.mcp.status import ServerState, ServerStatus
 from host.mcp.stdio import ProcessWatch, open_stdio
 from host.mcp.tools import build_tools
 from host.tools import Tool, ToolOutput, ToolRun
+from host.tools.progress import reporter
 
 __all__ = ["McpServer"]
 
@@ -314,9 +315,16 @@ class McpServer:
         """Call the server's tool ``tool`` (its own name, not Cairn's). Never raises, except
         cancellation: whatever goes wrong becomes an error output that says what."""
         limit = self._limits.max_result_chars
+        report = reporter()  # read here: the request runs in the server's own task
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report(progress, total, self._redact(message) if isinstance(message, str) else None)
+
+        told = progressed if report is not None else None  # no token asked for: the server need not say
         return await self._ask(
             ("the call", tool),
-            lambda client: client.call_tool(tool, dict(arguments)),
+            lambda client: client.call_tool(tool, dict(arguments), progress_callback=told),
             lambda result: tool_output(result, redact=self._redact, max_chars=limit),
         )
 

@@ -3,9 +3,10 @@
     python tools_server.py [MODE] [--http]
 
 Modes: ``normal`` (the default), ``seeds`` (an enum and a ``required`` list built from sets),
-``many N`` (N tools), ``schemas`` (tools with broken input schemas), ``flood-stderr``
-(a working server whose stderr never stops). With ``--http`` it serves streamable HTTP on a
-free port of 127.0.0.1 and prints ``PORT <n>`` on stdout. ``LAB_INSTRUCTIONS`` in its
+``many N`` (N tools), ``progress`` (tools that report progress), ``schemas`` (tools with
+broken input schemas), ``flood-stderr`` (a working server whose stderr never stops). With
+``--http`` it serves streamable HTTP on a free port of 127.0.0.1 and prints ``PORT <n>`` on
+stdout. ``LAB_INSTRUCTIONS`` in its
 environment becomes the ``instructions`` of its initialize result; ``LAB_FAIL_AT_START`` makes
 it exit at once.
 """
@@ -150,6 +151,23 @@ def schemas() -> list[Tool]:
     return tools
 
 
+def progress(server: MCPServer) -> None:
+    @server.tool()
+    async def steps(ctx: Context, count: int = 3, pause: float = 0.3) -> str:
+        """Work in steps, saying how far it got."""
+        for n in range(count):
+            await ctx.report_progress(n + 1, count, f"step {n + 1} of {count}")
+            await asyncio.sleep(pause)
+        return f"{count} steps done"
+
+    @server.tool()
+    async def chatter(ctx: Context, times: int = 2000) -> str:
+        """Report progress as fast as it can: no total, or a total of 0, and long escapes."""
+        for n in range(times):
+            await ctx.report_progress(n, [None, 0, times][n % 3], "\x1b[31mred\x1b[0m " + "x" * 5000)
+        return "said a lot"
+
+
 def flood_stderr() -> None:
     def flood() -> None:
         line = "noise " * 2000 + "\n"
@@ -182,6 +200,8 @@ def main() -> None:
     server = MCPServer("test-tools", instructions=said, tools=made[mode]() if mode in made else None)
     if mode == "normal":
         normal(server)
+    elif mode == "progress":
+        progress(server)
     elif mode == "many":
         many(server, int(args[1]))
     elif mode == "flood-stderr":

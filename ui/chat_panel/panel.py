@@ -19,6 +19,7 @@ from ui.chat_panel.live_replies import LiveReplies
 from ui.chat_panel.message_edit import MessageEdit
 from ui.chat_panel.route_bar import RouteBar
 from ui.chat_panel.route_controller import RouteController
+from ui.chat_panel.running_calls import RunningCalls
 from ui.chat_panel.shown_chat import ShownChat
 from ui.chat_panel.status_line import StatusLine
 from ui.chat_panel.turn_controller import TurnController
@@ -52,6 +53,7 @@ class ChatPanel(QWidget):
         )
         self.pages = ChatPages(core, view, composer, shown, turns=self.turns, replies=self.replies)
         self.approvals = ApprovalCards(core, shown, view, composer, turns=self.turns, notice=notice)
+        self.running = RunningCalls(view, shown, parent=self)
         self.versions = VersionSwitcher(
             core, shown, self.pages, view, approvals=self.approvals, turns=self.turns, edit=self.edit, notice=notice
         )
@@ -106,6 +108,7 @@ class ChatPanel(QWidget):
         self.engine.on_event(item)
         self.replies.on_core_event(item)
         self.approvals.on_core_event(item)
+        self.running.on_core_event(item)
 
     def _example_chosen(self, prompt: str) -> None:
         self.composer.set_text(prompt)

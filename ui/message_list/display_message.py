@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -22,7 +21,16 @@ from host.content import (
 )
 from ui.message_list.long_text import LONG_REPLY, long_text_html
 from ui.message_list.markdown import render_markdown
-from ui.message_list.tool_cards import ApprovalView, Palette, ShownCall, approval_html, call_line_html, tool_card_html
+from ui.message_list.markdown_blocks import hard_breaks
+from ui.message_list.tool_cards import (
+    ApprovalView,
+    CallRun,
+    Palette,
+    ShownCall,
+    approval_html,
+    call_line_html,
+    tool_card_html,
+)
 from ui.widgets.theme import Tokens
 
 __all__ = [
@@ -78,6 +86,7 @@ class DisplayMessage:
     created_at: str = ""  # when it was saved, as the journal stores it
     versions: tuple[int, int] | None = None  # (which, of how many): a message with other versions
     attachments: list[ImagePart | FilePart] = field(default_factory=list)
+    runs: dict[str, CallRun] = field(default_factory=dict)  # its calls running now, by call id
     continues: str | None = None  # a continue prompt: the reply it continues (hidden; see ``continued``)
     into: DisplayMessage | None = None  # a continue prompt or continuation: the message showing it
     joined: Joined | None = None  # a reply shown with its continuations
@@ -231,8 +240,9 @@ def message_parts(message: DisplayMessage, *, dark: bool, last_user: bool, last_
         # Retry asks again from the end of the chat, so only the chat's last answer offers it:
         # once a retry succeeded, the earlier error row is history and shows no link.
         if not last_answer:  # history: something came after it, so it folds into one quiet line
-            said = message.error if len(message.error) <= 90 else message.error[:89] + "…"
-            return MessageParts(head=f'<p style="color: {t.muted};">↻ A request failed here · {html.escape(said)}</p>')
+            said = message.error if len(message.error) <= 72 else message.error[:71] + "…"
+            quiet = f"color: {t.muted}; white-space: nowrap;"
+            return MessageParts(head=f'<p style="{quiet}">↻ A request failed here · {html.escape(said)}</p>')
         retry = f'&nbsp;&nbsp;<a href="cairn:retry" style="color: {t.accent};">Retry</a>'
         return MessageParts(
             head=f'<p><b style="color: {t.danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
@@ -242,7 +252,8 @@ def message_parts(message: DisplayMessage, *, dark: bool, last_user: bool, last_
         return MessageParts(head=_summary_html(message, t), body=message.text if opened else "")
     palette = Palette.of(dark=dark)
     if message.approval is not None:
-        return MessageParts(head=approval_html(message.approval, palette, expanded=message.expanded))
+        run = message.runs.get(message.approval.call_id)
+        return MessageParts(head=approval_html(message.approval, palette, expanded=message.expanded, run=run))
     if message.tool_result is not None:  # a call and its result, one card
         card = tool_card_html(message.call, message.tool_result, expanded=message.expanded, palette=palette)
         return MessageParts(head=card)
@@ -267,7 +278,11 @@ def message_parts(message: DisplayMessage, *, dark: bool, last_user: bool, last_
     elif message.text:
         body = hard_breaks(message.text) if message.kind == "user" else message.shown
     running = last_answer and message.status == "complete"
-    foot = [call_line_html(c, palette, running=running) for c in message.tool_calls if c.call_id not in message.settled]
+    foot = [
+        call_line_html(c, palette, running=running, run=message.runs.get(c.call_id))
+        for c in message.tool_calls
+        if c.call_id not in message.settled
+    ]
     return MessageParts("".join(head), body, preview, "".join(foot))
 
 
@@ -339,37 +354,6 @@ def header_line(message: DisplayMessage, t: Tokens) -> str:
     if not notes:
         return ""
     return f'<span style="color: {t.muted};">{" · ".join(notes)}</span>'
-
-
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-
-
-def hard_breaks(text: str) -> str:
-    """A person's own message as Markdown that keeps each line break they typed: a line
-    followed by another line of the same paragraph ends in a hard break. Code fences are
-    left as typed. Only what is painted changes; Copy copies ``text`` itself."""
-    lines = text.split("\n")
-    fence: str | None = None
-    for number, line in enumerate(lines[:-1]):
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
-            continue
-        if opened:
-            fence = opened.group(1)
-            continue
-        if _joins(line, lines[number + 1]):
-            lines[number] = line + "  "  # CommonMark's hard break
-    return "\n".join(lines)
-
-
-def _joins(line: str, following: str) -> bool:
-    """Whether Markdown would join ``following`` to ``line`` with a space, where the person
-    typed a line break: two lines of text, neither indented code nor already broken."""
-    if not line.strip() or not following.strip() or line.endswith(("  ", "\\")):
-        return False
-    return not line.startswith(("    ", "\t"))
 
 
 REASONS = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 
-__all__ = ["BlockSplitter", "fenced", "split_blocks"]
+__all__ = ["BlockSplitter", "fenced", "hard_breaks", "split_blocks"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CLOSING = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t\r\f\v]*$", re.MULTILINE)  # a fence with nothing after it
@@ -91,3 +91,31 @@ def fenced(block: str, since: int = 0) -> tuple[str, str] | None:
         if marker[0] == fence[0] and len(marker) >= len(fence):
             return language, block[code_start : closing.start()].rstrip("\n")
     return language, block[code_start:].rstrip("\n")
+
+
+def hard_breaks(text: str) -> str:
+    """A person's own message as Markdown that keeps each line break they typed: a line
+    followed by another line of the same paragraph ends in a hard break. Code fences are
+    left as typed. Only what is painted changes; Copy copies ``text`` itself."""
+    lines = text.split("\n")
+    fence: str | None = None
+    for number, line in enumerate(lines[:-1]):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        if _joins(line, lines[number + 1]):
+            lines[number] = line + "  "  # CommonMark's hard break
+    return "\n".join(lines)
+
+
+def _joins(line: str, following: str) -> bool:
+    """Whether Markdown would join ``following`` to ``line`` with a space, where the person
+    typed a line break: two lines of text, neither indented code nor already broken."""
+    if not line.strip() or not following.strip() or line.endswith(("  ", "\\")):
+        return False
+    return not line.startswith(("    ", "\t"))

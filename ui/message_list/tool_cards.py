@@ -13,14 +13,17 @@ from __future__ import annotations
 import difflib
 import html
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.turn.events import Progress
 from host.content import ToolResultPart
 from ui.widgets.theme import Tokens
 
 __all__ = [
     "ApprovalView",
+    "CallRun",
     "Palette",
     "ShownCall",
     "approval_html",
@@ -193,9 +196,30 @@ def _elapsed(ms: float) -> str:
     return f"{ms:,.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
 
 
-def call_line_html(call: ShownCall, palette: Palette, *, running: bool) -> str:
-    """A call of a reply whose card is not elsewhere yet: it runs, or never got an answer."""
-    note = "running…" if running else "no result"
+@dataclass(frozen=True)
+class CallRun:
+    """A call running now: since when (``time.monotonic``) and how far its tool says it got."""
+
+    started: float
+    progress: Progress | None = None
+
+    def note(self, now: float | None = None) -> str:
+        """ "running… 12 s · 40% · Reading files", as HTML."""
+        seconds = max((time.monotonic() if now is None else now) - self.started, 0.0)
+        said = [f"running… {seconds:.0f} s"]
+        progress = self.progress
+        if progress is not None:
+            fraction = progress.fraction
+            said.append(f"{fraction:.0%}" if fraction is not None else f"{progress.done:g} done")
+            if progress.message:
+                said.append(html.escape(progress.message))
+        return " · ".join(said)
+
+
+def call_line_html(call: ShownCall, palette: Palette, *, running: bool, run: CallRun | None = None) -> str:
+    """A call of a reply whose card is not elsewhere yet: it runs (for how long, how far), or
+    never got an answer."""
+    note = run.note() if run is not None else "running…" if running else "no result"
     return f'<div style="margin-top: 6px;">{_title(call, palette, [note])}</div>'
 
 
@@ -233,7 +257,7 @@ CHOICES = (
 )
 
 
-def approval_html(view: ApprovalView, palette: Palette, *, expanded: bool = False) -> str:
+def approval_html(view: ApprovalView, palette: Palette, *, expanded: bool = False, run: CallRun | None = None) -> str:
     """The card of a call waiting on a person: what it would do, why Cairn asks, the choices;
     once answered, the answer instead of the choices."""
     name, server = friendly_name(view.tool)
@@ -253,4 +277,5 @@ def approval_html(view: ApprovalView, palette: Palette, *, expanded: bool = Fals
         return lines + f'<table cellspacing="0" cellpadding="0"><tr>{cells}</tr></table>'
     colour = palette.ok if view.state == "approved" else palette.danger
     answer = html.escape(view.answer or view.state)
-    return lines + f'<p style="margin-top: 6px;"><b style="color: {colour};">{answer}</b></p>'
+    running = f' <span style="color: {palette.muted};">· {run.note()}</span>' if run is not None else ""
+    return lines + f'<p style="margin-top: 6px;"><b style="color: {colour};">{answer}</b>{running}</p>'
