@@ -26,7 +26,7 @@ from host.errors import (
 )
 from host.files import private_file
 from host.ids import is_uuid7, new_id
-from host.journal_search import NO_SNIPPET, Snippet, search
+from host.journal_search import NO_SNIPPET, Snippet, newest_match, search
 from host.lock import ProcessLock
 from host.opening import (
     configure,
@@ -362,6 +362,12 @@ class Journal:
                 (kind,),
             ).fetchone()
         return None if row is None else str(row[0])
+
+    def newest_match(self, session_id: str, query: str) -> str | None:
+        """The id of the session's newest message that ``query`` matches, if any (see
+        ``host.journal_search.newest_match``)."""
+        with self.read() as conn:
+            return newest_match(conn, session_id, query)
 
     def search_sessions(self, query: str, limit: int = 50) -> list[tuple[SessionRecord, Snippet]]:
         """Up to ``limit`` sessions whose title or a message holds every word of ``query`` (as a

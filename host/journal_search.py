@@ -20,7 +20,7 @@ import sqlite3
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["NO_SNIPPET", "ROW_CAP", "Hit", "Snippet", "fts_query", "needed_words", "search", "snippet"]
+__all__ = ["NO_SNIPPET", "ROW_CAP", "Hit", "Snippet", "fts_query", "needed_words", "newest_match", "search", "snippet"]
 
 ROW_CAP = 20_000  # matching messages read at most, whatever the query
 SNIPPET_WORDS = 12
@@ -99,6 +99,28 @@ def search(conn: sqlite3.Connection, query: str, limit: int = 50, *, row_cap: in
     bodies = _bodies(conn, [newest[r[0]] for r in chosen if r[0] in newest])
     found_in = {r[0]: snippet(bodies.get(newest[r[0]], ""), words) for r in chosen if r[0] in newest}
     return [Hit(r[0], r[1], r[2], r[3], found_in.get(r[0], NO_SNIPPET)) for r in chosen]
+
+
+def newest_match(conn: sqlite3.Connection, session_id: str, query: str, *, row_cap: int = ROW_CAP) -> str | None:
+    """The id of the session's newest message holding every word of ``query`` (as ``search``
+    matches them), where a chat opened from a search result is shown; ``None`` when none is
+    among the newest ``row_cap`` matching messages of the whole journal."""
+    words = needed_words(query)
+    if not words:
+        return None
+    walked = conn.execute(
+        "SELECT session_id, row_id FROM transcript_search WHERE transcript_search MATCH ? ORDER BY rowid DESC",
+        (fts_query(words),),
+    )
+    try:
+        for read, (session, row_id) in enumerate(walked, 1):
+            if session == session_id:
+                return str(row_id)
+            if read >= row_cap:
+                return None
+    finally:
+        walked.close()
+    return None
 
 
 def _bodies(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:

@@ -181,6 +181,14 @@ class TranscriptWriter:
             ).fetchall()
         return [_row(r) for r in found]
 
+    def seq_of(self, session_id: str, row_id: str) -> int | None:
+        """Where the row ``row_id`` of the session is in storage order (``None``: not there)."""
+        with self._journal.read() as conn:
+            found = conn.execute(
+                "SELECT seq FROM transcript_rows WHERE id = ? AND session_id = ?", (row_id, session_id)
+            ).fetchone()
+        return None if found is None else int(found[0])
+
     def display_page(self, session_id: str, *, before_seq: int | None = None, limit: int = 200) -> list[TranscriptRow]:
         """Up to ``limit`` rows a person sees, the newest ones before ``before_seq`` (see
         ``display_range``)."""

@@ -231,6 +231,23 @@ def test_search_finds_titles_and_message_text_but_not_hidden_rows(journal: Journ
     assert journal.search_sessions("lentils") == []
 
 
+def test_a_chat_opened_from_a_search_is_found_at_its_newest_matching_message(journal: Journal) -> None:
+    writer = TranscriptWriter(journal)
+    soup, other = journal.create_session("Soup"), journal.create_session("Other")
+    say = lambda s, text: writer.append_user(s.id, {"parts": [{"kind": "text", "text": text}]})  # noqa: E731
+    older = say(soup, "lentil soup")
+    newer = say(soup, "more lentils, please")
+    say(soup, "thanks")
+    say(other, "lentil stew")  # newer still, but another chat's
+    writer.append(soup.id, "assistant", {"error": {"message": "lentil failure"}}, hidden=True)  # not indexed
+    assert journal.newest_match(soup.id, "lentil") == newer.id
+    assert journal.newest_match(soup.id, "lentil soup") == older.id
+    assert journal.newest_match(soup.id, "stew") is None
+    assert journal.newest_match(soup.id, "   ") is None
+    assert writer.seq_of(soup.id, older.id) == older.seq
+    assert writer.seq_of(other.id, older.id) is None  # a row of another chat is not this chat's
+
+
 def test_display_pages_skip_system_rows_and_cost_the_same_however_long(journal: Journal) -> None:
     writer = TranscriptWriter(journal)
     session = journal.create_session()

@@ -116,3 +116,65 @@ def test_sending_from_far_up_goes_to_the_chat_s_end(qtbot: QtBot, cairn_paths: C
         qtbot.waitUntil(lambda: [m.text for m in w.chat.model_rows().messages[-2:]] == ["And now?", "Here it is."])
         assert numbers(run)[-1] == 899
         qtbot.waitUntil(w.chat.at_bottom, timeout=WAIT)
+
+
+def test_copy_last_answer_copies_it_while_the_newest_rows_are_released(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    with long_chat(qtbot, cairn_paths, 900) as (run, _provider):
+        w = run.window
+        to_top(qtbot, run)
+        assert w.chat.model_rows().newest_released
+        QGuiApplication.clipboard().setText("")
+        w.controller.copy_last_answer()
+        last = "message 899: cairns mark the way over open ground."
+        qtbot.waitUntil(lambda: QGuiApplication.clipboard().text() == last, timeout=WAIT)
+        assert w.chat.model_rows().newest_released  # read for the copy, not shown: the view stays at the top
+
+
+def in_view(run: Running) -> list[int]:
+    """The numbers of the messages on screen now."""
+    view = run.window.chat
+    shown = view.model_rows().messages[max(view.top_row(), 0) : view.bottom_row() + 1]
+    return [int(m.text.split(":")[0].split()[1]) for m in shown if m.text.startswith("message ")]
+
+
+def test_a_chat_opened_from_a_search_shows_its_newest_match_far_up(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with long_chat(qtbot, cairn_paths, 900) as (run, _):
+        w = run.window
+        session = w.session_id
+        assert session is not None
+        w.new_session()
+        qtbot.waitUntil(lambda: w.session_id not in (None, session) and not w.chat.model_rows().messages, timeout=WAIT)
+        w.sidebar.search.setText("message 10")  # "10" is a prefix of 100 to 109: the newest match is 109
+        w.sessions.open(session)
+        qtbot.waitUntil(lambda: 109 in in_view(run), timeout=WAIT)
+        model = w.chat.model_rows()
+        assert model.newest_released  # a page around the match, not the chat's end
+        assert len(model.messages) <= WINDOW
+        qtbot.wait(300)
+        assert 109 in in_view(run)  # measured and laid out, it stays in view
+        to_bottom(qtbot, run)
+        assert numbers(run)[-1] == 899
+
+
+def test_switching_to_a_version_far_up_shows_it_where_the_person_was(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with long_chat(qtbot, cairn_paths, 900) as (run, provider):
+        w = run.window
+        to_top(qtbot, run)
+        model = w.chat.model_rows()
+        tenth = next(m for m in model.messages if m.text.startswith("message 10:"))
+        provider.script(Reply(text="A new answer."))
+        w.controller.on_message_action(tenth.key, "edit")
+        w.controller.send("The tenth, edited")
+        qtbot.waitUntil(lambda: not w.turns.busy and model.messages[-1].text == "A new answer.", timeout=WAIT)
+        qtbot.waitUntil(lambda: any(m.versions for m in model.messages), timeout=WAIT)
+        assert numbers(run) == list(range(10))  # the new branch: ten messages, then the edit and its answer
+        edited = next(m for m in model.messages if m.text == "The tenth, edited")
+        w.controller.on_message_action(edited.key, "version-prev")
+        qtbot.waitUntil(lambda: 10 in in_view(run), timeout=WAIT)
+        assert model.newest_released  # the old branch goes on for 889 messages, not shown yet
+        qtbot.wait(300)
+        assert 10 in in_view(run)
+        to_bottom(qtbot, run)
+        assert numbers(run)[-1] == 899

@@ -60,6 +60,7 @@ class OpenedChat:
     fill: ContextFill | None
     busy: bool  # a turn is running in it (from any window)
     route: ChatRouteView
+    focus: str | None = None  # the row the window brings into view (else the chat's end)
 
 
 class Chats:
@@ -150,11 +151,29 @@ class Chats:
             return ChatPage(session_id, tuple(rows), first=False, last=ended)
         return ChatPage(session_id, tuple(rows), first=ended, last=before_seq is None)
 
-    def open(self, session_id: str, limit: int = PAGE) -> OpenedChat:
-        """The chat's newest page and everything the window shows with it."""
+    def page_around(self, session_id: str, row_id: str, limit: int = PAGE) -> ChatPage | None:
+        """A page holding the row ``row_id`` near its middle; ``None`` when the row is not in
+        the chat, or is among its newest rows (the newest page holds it)."""
+        writer = self._shared.writer
+        seq = writer.seq_of(session_id, row_id)
+        if seq is None:
+            return None
+        after, ended = writer.display_range(session_id, after_seq=seq, limit=limit // 2)
+        if ended:
+            return None
+        before, first = writer.display_range(session_id, before_seq=seq + 1, limit=limit - len(after))
+        return ChatPage(session_id, tuple(before + after), first=first, last=False)
+
+    def open(self, session_id: str, limit: int = PAGE, *, around: str | None = None, matching: str = "") -> OpenedChat:
+        """The chat and everything the window shows with it: its newest page, or the page
+        around the row ``around`` (a version switched to), or around its newest message that
+        the search ``matching`` found."""
         state = self._shared.states.get(session_id)
+        if around is None and matching.strip():
+            around = self._journal.newest_match(session_id, matching)
+        page = self.page_around(session_id, around, limit) if around is not None else None
         return OpenedChat(
-            page=self.page(session_id, limit=limit),
+            page=page or self.page(session_id, limit=limit),
             versions=state.versions.shown(),
             usage=self.usage(session_id),
             parked=state.parked(),
@@ -162,6 +181,7 @@ class Chats:
             fill=self.context_fill(session_id),
             busy=self._busy(session_id),
             route=self._options.route(session_id),
+            focus=around,
         )
 
     def versions(self, session_id: str) -> dict[str, tuple[str, ...]]:

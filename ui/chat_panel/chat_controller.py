@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QStatusBar
 
-from desktop.app import Attachment, CairnApp, SessionRecord, too_many
+from desktop.app import PAGE, Attachment, CairnApp, SessionRecord, too_many
 from ui.bridge.core_client import CoreClient
 from ui.chat_panel.approval_cards import ApprovalCards
 from ui.chat_panel.composer import Composer, message_problem
@@ -21,7 +21,9 @@ from ui.chat_panel.shown_chat import ShownChat
 from ui.chat_panel.turn_controller import TurnController, TurnKind
 from ui.chat_panel.version_switcher import VersionSwitcher
 from ui.message_list.chat_view import ChatView
+from ui.message_list.continued import join
 from ui.message_list.display_message import DisplayMessage
+from ui.message_list.message_model import MessageModel
 from ui.widgets.banners import Notice
 
 __all__ = ["ChatController"]
@@ -127,9 +129,27 @@ class ChatController(QObject):
             self.approvals.answer(waiting, "once")
 
     def copy_last_answer(self) -> None:
-        answer = self.view.model_rows().last_of("assistant")
-        if answer is not None:
-            QGuiApplication.clipboard().setText(answer.text)
+        """Copy the chat's last answer; where the newest rows were released, it is read back."""
+        model = self.view.model_rows()
+        answer = model.last_of("assistant")
+        session_id = self.shown.session_id
+        if answer is not None or not model.newest_released or session_id is None:
+            if answer is not None:
+                QGuiApplication.clipboard().setText(answer.text)
+            return
+
+        def read(app: CairnApp) -> list[DisplayMessage]:
+            page = app.chats.page(session_id, limit=PAGE)
+            messages = [m for m in (DisplayMessage.from_row(r) for r in page.rows) if m is not None]
+            join(messages)  # a reply continued after a cut-off: copied whole
+            return messages
+
+        def got(messages: list[DisplayMessage]) -> None:
+            last = MessageModel.last_in(messages, "assistant")
+            if last is not None and self.shown.showing(session_id):
+                QGuiApplication.clipboard().setText(last.text)
+
+        self.core.run_on_core(read, got)
 
     def on_message_action(self, key: str, action: str) -> None:
         model = self.view.model_rows()

@@ -69,14 +69,15 @@ class ChatOpener:
             if opened.busy:  # answering in another window
                 self.turns.busy.add(session_id)
             self.route_bar.show_mode(opened.mode)
-            self.pages.show(session_id, list(opened.page.rows), opened.versions)
-            self.view.show_search_match(self.search.text())
+            self.pages.show(opened.page, opened.versions, focus=opened.focus)
+            self.view.show_search_match(query, opened.focus)
             self.status.show_usage(opened.usage)
             self.status.show_fill(opened.fill)
             self.approvals.show_parked(session_id, opened.parked)
             log.info("session opened (%d rows shown)", len(opened.page.rows))
 
-        self.core.run_on_core(lambda app: app.chats.open(session_id, limit=PAGE), loaded)
+        query = self.search.text()  # opened from a search's results: at the newest match
+        self.core.run_on_core(lambda app: app.chats.open(session_id, limit=PAGE, matching=query), loaded)
 
     def clear(self) -> None:
         """The chat on screen was deleted: none is shown, and the route used last is."""

@@ -13,9 +13,8 @@ import logging
 from collections.abc import Callable
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QAbstractItemView
 
-from desktop.app import PAGE, CairnApp, ChatPage, TranscriptRow
+from desktop.app import PAGE, CairnApp, ChatPage
 from ui.bridge.core_client import CoreClient
 from ui.chat_panel.composer import Composer
 from ui.chat_panel.live_replies import LiveReplies
@@ -59,31 +58,39 @@ class ChatPages:
 
     def show(
         self,
-        session_id: str,
-        rows: list[TranscriptRow],
+        page: ChatPage,
         versions: Versions | None = None,
         *,
         focus: str | None = None,
         held: list[DisplayMessage] | None = None,
     ) -> None:
-        """Show ``rows`` (then what was ``held`` and is not among them, and the reply streaming
-        in the chat, if any), at the bottom or, for a switched version, centred on ``focus``."""
+        """Show ``page`` (then what was ``held`` and is not among its rows, and the reply
+        streaming in the chat, if any): at the bottom, or with ``focus`` in view. A page short
+        of the chat's end (a version or a search match far up) holds those back until the
+        end is read."""
+        session_id = page.session_id
         self.groups = versions or {}
-        messages = [m for m in (DisplayMessage.from_row(r) for r in rows) if m is not None]
+        messages = _messages(page)
         self.mark(messages)
         streaming = self.replies.reply(session_id)
         known = {m.key for m in messages} | ({streaming.key} if streaming is not None else set())
-        messages += [m for m in held or [] if m.key not in known]
-        if streaming is not None:
-            messages.append(streaming)
+        after = [m for m in held or [] if m.key not in known] + ([streaming] if streaming is not None else [])
+        if page.first and messages and messages[0].seq is not None:
+            self._oldest_shown = (session_id, messages[0].seq)
         model = self.view.model_rows()
         self.view.message_delegate.clear()
-        model.reset(messages)
+        if page.last:
+            model.reset(messages + after)
+        else:
+            model.reset(messages, newest_released=True)
+            model.held = after
         row = model.row_of(focus) if focus is not None else None
+        if row is None and not page.last:  # a row shown in another's (a folded one): the page is around it
+            row = max(0, len(model.messages) - PAGE // 2 - 1)
         if row is None:
             self.view.jump_to_bottom()
-        else:  # a switched version: it stays where the person was looking
-            self.view.scrollTo(model.index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter)
+        else:
+            self.view.show_row(row)
         self.composer.set_busy(session_id in self.turns.busy)
         self.view.measure_ahead()
 
@@ -103,7 +110,7 @@ class ChatPages:
         def fetched(page: ChatPage) -> None:
             if self._fetch is token and self.shown.showing(session_id):
                 self._fetch = None
-                self.show(session_id, list(page.rows), self.groups, held=held)
+                self.show(page, self.groups, held=held)
 
         self.core.run_on_core(lambda app: app.chats.page(session_id, limit=PAGE), fetched)
 

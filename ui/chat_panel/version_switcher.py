@@ -60,12 +60,12 @@ class VersionSwitcher:
 
         def loaded(opened: OpenedChat) -> None:
             if self.shown.showing(session_id):
-                self.pages.show(session_id, list(opened.page.rows), opened.versions, focus=focus)
+                self.pages.show(opened.page, opened.versions, focus=focus)
                 if focus is not None and top is not None:
                     self.view.keep_anchor((focus, top))
                 self.approvals.show_parked(session_id, opened.parked)
 
-        self.core.run_on_core(lambda app: app.chats.open(session_id, limit=PAGE), loaded)
+        self.core.run_on_core(lambda app: app.chats.open(session_id, limit=PAGE, around=focus), loaded)
 
     def set_aside(self, row_id: str | None) -> None:
         """Take what an edit (from ``row_id``) or a regeneration (after the last message of

@@ -145,14 +145,24 @@ class ChatView(QListView):
             return
         self.scrollToBottom()
 
+    def show_row(self, row: int) -> None:
+        """Bring ``row`` to the middle of the view, and stop following the chat's end."""
+        self._follow = False
+        self.scrollTo(self.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter)
+        self._follow = self.at_bottom()
+
     # -- a search's match -----------------------------------------------------------------
 
-    def show_search_match(self, query: str) -> None:
-        """A chat opened while searching: its words are marked, and the first message that
-        matches is scrolled to the top of the view."""
+    def show_search_match(self, query: str, focus: str | None = None) -> None:
+        """A chat opened while searching: its words are marked, and the message that matched
+        (``focus``, the one whose snippet the result showed; else the first that matches) is
+        scrolled to the top of the view."""
         words = search_words(query)
         self.message_delegate.highlight = words
-        row = first_match(self.model_rows().messages, words)
+        model = self.model_rows()
+        row = model.row_of(focus) if focus is not None and words else None
+        if row is None:
+            row = first_match(model.messages, words)
         if row is not None:
             self.doItemsLayout()
             self.scrollTo(self.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop)

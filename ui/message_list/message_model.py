@@ -194,7 +194,12 @@ class MessageModel(QAbstractListModel):
         """The chat's last message of ``kind``; ``None`` also when it may be among the newest
         rows, released. A continuation is found as the reply it continues; a continue prompt,
         not being a message of yours, is never found."""
-        for message in reversed(self.held if self.newest_released else self.messages):
+        return self.last_in(self.held if self.newest_released else self.messages, kind)
+
+    @staticmethod
+    def last_in(messages: list[DisplayMessage], kind: str) -> DisplayMessage | None:
+        """The last of ``messages`` of ``kind``, as ``last_of`` finds it."""
+        for message in reversed(messages):
             shown = message.into or message
             if shown.kind == kind and shown.continues is None:
                 return shown
