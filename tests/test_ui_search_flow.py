@@ -96,3 +96,29 @@ def test_a_snippet_line_starts_near_its_first_match() -> None:
     assert from_the_match(found) == (("…and then simmer the ", False), ("lentils", True), (" slowly", False))
     short = (("simmer the ", False), ("lentils", True))
     assert from_the_match(short) == short
+
+
+def test_a_snippet_wider_than_its_line_ends_in_an_ellipsis(qapp: object) -> None:
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QFont, QImage, QPainter
+
+    from ui.widgets.theme import Tokens
+    from ui.window.snippets import paint_snippet
+
+    tokens = Tokens.of(dark=False)
+    found = (("lentils", True), (" and then a long run of words that never fits a narrow sidebar", False))
+
+    def painted(width: int) -> QImage:
+        image = QImage(300, 20, QImage.Format.Format_RGB32)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        paint_snippet(painter, QRect(0, 0, width, 20), found, tokens, QFont())
+        painter.end()
+        return image
+
+    narrow, wide = painted(200), painted(300)
+    columns = lambda image, xs: [[image.pixel(x, y) for y in range(20)] for x in xs]  # noqa: E731
+    assert columns(narrow, range(150)) == columns(wide, range(150))  # the same words, where they fit
+    assert columns(narrow, range(190, 200)) != columns(wide, range(190, 200))  # then "…", not a cut word
+    white = QColor("white").rgb()
+    assert all(pixel == white for column in columns(narrow, range(200, 300)) for pixel in column)  # nothing past it

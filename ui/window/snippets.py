@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QRect, QRectF
-from PySide6.QtGui import QFont, QPainter, QTextDocument, QTextOption
+from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QTextDocument, QTextOption
 
 from desktop.app import Snippet
 from ui.widgets.theme import Tokens
@@ -48,15 +48,23 @@ def snippet_font(base: QFont) -> QFont:
 
 
 def paint_snippet(painter: QPainter, rect: QRect, snippet: Snippet, tokens: Tokens, font: QFont) -> None:
-    """One line of ``snippet`` in ``rect``, cut at its right edge."""
+    """One line of ``snippet`` in ``rect``; where it is wider, cut before its right edge and
+    ended with "…"."""
     document = QTextDocument()
     document.setDocumentMargin(0)
-    document.setDefaultFont(snippet_font(font))
+    small = snippet_font(font)
+    document.setDefaultFont(small)
     option = QTextOption()
     option.setWrapMode(QTextOption.WrapMode.NoWrap)
     document.setDefaultTextOption(option)
     document.setHtml(snippet_html(from_the_match(snippet), tokens))
+    width = float(rect.width())
+    dots = QFontMetricsF(small).horizontalAdvance("…") if document.idealWidth() > width else 0.0
     painter.save()
     painter.translate(rect.topLeft())
-    document.drawContents(painter, QRectF(0, 0, rect.width(), rect.height()))
+    document.drawContents(painter, QRectF(0, 0, width - dots, rect.height()))
+    if dots:
+        painter.setFont(small)
+        painter.setPen(QColor(tokens.muted))
+        painter.drawText(QRectF(width - dots, 0, dots, rect.height()), Qt.AlignmentFlag.AlignLeft, "…")
     painter.restore()
