@@ -93,6 +93,7 @@ def shoot(out: Path) -> None:
     from host.paths import CairnPaths
     from tests.cache_scenario import write_skill
     from tests.ui_fixtures import add_loopback_account, running_cairn
+    from tools.view_screenshots import view_shots
 
     qt = QApplication.instance() or QApplication([])
 
@@ -133,6 +134,7 @@ def shoot(out: Path) -> None:
             window.inspector.hide()
             version_shots(run, provider, out)
             error_shot(run, provider, out)
+            view_shots(run, provider, out, settle=settle, wait_for=wait_for)
             tool_shots(run, out)
             compaction_shots(run, provider, out)
             attachment_shots(run, out)
