@@ -216,7 +216,7 @@ def test_the_mode_selector_makes_a_chat_read_only(qtbot: QtBot, cairn_paths: Cai
             # Reopening the chat shows its mode.
             session_id = w.session_id
             w.new_session()
-            qtbot.waitUntil(lambda: w.session_id != session_id, timeout=WAIT)
+            assert w.session_id is None
             w.sessions.open(session_id)
             qtbot.waitUntil(lambda: mode.currentData() == "read_only", timeout=WAIT)
 

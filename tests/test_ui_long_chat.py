@@ -145,7 +145,8 @@ def test_a_chat_opened_from_a_search_shows_its_newest_match_far_up(qtbot: QtBot,
         session = w.session_id
         assert session is not None
         w.new_session()
-        qtbot.waitUntil(lambda: w.session_id not in (None, session) and not w.chat.model_rows().messages, timeout=WAIT)
+        assert w.session_id is None  # a new chat, not saved yet
+        assert not w.chat.model_rows().messages
         w.sidebar.search.setText("message 10")  # "10" is a prefix of 100 to 109: the newest match is 109
         w.sessions.open(session)
         qtbot.waitUntil(lambda: 109 in in_view(run), timeout=WAIT)

@@ -227,8 +227,7 @@ class ChatList(QListView):
         self.chats.searching = not grouped
         self.chats.fill(rows)
         row = self.chats.row_of(current) if current else None
-        if row is not None:
-            self.setCurrentIndex(self.chats.index(row))
+        self.setCurrentIndex(self.chats.index(row) if row is not None else QModelIndex())  # none: a new chat
 
     # -- the archive ---------------------------------------------------------------------
 

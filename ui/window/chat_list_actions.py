@@ -67,12 +67,13 @@ class ChatListActions(QObject):
         self.core.run_on_core(listed, shown)
 
     def new(self) -> None:
-        def created(record: SessionRecord) -> None:
-            self.sidebar.search.clear()
-            self.refresh(query="", select=record.id)
-            self.composer.editor.setFocus()
-
-        self.core.run_on_core(lambda app: app.chats.new(), created)
+        """An empty chat on screen. Nothing is saved until its first message is sent (which
+        makes the chat), so New chat never leaves an empty "Untitled chat" behind."""
+        self.opener.clear()
+        self.sidebar.select_none()
+        self.sidebar.search.clear()
+        self.refresh(query="")
+        self.composer.editor.setFocus()
 
     def show_chat(self, record: SessionRecord, *, focus: bool = False) -> None:
         """A chat just made (a branch, from an assistant): listed, selected and opened."""

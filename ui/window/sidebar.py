@@ -82,6 +82,12 @@ class Sidebar(QWidget):
     def current_id(self) -> str | None:
         return self.list.current_id()
 
+    def select_none(self) -> None:
+        """No chat is current (a new one is on screen), so choosing any chat opens it."""
+        self._filling = True
+        self.list.setCurrentIndex(QModelIndex())
+        self._filling = False
+
     def title_of(self, session_id: str) -> str:
         """The chat's title as the list has it ("" when untitled or not listed)."""
         return self.list.title_of(session_id)
