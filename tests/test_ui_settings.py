@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
@@ -123,6 +123,33 @@ def test_the_first_start_offers_local_servers(qtbot: QtBot, cairn_paths: CairnPa
         w.composer.set_text("hi")
         QTest.keyClick(w.composer.editor, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: len(local.requests) == 1, timeout=WAIT)
+
+
+def test_the_start_page_finds_a_server_started_while_it_is_shown(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    from PySide6.QtWidgets import QLabel
+
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        page = w.start_page
+        w.resize(420, 700)
+        w.show()
+        qtbot.waitUntil(page.isVisible, timeout=WAIT)
+        with LoopbackProvider(models=("a-model-with-a-rather-long-name:latest",)) as local:
+            port = int(local.base_url.split(":")[2].split("/")[0])
+            page.ports = {"lmstudio": 9}  # nothing answers there
+            QTest.mouseClick(page.scan, Qt.MouseButton.LeftButton)
+            qtbot.waitUntil(lambda: "No other local server" in page.local_title.text(), timeout=WAIT)
+            page._rescan.setInterval(200)  # every few seconds in life; sooner here
+            page.ports = {"llamacpp": port}  # a server started meanwhile: found with no click
+            qtbot.waitUntil(lambda: len(page.found) == 1, timeout=WAIT)
+            assert page.found[0].base_url == local.base_url
+            line = next(label for label in page.findChildren(QLabel) if local.base_url in label.text())
+            qtbot.waitUntil(line.isVisible, timeout=WAIT)
+            assert line.height() >= line.heightForWidth(line.width())  # wrapped to fit, never cut
+            assert line.width() >= line.minimumSizeHint().width()  # not squeezed narrower than its text
+            assert line.mapTo(page.card, QPoint(line.width(), 0)).x() <= page.card.width()  # nor past the card
+            w.hide()
+            assert not page._rescan.isActive()  # not shown: no scanning
 
 
 def test_the_start_page_says_when_nothing_answers(qtbot: QtBot, cairn_paths: CairnPaths) -> None:

@@ -3,8 +3,10 @@ presets, and local servers already running."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from html import escape
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from desktop.app import LOCAL_PORTS, LocalServer
@@ -13,6 +15,8 @@ from ui.bridge.core_client import CoreClient
 __all__ = ["StartPage"]
 
 CARD_MIN, CARD_MAX = 320, 680  # the card's width, in pixels
+ROW_SPACING = 8  # between a local server's line and its button
+RESCAN_MS = 5_000  # how often the page looks for local servers again while shown
 PROVIDERS = (("deepseek", "DeepSeek"), ("openai", "OpenAI"), ("openrouter", "OpenRouter"))
 
 
@@ -36,10 +40,7 @@ class StartPage(QWidget):
         intro.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._builtin_choice()
         buttons = self._account_buttons()
-        self.local_title = QLabel("Looking for local servers (Ollama, LM Studio, llama.cpp)…")
-        self.local_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.local_title.setWordWrap(True)
-        self.local_list = QVBoxLayout()
+        self._local_servers()
         self.card = card = QFrame()  # the page's content, centred and no wider than reads well
         card.setObjectName("Card")
         layout = QVBoxLayout(card)
@@ -56,6 +57,7 @@ class StartPage(QWidget):
         layout.addSpacing(16)
         layout.addWidget(self.local_title)
         layout.addLayout(self.local_list)
+        layout.addWidget(self.scan, 0, Qt.AlignmentFlag.AlignHCenter)
         page = QWidget()
         centred = QVBoxLayout(page)
         centred.setContentsMargins(24, 24, 24, 24)
@@ -70,6 +72,19 @@ class StartPage(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
         self.found: list[LocalServer] = []
+
+    def _local_servers(self) -> None:
+        self.local_title = QLabel("Looking for local servers (Ollama, LM Studio, llama.cpp)…")
+        self.local_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.local_title.setWordWrap(True)
+        self.scan = QPushButton("Scan again")
+        self.scan.setAccessibleName("Scan again for local servers")
+        self.scan.clicked.connect(self.rescan)
+        self.local_list = QVBoxLayout()
+        self._core: CoreClient | None = None
+        self._scanning = False
+        self._rescan = QTimer(self, interval=RESCAN_MS)  # a server started meanwhile shows up by itself
+        self._rescan.timeout.connect(self.rescan)
 
     def _account_buttons(self) -> QGridLayout:
         buttons = QGridLayout()  # two by two, so a narrow window still fits them
@@ -108,19 +123,54 @@ class StartPage(QWidget):
         self.card.setFixedWidth(width)
         for label in self.card.findChildren(QLabel):
             if label.wordWrap():
-                label.setMinimumHeight(label.heightForWidth(width - 64))
+                row = label.parentWidget()
+                beside = row.findChildren(QPushButton) if row is not None and row is not self.card else []
+                room = width - 64 - sum(button.sizeHint().width() + ROW_SPACING for button in beside)
+                label.setMinimumHeight(label.heightForWidth(room))
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._core is not None:
+            self._rescan.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._rescan.stop()
 
     def probe(self, core: CoreClient) -> None:
-        """Ask the core which local servers answer on ``ports``, and show them; and whether
-        this computer has the built-in engine."""
+        """Ask the core whether this computer has the built-in engine, and which local servers
+        answer; again every few seconds while the page is shown, and at "Scan again"."""
+        self._core = core
         core.run_on_core(lambda app: (app.local.built, app.local.default_note()), lambda r: self.show_builtin(*r))
+        self.rescan()
+        if self.isVisible():
+            self._rescan.start()
+
+    def rescan(self) -> None:
+        """Ask which local servers answer on ``ports`` now (one scan at a time)."""
         ports = dict(self.ports)
+        if self._core is None or self._scanning:
+            return
         if not ports:
             self.show_found([])
             return
-        core.run_on_core(lambda app: app.models.probe_local(ports), self.show_found)
+        self._scanning = True
+        self.scan.setEnabled(False)
+
+        def done(servers: list[LocalServer]) -> None:
+            self._scanning = False
+            self.scan.setEnabled(True)
+            self.show_found(servers)
+
+        def failed(_error: BaseException) -> None:
+            self._scanning = False
+            self.scan.setEnabled(True)
+
+        self._core.run_on_core(lambda app: app.models.probe_local(ports), done, failed)
 
     def show_found(self, servers: list[LocalServer]) -> None:
+        if servers == self.found and self.local_list.count() == len(servers) and servers:
+            return  # the same servers: the rows stay as they are (a button may be under the pointer)
         self.found = servers
         while self.local_list.count():
             item = self.local_list.takeAt(0)
@@ -136,9 +186,13 @@ class StartPage(QWidget):
         for server in servers:
             row = QWidget()
             line = QHBoxLayout(row)
+            line.setContentsMargins(0, 0, 0, 0)
+            line.setSpacing(ROW_SPACING)
             model = server.models[0] if server.models else ""
-            text = QLabel(f"<b>{server.name}</b> at {server.base_url} · {len(server.models)} models")
+            count = f"{len(server.models)} model" + ("" if len(server.models) == 1 else "s")
+            text = QLabel(f"<b>{escape(server.name)}</b> at {escape(server.base_url)} · {count}")
             text.setTextFormat(Qt.TextFormat.RichText)
+            text.setWordWrap(True)  # a narrow card wraps the line rather than cutting it
             use = QPushButton(f"Use {server.name}")
             use.setAccessibleName(f"Use {server.name}")
             use.setEnabled(bool(model))
@@ -146,6 +200,7 @@ class StartPage(QWidget):
             line.addWidget(text, 1)
             line.addWidget(use)
             self.local_list.addWidget(row)
+        self._fit_text()
 
     def show_builtin(self, built: bool, note: str) -> None:
         """The built-in choice: its model's note, or what to install when there is no engine."""
