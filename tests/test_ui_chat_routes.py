@@ -49,7 +49,7 @@ def test_each_chat_keeps_its_route_and_new_chats_start_on_the_last_one(
             assert len(provider.requests) == 1
 
             w.new_session()
-            qtbot.waitUntil(lambda: w.session_id != chat_a and w.chat_route is not None, timeout=WAIT)
+            assert w.session_id is None  # a new chat is saved with its first message
             assert w.accounts.currentText() == "First"  # a new chat starts on the route used last
             choose_account(w, "Second")
             qtbot.waitUntil(lambda: "loopback-reasoner" in w.route_label.text(), timeout=WAIT)
@@ -64,7 +64,7 @@ def test_each_chat_keeps_its_route_and_new_chats_start_on_the_last_one(
             assert (len(provider.requests), len(other.requests)) == (2, 1)
 
             w.new_session()  # the route changed last was B's
-            qtbot.waitUntil(lambda: w.session_id not in (chat_a, chat_b) and w.chat_route is not None, timeout=WAIT)
+            assert w.session_id is None
             assert w.accounts.currentText() == "Second"
 
         with running_cairn(cairn_paths) as run:  # kept with the chat, across a restart
@@ -77,7 +77,7 @@ def test_each_chat_keeps_its_route_and_new_chats_start_on_the_last_one(
             routes = [r.meta() for r in TranscriptWriter(run.journal).rows(chat_b) if isinstance(r.meta(), ChatRoute)]
             assert [route.account_id for route in routes] == [w.snapshot.accounts[1].account.id]
             w.new_session()  # the route used last is remembered across the restart too
-            qtbot.waitUntil(lambda: w.session_id not in (chat_a, chat_b) and w.chat_route is not None, timeout=WAIT)
+            assert w.session_id is None
             assert w.accounts.currentText() == "Second"
 
 
@@ -93,7 +93,7 @@ def test_a_chat_whose_account_was_removed_falls_back_and_says_so(
             answered(qtbot, w, "chat A")
             chat_a = w.session_id
             w.new_session()
-            qtbot.waitUntil(lambda: w.session_id != chat_a and w.chat_route is not None, timeout=WAIT)
+            assert w.session_id is None  # a new chat is saved with its first message
             choose_account(w, "Second")
             qtbot.waitUntil(lambda: "loopback-reasoner" in w.route_label.text(), timeout=WAIT)
             answered(qtbot, w, "chat B")
@@ -108,3 +108,24 @@ def test_a_chat_whose_account_was_removed_falls_back_and_says_so(
             assert w.accounts.currentText() == "First"
             answered(qtbot, w, "still here")
             assert len(provider.requests) == 2
+
+
+def test_the_model_box_lists_what_the_endpoint_serves_and_a_chat_can_switch_to_it(
+    qtbot: QtBot, cairn_paths: CairnPaths
+) -> None:
+    with LoopbackProvider(models=("loopback-chat", "a-served-model", "another")) as provider:
+        add_loopback_account(cairn_paths, provider, "First")
+        with running_cairn(cairn_paths) as run:
+            w = run.window
+            box = w.route_bar.models
+            assert w.route_bar.route_caption.text() == "Model:"
+            listed = lambda: [box.itemData(i) for i in range(box.count())]  # noqa: E731
+            qtbot.waitUntil(lambda: "a-served-model" in listed(), timeout=WAIT)  # asked in the background
+            assert listed()[0] == "loopback-chat"  # the account's own model first
+            answered(qtbot, w, "first question")
+            index = box.findData("a-served-model")
+            box.setCurrentIndex(index)
+            box.activated.emit(index)
+            qtbot.waitUntil(lambda: w.chat_route is not None and w.chat_route.model == "a-served-model", timeout=WAIT)
+            answered(qtbot, w, "second question")
+            assert [r.body["model"] for r in provider.requests] == ["loopback-chat", "a-served-model"]

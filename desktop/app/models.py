@@ -4,19 +4,29 @@ this machine, the models Cairn's catalogs know, and refreshing the models.dev ca
 
 from __future__ import annotations
 
+import logging
+import math
+import time
 from dataclasses import dataclass
 
+from desktop.app.served_models import FRESH_SECONDS
 from desktop.app.shared import AppState
 from desktop.catalog.modelsdev import MODELS_DEV_URL, refresh_models_dev
-from desktop.catalog.transport import BUILTIN_ENDPOINT
+from desktop.catalog.transport import BUILTIN_ENDPOINT, BUILTIN_PROVIDER
 from desktop.provider.clients import PROBE_TIMEOUT
 from desktop.provider.errors import ProviderError
 from desktop.provider.limits import is_local
 from desktop.provider.local_probe import ServerReport, probe_server
 from desktop.provider.openai_compat import OpenAICompatClient
+from desktop.settings.routes import RouteError
 from desktop.settings.store import Account
+from host.errors import CairnError
 
 __all__ = ["LOCAL_PORTS", "LocalServer", "Models"]
+
+log = logging.getLogger(__name__)
+
+RETRY_SECONDS = 60.0  # an endpoint that could not list its models is not asked again sooner
 
 # Local servers Cairn offers on first start when they answer: Ollama, LM Studio, llama.cpp.
 LOCAL_PORTS = {"ollama": 11434, "lmstudio": 1234, "llamacpp": 8080}
@@ -32,7 +42,9 @@ class LocalServer:
 
 class Models:
     def __init__(self, shared: AppState) -> None:
-        self._root = shared.root
+        self._shared, self._root = shared, shared.root
+        self._asking: set[tuple[str, str]] = set()  # lists being asked for now
+        self._failed: dict[tuple[str, str], float] = {}  # when asking last failed (time.monotonic)
 
     async def list_models(self, account: Account, key: str | None) -> list[str]:
         """The endpoint's models (``/models``); raises a ``ProviderError`` saying what is wrong."""
@@ -61,6 +73,36 @@ class Models:
             return models, ServerReport(None)
         report = await probe_server(self._root.http.models(), route.actual.base_url, route.actual.model)
         return models, report
+
+    async def refresh_served(self, account_id: str | None = None, *, max_age: float = FRESH_SECONDS) -> bool:
+        """Ask the account's endpoint (default: the route used last) which models it serves,
+        unless it said so less than ``max_age`` seconds ago, and publish the list when it
+        changed; whether it did. Never raises: a failure keeps the list known before."""
+        shared = self._shared
+        account = shared.settings.account(account_id) if account_id else shared.account()
+        if account is None or account.provider == BUILTIN_PROVIDER:
+            return False  # the built-in engine's models are the library's, in the snapshot already
+        try:
+            base_url = self._root.routes.resolve(account).actual.base_url
+        except (RouteError, ValueError):
+            return False
+        asked = (account.id, base_url)
+        failed_lately = time.monotonic() - self._failed.get(asked, -math.inf) < min(max_age, RETRY_SECONDS)
+        if shared.served.fresh(account.id, base_url, max_age) or asked in self._asking or failed_lately:
+            return False
+        self._asking.add(asked)
+        try:
+            models = await self.list_models(account, None)
+        except (ProviderError, CairnError) as exc:
+            self._failed[asked] = time.monotonic()
+            log.info("the models of %s could not be listed: %s", account.name, exc)
+            return False
+        finally:
+            self._asking.discard(asked)
+        changed = shared.served.keep(account.id, base_url, models)
+        if changed:
+            shared.publish()
+        return changed
 
     async def probe_local(self, ports: dict[str, int] | None = None) -> list[LocalServer]:
         """Local servers answering on loopback right now, with their models."""

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 
+from desktop.app.served_models import ServedModels
 from desktop.app.snapshot import AccountView, AppSnapshot
 from desktop.catalog.transport import BUILTIN_PROVIDER
 from desktop.root import Root
@@ -49,6 +50,7 @@ class AppState:
         # The route used last: new chats start on it; each chat then keeps its own.
         self.account_id: str | None = self.settings.default_account
         self.model: str | None = None
+        self.served = ServedModels(self.paths.cache_dir)  # what each account's endpoint lists
 
     # -- the journal: opened when first needed (a command about accounts never opens it, so it
     # works while a window holds the journal) ----------------------------------------------
@@ -129,6 +131,7 @@ class AppState:
             transport=root.transport,
             models_dev=root.models_dev,
             catalog_models=catalog,
+            served_models=self.served_models(),
             model_titles={m.sha256: m.title for m in local},
             default_mode=settings.default_mode,
             tool_grants=tuple(settings.tool_grants),
@@ -138,6 +141,17 @@ class AppState:
             assistants=tuple(settings.assistants),
             auto_titles=settings.auto_titles,
         )
+
+    def served_models(self) -> dict[str, tuple[str, ...]]:
+        """Each account's endpoint's models, as it listed them last."""
+        served = {}
+        for account in self.settings.accounts:
+            try:
+                base_url = self.root.routes.resolve(account).actual.base_url
+            except (RouteError, ValueError):
+                continue
+            served[account.id] = self.served.models(account.id, base_url)
+        return served
 
     def publish(self) -> AppSnapshot:
         snapshot = self.snapshot()

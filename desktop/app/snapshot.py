@@ -42,6 +42,7 @@ class AppSnapshot:
     transport: TransportCatalog
     models_dev: ModelsDevCatalog
     catalog_models: Mapping[str, tuple[str, ...]]  # provider preset id to the models the catalogs know
+    served_models: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # account id: its endpoint's list
     default_mode: Mode = "ask"
     tool_grants: tuple[ToolGrant, ...] = ()  # Always and Never answers
     reply_reserve: int | None = None  # None: automatic
@@ -55,6 +56,13 @@ class AppSnapshot:
 
     def model_title(self, model: str | None) -> str:
         return self.model_titles.get(model or "", model or "")
+
+    def models_of(self, account: Account) -> tuple[str, ...]:
+        """The models to offer for ``account``: its default first, then what its endpoint
+        lists, or (before it has said) what Cairn's catalogs know of its provider."""
+        served = self.served_models.get(account.id, ())
+        known = served or self.catalog_models.get(account.provider, ())
+        return tuple(dict.fromkeys([account.default_model, *known]))
 
     def account(self, account_id: str | None) -> AccountView | None:
         return next((view for view in self.accounts if view.account.id == account_id), None)

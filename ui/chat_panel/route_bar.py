@@ -4,15 +4,25 @@ change them. In a narrow window it also holds the button that shows the chats.""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMessageBox, QToolButton, QWidget
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
+from PySide6.QtWidgets import QComboBox, QCompleter, QHBoxLayout, QLabel, QMessageBox, QToolButton, QWidget
 
 from desktop.app import BUILTIN_PROVIDER, AppSnapshot
 from ui.widgets.icons import icon
 from ui.widgets.mode_labels import MODE_LABELS
 from ui.widgets.theme import tokens_of
 
-__all__ = ["RouteBar"]
+__all__ = ["ModelBox", "RouteBar"]
+
+
+class ModelBox(QComboBox):
+    """The Model box: says when its list is opened, so the endpoint's list is asked again."""
+
+    opened = Signal()
+
+    def showPopup(self) -> None:
+        self.opened.emit()
+        super().showPopup()
 
 
 class RouteBar(QWidget):
@@ -30,8 +40,12 @@ class RouteBar(QWidget):
         self.chats_button.hide()  # only in a narrow window
         self.accounts = QComboBox()
         self.accounts.setAccessibleName("Account")
-        self.models = QComboBox()
+        self.models = ModelBox()
         self.models.setEditable(True)
+        self.models.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        if (finder := self.models.completer()) is not None:  # typing part of a name finds it in a long list
+            finder.setFilterMode(Qt.MatchFlag.MatchContains)
+            finder.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
         if (typed := self.models.lineEdit()) is not None:
             typed.setAccessibleName("Model")  # what a screen reader meets when typing in it
         self.models.setAccessibleName("Model")
@@ -50,7 +64,7 @@ class RouteBar(QWidget):
         row = QHBoxLayout(self)
         row.setContentsMargins(10, 6, 10, 0)
         row.addWidget(self.chats_button)
-        self.route_caption = QLabel("Route:")
+        self.route_caption = QLabel("Model:")
         row.addWidget(self.route_caption)
         row.addWidget(self.accounts)
         row.addWidget(self.models)
@@ -90,9 +104,9 @@ class RouteBar(QWidget):
         if view is not None:
             account = view.account
             self.models.clear()
-            for name in dict.fromkeys([account.default_model, *snapshot.catalog_models.get(account.provider, ())]):
-                self.models.addItem(snapshot.model_title(name), name)  # a model id's readable name, where it has one
             self._model_shown = model or account.default_model
+            for name in dict.fromkeys([self._model_shown, *snapshot.models_of(account)]):
+                self.models.addItem(snapshot.model_title(name), name)  # a model id's readable name, where it has one
             self._provider = account.provider
             index = self.models.findData(self._model_shown)
             if index >= 0:

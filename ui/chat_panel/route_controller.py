@@ -20,6 +20,8 @@ from ui.widgets.banners import Notice
 
 __all__ = ["RouteController"]
 
+LOOKED_AT_SECONDS = 60.0  # the Model box opened: its list is asked again when older than this
+
 
 class RouteController(QObject):
     """Shows routes and passes on a route picked; ``has_account`` says, at each refresh,
@@ -44,6 +46,7 @@ class RouteController(QObject):
         self.view: ChatRouteView | None = None  # the route of the chat on screen, once loaded
         bar.account_chosen.connect(lambda account_id: self.chosen(account_id, None))
         bar.model_chosen.connect(self.chosen)
+        bar.models.opened.connect(lambda: self.ask_models(max_age=LOOKED_AT_SECONDS))
 
     def refresh(self) -> None:
         """The route bar and the status bar's route, from the snapshot and the chat's route."""
@@ -55,6 +58,7 @@ class RouteController(QObject):
             self.line.set_route("No account yet")
             return
         self.has_account.emit(True)
+        self.ask_models()
         route, problem = (view.route, view.problem) if view else (snapshot.route, snapshot.route_problem)
         self.welcome.show_model(snapshot.model_title(route.actual.model) if route is not None else "")
         if route is None:
@@ -63,6 +67,15 @@ class RouteController(QObject):
         granted = [name.replace("_", " ") for name, on in route.flags.model_dump().items() if on]
         flags = ", ".join(granted) if granted else "no transport flags"
         self.line.set_route(f"{route.actual.provider} · {snapshot.model_title(route.actual.model)}", flags)
+
+    def ask_models(self, max_age: float | None = None) -> None:
+        """Have the core ask the shown account's endpoint which models it serves, in the
+        background, when its list is old (``max_age`` seconds; the list opened: sooner); a
+        changed list comes back as a snapshot."""
+        account_id = self.bar.accounts.currentData()
+        if isinstance(account_id, str):
+            ages = {} if max_age is None else {"max_age": max_age}
+            self.core.run_on_core(lambda app: app.models.refresh_served(account_id, **ages))
 
     def show(self, session_id: str, view: ChatRouteView) -> None:
         """The chat's route, as the core resolved it; a notice when it had to fall back."""
