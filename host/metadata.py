@@ -43,6 +43,7 @@ __all__ = [
     "RouteFallback",
     "SectionEntry",
     "SectionUpdate",
+    "StartedFrom",
     "ToolApproval",
     "ToolIdentity",
     "Unknown",
@@ -111,6 +112,16 @@ class ChatRoute(Frozen):
     kind: Literal["chat_route"] = "chat_route"
     account_id: str
     model: str | None = None
+
+
+class StartedFrom(Frozen):
+    """The chat was started from an assistant: its id, and its name then (a later rename or
+    removal of the assistant leaves the chat as it is)."""
+
+    v: Literal[1] = 1
+    kind: Literal["started_from"] = "started_from"
+    assistant_id: str
+    name: str = Field(max_length=80)
 
 
 ReasoningEffort = Literal["low", "medium", "high"]
@@ -237,6 +248,7 @@ ModelSystem = Annotated[
     | Annotated[PermissionMode, Tag("permission_mode")]
     | Annotated[ChatRoute, Tag("chat_route")]
     | Annotated[ChatSettings, Tag("chat_settings")]
+    | Annotated[StartedFrom, Tag("started_from")]
     | Annotated[ChatGrant, Tag("chat_grant")]
     | Annotated[ToolApproval, Tag("tool_approval")]
     | Annotated[PlanRecord, Tag("plan")]

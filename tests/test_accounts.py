@@ -42,7 +42,7 @@ def test_accounts_are_added_edited_and_removed(cairn_paths: CairnPaths) -> None:
     settings.remove_account(first.id)
     assert settings.load().default_account == second.id
     raw = json.loads((cairn_paths.config_dir / "settings.json").read_text())
-    assert raw["schema_version"] == 1
+    assert raw["schema_version"] == 2
 
 
 def test_duplicate_names_are_refused(cairn_paths: CairnPaths) -> None:

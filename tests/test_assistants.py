@@ -15,7 +15,7 @@ from desktop.root import Root
 from desktop.session.chat_settings import chat_settings_of
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, SettingsError, SettingsStore
-from host.content import ChatRoute, ChatSettings
+from host.content import ChatRoute, ChatSettings, StartedFrom
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from tests.fake_keyring import MemoryKeyring
@@ -35,6 +35,7 @@ def app(cairn_paths: CairnPaths, provider: LoopbackProvider) -> Iterator[CairnAp
     store = SettingsStore(cairn_paths.config_dir / "settings.json")
     account = Account(name="Loop", provider="custom", base_url=provider.base_url, default_model="loopback-chat")
     store.add_account(account)
+    store.change(assistants=[])  # none of the starters: each test makes its own
     services = Root(cairn_paths, secrets=SecretStore(MemoryKeyring()))
     cairn = CairnApp(services)
     yield cairn
@@ -115,13 +116,14 @@ def test_an_assistant_whose_account_is_gone_starts_on_the_route_used_last(app: C
     app.accounts.remove(account.id)
     session = app.chats.new_from(assistant.id)
     metas = [r.meta() for r in TranscriptWriter(app.root.journal).rows(session.id)]
-    assert metas == [ChatSettings(temperature=0.5)]
+    assert metas == [StartedFrom(assistant_id=assistant.id, name="Old"), ChatSettings(temperature=0.5)]
 
 
 def test_an_assistant_without_settings_starts_a_plain_chat(app: CairnApp) -> None:
     assistant = app.preferences.save_assistant(None, **{**PLAIN, "name": "Plain"})
     session = app.chats.new_from(assistant.id)
-    assert TranscriptWriter(app.root.journal).rows(session.id) == []
+    metas = [r.meta() for r in TranscriptWriter(app.root.journal).rows(session.id)]
+    assert metas == [StartedFrom(assistant_id=assistant.id, name="Plain")]  # whose chat it is; nothing else
     app.preferences.remove_assistant(assistant.id)
     with pytest.raises(SettingsError, match="not in Settings any more"):
         app.chats.new_from(assistant.id)
@@ -136,3 +138,26 @@ def test_a_settings_file_with_assistants_reads_back(cairn_paths: CairnPaths) -> 
     assert settings.assistants[0].model_extra == {"future": 1}
     SettingsStore(path).save(settings)
     assert json.loads(path.read_text())["assistants"][0]["future"] == 1
+
+
+def test_a_new_cairn_starts_with_four_assistants_and_an_older_file_gets_them_once(cairn_paths: CairnPaths) -> None:
+    path = cairn_paths.config_dir / "settings.json"
+    store = SettingsStore(path)
+    fresh = store.load()  # no file yet: a new Cairn
+    assert [a.name for a in fresh.assistants] == ["Writing editor", "Code reviewer", "Translator", "Summariser"]
+    assert all(a.system_prompt for a in fresh.assistants)
+    # A file from before the starters, with an assistant of the same name as one: it keeps its own.
+    mine = {"id": "mine", "name": "translator", "system_prompt": "Into Welsh."}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"schema_version": 1, "assistants": [mine]}))
+    upgraded = store.load()
+    assert [a.name for a in upgraded.assistants] == ["translator", "Writing editor", "Code reviewer", "Summariser"]
+    store.save(upgraded)
+    # Removed since: never added back.
+    store.change(assistants=[a for a in upgraded.assistants if a.id == "mine"])
+    assert [a.id for a in store.load().assistants] == ["mine"]
+    assert json.loads(path.read_text())["schema_version"] == 2
+    # A file of any version that holds something else where the list goes is reported, not mended.
+    path.write_text(json.dumps({"schema_version": 1, "assistants": "all of them"}))
+    with pytest.raises(SettingsError, match="bad value at assistants"):
+        store.load()

@@ -18,6 +18,8 @@ from tests.ui_fixtures import WAIT, add_loopback_account, answered, open_setting
 from ui.chat_panel.chat_settings_dialog import ChatSettingsDialog
 from ui.window.main_window import MainWindow
 
+STARTERS = ["Writing editor", "Code reviewer", "Translator", "Summariser"]  # the assistants Cairn ships
+
 
 def open_dialog(qtbot: QtBot, window: MainWindow, *, shortcut: bool = True) -> ChatSettingsDialog:
     actions = window.chat_settings
@@ -107,35 +109,50 @@ def test_assistants_are_made_in_settings_and_start_chats(qtbot: QtBot, cairn_pat
             settings = open_settings(qtbot, w)
             tab = settings.assistants
             settings.tabs.setCurrentWidget(tab)
+            assert [tab.list.item(i).text() for i in range(tab.list.count())] == STARTERS  # Cairn ships these
+            tab.new_button.click()
             tab.save_button.click()
             qtbot.waitUntil(lambda: tab.status.text() != "", timeout=WAIT)
             assert tab.status.text() == "The assistant needs a name; fill it in."
 
             tab.name.setText("Pirate")
             tab.prompt.setPlainText("Talk like a pirate.")
+            assert not tab.model.isEnabled()  # the route used last: no model to choose
             tab.account.setCurrentIndex(tab.account.findText("Loop"))
-            tab.model.setText("loopback-parrot")
+            qtbot.waitUntil(lambda: tab.model.findText("loopback-reasoner") >= 0, timeout=WAIT)  # the endpoint's
+            assert tab.model.isEnabled()
+            tab.model.setFocus()
+            QTest.keyClicks(tab.model, "loopback-parrot")  # a model it does not list, typed
+            assert tab.model.currentText() == "loopback-parrot"
+            assert tab.name.text() == "Pirate"  # what was typed went nowhere else
             tab.fields.max_output_own.setChecked(True)
             tab.fields.max_output.setValue(250)
             tab.save_button.click()
             qtbot.waitUntil(lambda: tab.status.text() == "Saved “Pirate”.", timeout=WAIT)
-            assert [tab.list.item(i).text() for i in range(tab.list.count())] == ["Pirate"]
-            qtbot.waitUntil(lambda: len(w.snapshot.assistants) == 1, timeout=WAIT)
+            assert [tab.list.item(i).text() for i in range(tab.list.count())] == [*STARTERS, "Pirate"]
+            qtbot.waitUntil(lambda: len(w.snapshot.assistants) == 5, timeout=WAIT)
             settings.accept()
 
             menu = w.chat_settings.assistants
             menu.aboutToShow.emit()
             entries = [a.text() for a in menu.actions() if a.text()]
-            assert entries == ["Pirate", "Manage assistants…"]
+            assert entries == [*STARTERS, "Pirate", "Manage assistants…"]
             before = w.session_id
-            menu.actions()[0].trigger()
+            next(a for a in menu.actions() if a.text() == "Pirate").trigger()
             qtbot.waitUntil(lambda: w.session_id not in (None, before) and w.chat_route is not None, timeout=WAIT)
             assert w.models.currentText() == "loopback-parrot"
+            assert w.route_bar.assistant.isVisibleTo(w.route_bar)  # the chat says whose it is
+            assert w.route_bar.assistant.text() == "Pirate"
+            assert w.panel.welcome.title.text().startswith("Pirate")
+            assert "assistant Pirate" in w.panel.welcome.model.text()
             answered(qtbot, w, "ahoy")
             body = provider.requests[0].body
             assert body["model"] == "loopback-parrot"
             assert body["max_tokens"] == 250
             assert "Talk like a pirate." in body["messages"][0]["content"]
+            w.new_session()  # a chat of no assistant says none
+            assert not w.route_bar.assistant.isVisibleTo(w.route_bar)
+            assert w.panel.welcome.title.text() == "What can I help with?"
 
             # Managing them opens Settings on the Assistants tab; deleting one says so.
             w.settings_dialog = None
@@ -143,7 +160,13 @@ def test_assistants_are_made_in_settings_and_start_chats(qtbot: QtBot, cairn_pat
             qtbot.waitUntil(lambda: w.settings_dialog is not None, timeout=WAIT)
             settings = w.settings_dialog
             assert settings.tabs.currentWidget() is settings.assistants
+            pirate = next(
+                r
+                for r in range(settings.assistants.list.count())
+                if settings.assistants.list.item(r).text() == "Pirate"
+            )
+            settings.assistants.list.setCurrentRow(pirate)
             settings.assistants.delete_button.click()
-            qtbot.waitUntil(lambda: settings.assistants.list.count() == 0, timeout=WAIT)
+            qtbot.waitUntil(lambda: settings.assistants.list.count() == 4, timeout=WAIT)
             assert settings.assistants.status.text().startswith("Deleted “Pirate”.")
             settings.accept()

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from desktop.session.chat_settings import ChatSettingsError, make_chat_settings
 from desktop.settings.problems import problem_text
 from desktop.settings.store import Assistant, Settings, SettingsError
-from host.content import ChatRoute, ChatSettings, ReasoningEffort
+from host.content import ChatRoute, ChatSettings, ReasoningEffort, StartedFrom
 from host.journal import SessionRecord
 from host.transcript import TranscriptWriter
 
@@ -68,8 +68,10 @@ def without_assistant(settings: Settings, assistant_id: str) -> list[Assistant]:
 
 
 def start_from(writer: TranscriptWriter, session: SessionRecord, assistant: Assistant, settings: Settings) -> None:
-    """Give the new chat ``session`` the assistant's route (when it names one whose account is
-    still there; else the chat starts on the route used last, as any new chat) and settings."""
+    """Mark the new chat ``session`` as started from the assistant, and give it the assistant's
+    route (when it names one whose account is still there; else the chat starts on the route
+    used last, as any new chat) and settings."""
+    writer.append_meta(session.id, StartedFrom(assistant_id=assistant.id, name=assistant.name))
     if assistant.account_id is not None and settings.account(assistant.account_id) is not None:
         writer.append_meta(session.id, ChatRoute(account_id=assistant.account_id, model=assistant.model))
     own = ChatSettings(

@@ -30,6 +30,8 @@ class ChatOptions:
         requests = [] if state.chat_route is not None else shared.ledger.requests(session_id)
         remembered, stored = remembered_route(state.chat_route, requests)
         view = resolve_chat_route(remembered, stored, shared.settings, (shared.account_id, shared.model))
+        if state.started_from is not None:
+            view = replace(view, assistant=state.started_from.name)
         account = shared.settings.account(view.account_id) if view.account_id else None
         if account is None:
             return view

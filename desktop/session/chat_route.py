@@ -30,6 +30,7 @@ class ChatRouteView:
     problem: str | None = None
     notice: str | None = None
     stored: bool = False  # the chat has a ChatRoute row saying exactly this
+    assistant: str | None = None  # the name of the assistant the chat was started from
 
 
 def remembered_route(route_row: ChatRoute | None, requests: list[RequestUsage]) -> tuple[ChatRoute | None, bool]:

@@ -34,6 +34,7 @@ from host.content import (
     PlanRecord,
     RouteFallback,
     SectionUpdate,
+    StartedFrom,
     SupersedeContent,
     ToolCallPart,
     ToolIdentity,
@@ -76,6 +77,7 @@ class SessionState:
         self.plan: PlanRecord | None = None
         self.chat_settings = ChatSettings()
         self.chat_route: ChatRoute | None = None
+        self.started_from: StartedFrom | None = None  # the assistant the chat was started from
         self._mode: Mode | None = None
         self._grants: set[ToolIdentity] = set()
         self._learnt: list[RouteFallback] = []
@@ -180,6 +182,8 @@ class SessionState:
             self.chat_settings = meta
         elif isinstance(meta, ChatRoute):
             self.chat_route = meta
+        elif isinstance(meta, StartedFrom):
+            self.started_from = meta
 
     def _refold_sections(self) -> None:
         at = last_checkpoint(self.rows, self.gone)

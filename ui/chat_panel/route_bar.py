@@ -16,9 +16,22 @@ __all__ = ["ModelBox", "RouteBar"]
 
 
 class ModelBox(QComboBox):
-    """The Model box: says when its list is opened, so the endpoint's list is asked again."""
+    """The Model box: the account's models, or any typed (typing part of a name finds it in a
+    long list); says when its list is opened, so the endpoint's list is asked again."""
 
     opened = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setEditable(True)
+        self.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        if (finder := self.completer()) is not None:
+            finder.setFilterMode(Qt.MatchFlag.MatchContains)
+            finder.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+        if (typed := self.lineEdit()) is not None:
+            typed.setAccessibleName("Model")  # what a screen reader meets when typing in it
+        self.setAccessibleName("Model")
+        self.setMinimumContentsLength(12)
 
     def showPopup(self) -> None:
         self.opened.emit()
@@ -41,15 +54,6 @@ class RouteBar(QWidget):
         self.accounts = QComboBox()
         self.accounts.setAccessibleName("Account")
         self.models = ModelBox()
-        self.models.setEditable(True)
-        self.models.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        if (finder := self.models.completer()) is not None:  # typing part of a name finds it in a long list
-            finder.setFilterMode(Qt.MatchFlag.MatchContains)
-            finder.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
-        if (typed := self.models.lineEdit()) is not None:
-            typed.setAccessibleName("Model")  # what a screen reader meets when typing in it
-        self.models.setAccessibleName("Model")
-        self.models.setMinimumContentsLength(12)
         self.mode = QComboBox()
         self.mode.setAccessibleName("Permission mode")
         self.mode.setToolTip(
@@ -64,6 +68,11 @@ class RouteBar(QWidget):
         row = QHBoxLayout(self)
         row.setContentsMargins(10, 6, 10, 0)
         row.addWidget(self.chats_button)
+        self.assistant = QLabel()  # the assistant the chat was started from, when it was
+        self.assistant.setObjectName("Chip")
+        self.assistant.setAccessibleName("Assistant")
+        self.assistant.hide()
+        row.addWidget(self.assistant)
         self.route_caption = QLabel("Model:")
         row.addWidget(self.route_caption)
         row.addWidget(self.accounts)
@@ -114,6 +123,12 @@ class RouteBar(QWidget):
             else:
                 self.models.setCurrentText(self._model_shown)
         return True
+
+    def show_assistant(self, name: str | None) -> None:
+        """The assistant the chat on screen was started from (``None``: none)."""
+        self.assistant.setText(name or "")
+        self.assistant.setToolTip(f"This chat was started from the assistant “{name}”." if name else "")
+        self.assistant.setVisible(bool(name))
 
     def keep_whole(self, whole: bool) -> None:
         """Never narrower than its size hint while ``whole`` (the inspector is open beside the

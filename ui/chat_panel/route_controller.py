@@ -60,7 +60,9 @@ class RouteController(QObject):
         self.has_account.emit(True)
         self.ask_models()
         route, problem = (view.route, view.problem) if view else (snapshot.route, snapshot.route_problem)
-        self.welcome.show_model(snapshot.model_title(route.actual.model) if route is not None else "")
+        assistant = view.assistant if view else None
+        self.bar.show_assistant(assistant)
+        self.welcome.show_model(snapshot.model_title(route.actual.model) if route is not None else "", assistant)
         if route is None:
             self.line.set_route(problem or "No route")
             return

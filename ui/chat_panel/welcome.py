@@ -20,6 +20,7 @@ from ui.widgets.theme import tokens_of
 
 __all__ = ["EXAMPLES", "Welcome", "show_welcome_when_empty"]
 
+TITLE = "What can I help with?"
 EXAMPLES = (
     ("Explain a concept", "Explain how a hash table works, with a small example in Python."),
     ("Write something", "Write a short, friendly invitation to our street party on Saturday."),
@@ -37,9 +38,10 @@ class Welcome(QWidget):
         self.setAccessibleName("New chat")
         self.mark = QLabel()
         self.mark.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        title = QLabel("What can I help with?")
+        self.title = title = QLabel(TITLE)
         title.setObjectName("Title")
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        title.setWordWrap(True)
         self.model = QLabel()
         self.model.setObjectName("Muted")
         self.model.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -71,8 +73,14 @@ class Welcome(QWidget):
         column.addStretch(3)
         self.retint()
 
-    def show_model(self, model: str) -> None:
-        self.model.setText(f"You are chatting with {model}." if model else "")
+    def show_model(self, model: str, assistant: str | None = None) -> None:
+        """Whom the chat talks to: the model, and the assistant it was started from, if any."""
+        if assistant:
+            self.title.setText(f"{assistant}: what can I help with?")
+            self.model.setText(f"A chat with the assistant {assistant}, on {model}." if model else "")
+        else:
+            self.title.setText(TITLE)
+            self.model.setText(f"You are chatting with {model}." if model else "")
 
     def retint(self) -> None:
         tokens = tokens_of(self)

@@ -229,6 +229,8 @@ QMenu::item:selected {{ background: {t.accent_soft}; color: {t.text}; }}
 QSplitter::handle {{ background: {t.border}; }}
 QLabel#Muted {{ color: {t.muted}; }}
 QLabel#Title {{ font-size: 20pt; font-weight: 600; }}
+QLabel#Chip {{ background: {t.accent_soft}; color: {t.text}; border-radius: {r["s"]}px; padding: 2px 8px;
+    font-weight: 600; }}
 QFrame#Card {{ background: {t.surface}; border: 1px solid {t.border}; border-radius: {r["m"]}px; }}
 """
 
