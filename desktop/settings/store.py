@@ -16,10 +16,11 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
 
 from desktop.catalog.transport import normalize_base_url
 from desktop.settings.mcp_servers import McpServerSetting, ServerEntries, read_entries
+from desktop.settings.starters import starter_entries, with_starters
 from host.content import Mode, ReasoningEffort, ToolIdentity
 from host.errors import CairnError
 from host.files import atomic_write_text
@@ -45,7 +46,7 @@ __all__ = [
 AutoTitles = Literal["off", "free_routes", "always"]
 MIN_TOKENS, MAX_TOKENS = 256, 1_000_000
 # The settings format this Cairn writes. A file of a newer version keeps its number.
-SETTINGS_VERSION = 1
+SETTINGS_VERSION = 2  # 2: the starter assistants are in the file
 # Header names that carry credentials belong in the keychain, as the account's API key.
 _SECRET_HEADER = re.compile(r"(authorization|api[-_]?key|token|secret|cookie)", re.IGNORECASE)
 # Values that are keys whatever the header is called: sk-... keys, bearer and basic credentials.
@@ -236,10 +237,18 @@ class Settings(BaseModel):
         default=4.0, ge=0, le=10_000, description="Disk space for the built-in engine's saved chats, in GB."
     )
 
-    assistants: list[Assistant] = Field(default_factory=list, description="Presets to start a chat from.")
+    assistants: list[Assistant] = Field(
+        default_factory=lambda: [Assistant.model_validate(e) for e in starter_entries()],
+        description="Presets to start a chat from; a new Cairn starts with a few (desktop.settings.starters).",
+    )
     mcp_servers: list[JsonValue] = Field(
         default_factory=list, description="MCP servers; each entry is read on its own (desktop.settings.mcp_servers)."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _starters_once(cls, raw: Any) -> Any:
+        return with_starters(raw)
 
     def servers(self) -> ServerEntries:
         """The MCP servers that read, and what is wrong with the entries that do not."""

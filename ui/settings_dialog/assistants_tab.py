@@ -85,9 +85,13 @@ class AssistantsTab(QWidget):
         self.prompt.setPlaceholderText("Empty: your custom instructions from Settings.")
         self.account = QComboBox()
         self.account.setAccessibleName("Assistant account")
-        self.model = QLineEdit()
+        self.model = QComboBox()  # as the chat's Model box: the account's models, or any typed
+        self.model.setEditable(True)
+        self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.model.setAccessibleName("Assistant model")
-        self.model.setPlaceholderText("the account's default model")
+        if (typed := self.model.lineEdit()) is not None:
+            typed.setPlaceholderText("the account's default model")
+            typed.setAccessibleName("Assistant model")
         self.account.currentIndexChanged.connect(self._account_changed)
         form = QFormLayout()
         form.addRow("Name", self.name)
@@ -100,7 +104,20 @@ class AssistantsTab(QWidget):
         return form
 
     def _account_changed(self, _index: int) -> None:
-        self.model.setEnabled(self.account.currentData() is not None)
+        """List the chosen account's models (what its endpoint serves, else what Cairn knows),
+        keeping what was typed; with no account chosen there is no model to choose."""
+        typed, snapshot = self.model.currentText(), self.core.snapshot
+        view = snapshot.account(self.account.currentData())
+        self.model.clear()
+        self.model.setEnabled(view is not None)
+        if view is None:
+            return
+        for name in snapshot.models_of(view.account):
+            self.model.addItem(snapshot.model_title(name), name)
+        self.model.setCurrentIndex(-1)
+        self.model.setEditText(typed)
+        account_id = view.account.id
+        self.core.run_on_core(lambda app: app.models.refresh_served(account_id))
 
     # -- showing ---------------------------------------------------------------------------
 
@@ -136,8 +153,8 @@ class AssistantsTab(QWidget):
         self.prompt.setPlainText(assistant.system_prompt or "" if assistant else "")
         account_id = assistant.account_id if assistant else None
         self.account.setCurrentIndex(max(self.account.findData(account_id), 0))
-        self.model.setText(assistant.model or "" if assistant else "")
-        self.model.setEnabled(self.account.currentData() is not None)
+        self._account_changed(self.account.currentIndex())
+        self.model.setEditText(assistant.model or "" if assistant else "")
         if assistant is None:
             self.fields.show(None, None, None)
         else:
@@ -159,11 +176,18 @@ class AssistantsTab(QWidget):
             "name": self.name.text(),
             "system_prompt": self.prompt.toPlainText().strip() or None,
             "account_id": self.account.currentData(),
-            "model": self.model.text(),
+            "model": self.chosen_model(),
             "temperature": temperature,
             "max_output": max_output,
             "reasoning_effort": effort,
         }
+
+    def chosen_model(self) -> str:
+        """The model's id: the listed one whose name was chosen, else what was typed."""
+        typed = self.model.currentText().strip()
+        index = self.model.findText(typed)
+        listed = self.model.itemData(index) if index >= 0 else None
+        return listed if isinstance(listed, str) else typed
 
     def save(self) -> None:
         current, values = self.current, self.values()
