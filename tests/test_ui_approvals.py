@@ -90,6 +90,8 @@ def test_a_card_waits_and_enter_allows_once(qtbot: QtBot, cairn_paths: CairnPath
             shown = card(w)
             html, _ = message_html(shown, dark=False, last_user=False, last_answer=False)
             assert "Allow Write note</b>?" in html
+            assert "built in · it can change things" in html  # why it asks, in words
+            assert "write_note" not in html  # no tool ids
             assert "todo.txt" in html
             assert "buy stones" in html
             assert 'href="cairn:approve/chat"' in html
@@ -242,7 +244,7 @@ def test_settings_list_and_revoke_answers(qtbot: QtBot, cairn_paths: CairnPaths,
             dialog = open_settings(qtbot, w)
             tab = dialog.permissions
             assert tab.grants.count() == 1
-            assert tab.grants.item(0).text() == "write_note (from builtin): always"
+            assert tab.grants.item(0).text() == "Write note · built in: always allowed"  # in words, not ids
             tab.grants.setCurrentRow(0)
             QTest.mouseClick(tab.revoke, Qt.MouseButton.LeftButton)
             qtbot.waitUntil(lambda: tab.grants.count() == 0, timeout=WAIT)

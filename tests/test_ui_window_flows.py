@@ -256,7 +256,10 @@ def test_a_narrow_window_folds_the_sidebar_and_fits_the_status_bar(
         qtbot.waitUntil(lambda: w.sidebar.list.count() == 1, timeout=WAIT)
         assert w.sidebar.isVisible()
         assert not w.route_bar.chats_button.isVisible()
-        qtbot.waitUntil(lambda: "flags" in w.route_label.text() and "Last:" in w.usage_label.text(), timeout=WAIT)
+        qtbot.waitUntil(
+            lambda: w.route_label.text() == "Loop · loopback-chat" and "Last:" in w.usage_label.text(), timeout=WAIT
+        )
+        assert "flags" not in w.route_label.text() + w.route_label.toolTip()  # the inspector's words, not the bar's
         item = w.sidebar.list.model().index(0, 0)
         assert item.data(Qt.ItemDataRole.ToolTipRole).startswith(item.data())
         assert w.sidebar.list.textElideMode() == Qt.TextElideMode.ElideRight
@@ -268,14 +271,14 @@ def test_a_narrow_window_folds_the_sidebar_and_fits_the_status_bar(
         labels = (w.route_label, w.usage_label, w.context_label)
         metrics = w.route_label.fontMetrics()
         assert sum(metrics.horizontalAdvance(label.text()) for label in labels) <= w.statusBar().width()
-        assert "flags" not in w.route_label.text()  # the least important part goes first
+        assert "Last:" not in w.usage_label.text()  # the least important part goes first
         assert w.context_label.text().startswith("Context")  # the context fill stays longest
 
         def whole(label: QLabel) -> bool:  # laid out wide enough for its text: nothing clipped
             return label.text() == "" or label.width() >= metrics.horizontalAdvance(label.text())
 
         qtbot.waitUntil(lambda: all(whole(label) for label in labels), timeout=WAIT)
-        assert "no transport flags" in w.route_label.toolTip()  # what was left out is in the tooltip
+        assert "Last:" in w.usage_label.toolTip()  # what was left out is in the tooltip
 
         w.new_session()
         assert w.session_id is None
@@ -296,7 +299,7 @@ def test_a_narrow_window_folds_the_sidebar_and_fits_the_status_bar(
         w.resize(1400, 600)
         qtbot.waitUntil(w.sidebar.isVisible, timeout=WAIT)
         assert not w.route_bar.chats_button.isVisible()
-        qtbot.waitUntil(lambda: "flags" in w.route_label.text(), timeout=WAIT)
+        qtbot.waitUntil(lambda: "Last:" in w.usage_label.text(), timeout=WAIT)
 
 
 def test_a_reply_in_one_window_shows_the_chat_busy_in_the_other(

@@ -133,7 +133,7 @@ def _grant(tool: Tool, permissions: Permissions) -> Decision:
         return Decision.allow("this chat runs tools automatically")
     if tool.spec.read_only:
         return Decision.allow("it only reads")
-    return Decision.ask(f"{tool.name} can change things")
+    return Decision.ask("it can change things")  # said beside the tool's name wherever it is shown
 
 
 class CatalogGate(ToolGate):

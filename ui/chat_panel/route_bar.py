@@ -31,6 +31,8 @@ class ModelBox(QComboBox):
         if (typed := self.lineEdit()) is not None:
             typed.setAccessibleName("Model")  # what a screen reader meets when typing in it
         self.setAccessibleName("Model")
+        # As wide as a usual model name, whatever the endpoint lists (some list names of 60 characters).
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.setMinimumContentsLength(12)
 
     def showPopup(self) -> None:

@@ -66,9 +66,9 @@ class RouteController(QObject):
         if route is None:
             self.line.set_route(problem or "No route")
             return
-        granted = [name.replace("_", " ") for name, on in route.flags.model_dump().items() if on]
-        flags = ", ".join(granted) if granted else "no transport flags"
-        self.line.set_route(f"{route.actual.provider} · {snapshot.model_title(route.actual.model)}", flags)
+        account = snapshot.account(route.account_id)
+        where = account.account.name if account is not None else route.actual.provider
+        self.line.set_route(f"{where} · {snapshot.model_title(route.actual.model)}")  # the rest is the inspector's
 
     def ask_models(self, max_age: float | None = None) -> None:
         """Have the core ask the shown account's endpoint which models it serves, in the

@@ -1,10 +1,9 @@
 """The status bar: its words for the route, tokens, cache, cost and how full the context
 is, and what it leaves out first when the window is narrow.
 
-When everything does not fit, parts go in this order: the route's transport flags, the
-last request's usage, the chat's cost, its cached share, the route, the chat's usage, and
-last the long form of the context's fill (its short form stays). Each label's tooltip keeps
-its whole text. Text is never clipped.
+When everything does not fit, parts go in this order: the last request's usage, the chat's
+cost, its cached share, the route, the chat's usage, and last the long form of the context's
+fill (its short form stays). Each label's tooltip keeps its whole text. Text is never clipped.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ SOURCES = {
     "server": "reported by the server",
     "default": "Cairn's default: the model's own is not known",
 }
-DROPS = ("flags", "last", "cost", "cached", "route", "usage", "context")
+DROPS = ("last", "cost", "cached", "route", "usage", "context")
 BESIDE_CHANGES = (QEvent.Type.Show, QEvent.Type.Hide, QEvent.Type.LayoutRequest)
 GAP = 24  # room between two labels, and around the size grip
 
@@ -56,8 +55,7 @@ def context_text(fill: ContextFill | None, *, short: bool = False) -> tuple[str,
 class StatusParts:
     """What the status bar shows, before it is fitted to the room there is."""
 
-    route: str = ""  # "provider · model", or why there is no route
-    flags: str = ""  # the route's transport flags, in words
+    route: str = ""  # "account · model", or why there is no route
     totals: UsageTotals | None = None
     last: RequestUsage | None = None
     fill: ContextFill | None = None
@@ -66,9 +64,7 @@ class StatusParts:
 def status_texts(parts: StatusParts, dropped: int = 0) -> tuple[str, str, str]:
     """The route, usage and context texts with the first ``dropped`` of ``DROPS`` left out."""
     gone = set(DROPS[:dropped])
-    route = ""
-    if "route" not in gone:
-        route = parts.route if "flags" in gone or not parts.flags else f"{parts.route} · {parts.flags}"
+    route = parts.route if "route" not in gone else ""
     usage = ""
     if parts.totals is not None and "usage" not in gone:
         last = None if "last" in gone else parts.last
@@ -96,8 +92,8 @@ class StatusLine(QObject):
             label.setMinimumWidth(1)  # the fitting keeps the text whole, not the layout
         bar.installEventFilter(self)
 
-    def set_route(self, route: str, flags: str = "") -> None:
-        self.parts.route, self.parts.flags = route, flags
+    def set_route(self, route: str) -> None:
+        self.parts.route = route
         self.refit()
 
     def set_usage(self, totals: UsageTotals | None, last: RequestUsage | None) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from desktop.turn.events import Progress
 from host.content import ToolResultPart
 from ui.widgets.theme import Tokens
+from ui.widgets.tool_words import friendly_name, source_label
 
 __all__ = [
     "ApprovalView",
@@ -29,24 +30,11 @@ __all__ = [
     "approval_html",
     "call_line_html",
     "describe_call",
-    "friendly_name",
-    "source_label",
     "tool_card_html",
 ]
 
 COLLAPSED_LINES = 12
 MAX_SHOWN = 20_000
-BUILT_IN = {
-    "read_file": "Read file",
-    "write_file": "Write file",
-    "edit_file": "Edit file",
-    "list_folder": "List folder",
-    "fetch_url": "Fetch URL",
-    "load_skill": "Load skill",
-    "tool_search": "Search tools",
-    "read_resource": "Read resource",
-    "use_tool": "Use tool",
-}
 
 
 @dataclass(frozen=True)
@@ -89,25 +77,6 @@ class ApprovalView:
     reason: str
     state: str = "waiting"  # waiting, approved, denied
     answer: str = ""
-
-
-def friendly_name(name: str) -> tuple[str, str]:
-    """A tool's name for people, and the server it comes from ("" for Cairn's own):
-    ``read_file`` is "Read file"; ``notes__add_item`` is "Add item" from notes."""
-    if name in BUILT_IN:
-        return BUILT_IN[name], ""
-    server, _, tool = name.partition("__")
-    if not tool:
-        server, tool = "", name
-    words = tool.replace("_", " ").replace("-", " ").strip()
-    return (words[:1].upper() + words[1:]) if words else name, server
-
-
-def source_label(source: str) -> str:
-    """Where a tool comes from, as a spec says it (``builtin``, ``skill``, ``mcp:<server>``)."""
-    if source.startswith("mcp:"):
-        return f"{source[4:]} (MCP server)"
-    return {"builtin": "built into Cairn", "skill": "from a skill"}.get(source, source)
 
 
 def describe_call(name: str, arguments: dict[str, Any]) -> tuple[str, str]:

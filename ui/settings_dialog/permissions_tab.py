@@ -21,6 +21,7 @@ from host.content import ToolIdentity
 from ui.bridge.core_client import CoreClient
 from ui.chat_panel.shown_chat import ShownChat
 from ui.widgets.mode_labels import MODE_LABELS
+from ui.widgets.tool_words import tool_words
 
 __all__ = ["PermissionsTab"]
 
@@ -69,8 +70,8 @@ class PermissionsTab(QWidget):
         self.default_mode.setCurrentIndex(max(self.default_mode.findData(snapshot.default_mode), 0))
         self.grants.clear()
         for grant in snapshot.tool_grants:
-            answer = "always" if grant.allow else "never"
-            item = QListWidgetItem(f"{grant.tool} (from {grant.source}): {answer}")
+            answer = "always allowed" if grant.allow else "never allowed"
+            item = QListWidgetItem(f"{tool_words(grant.tool, grant.source)}: {answer}")
             item.setData(Qt.ItemDataRole.UserRole, grant.target)
             self.grants.addItem(item)
         self.revoke.setEnabled(bool(snapshot.tool_grants))
@@ -85,7 +86,7 @@ class PermissionsTab(QWidget):
     def show_chat_grants(self, targets: list[ToolIdentity]) -> None:
         self.chat_grants.clear()
         for target in targets:
-            item = QListWidgetItem(f"{target.tool} (from {target.source})")
+            item = QListWidgetItem(tool_words(target.tool, target.source))
             item.setData(Qt.ItemDataRole.UserRole, target)
             self.chat_grants.addItem(item)
         self.revoke_chat.setEnabled(bool(targets))

@@ -190,6 +190,7 @@ class MainWindow(QMainWindow):
         sidebar.archive_requested.connect(partial(sessions.mark, "archive"))
         self.turns.sessions_changed.connect(sessions.refresh)
         self.controller.chat_made.connect(sessions.show_chat)
+        self.controller.account_settings.connect(self._open_account_settings)
         self.chat_settings.chat_made.connect(lambda record: sessions.show_chat(record, focus=True))
         self.chat_settings.manage_requested.connect(lambda: self.open_settings(tab="assistants"))
         self.routes.has_account.connect(self._show_page)
@@ -317,11 +318,12 @@ class MainWindow(QMainWindow):
 
     # -- window --------------------------------------------------------------------------
 
-    def open_settings(self, preset: str | None = None, *, tab: str = "accounts") -> None:
-        """The Settings dialog on ``tab``, on a new account of ``preset`` when one is given."""
+    def open_settings(self, preset: str | None = None, *, tab: str = "accounts", account: str | None = None) -> None:
+        """The Settings dialog on ``tab``, on a new account of ``preset`` when one is given,
+        else on ``account``."""
 
         def show(_reloaded: object) -> None:
-            dialog = SettingsDialog(self, self.client, self.shown, tab=tab, preset=preset)
+            dialog = SettingsDialog(self, self.client, self.shown, tab=tab, preset=preset, account=account)
             dialog.theme_chosen.connect(self.theme_requested)
             dialog.text_size_chosen.connect(self.text_size_requested)
             dialog.finished.connect(self.focus_composer)
@@ -330,6 +332,11 @@ class MainWindow(QMainWindow):
 
         # Opened on settings read afresh: the command line may have changed them meanwhile.
         self.client.run_on_core(lambda app: app.preferences.reload(), show)
+
+    def _open_account_settings(self) -> None:
+        """Settings on the account of the chat on screen (a failed request's Open account settings)."""
+        route = self.chat_route
+        self.open_settings(account=route.account_id if route is not None else self.snapshot.account_id)
 
     def zoom(self, step: int) -> None:
         """Text one point larger (1) or smaller (-1), or back to the default (0)."""
@@ -349,6 +356,9 @@ class MainWindow(QMainWindow):
         """The inspector's room comes from itself, then the sidebar, never from the route bar:
         the chat keeps the bar whole, and the inspector takes what that and the sidebar leave."""
         self.route_bar.keep_whole(shown)
+        # Said outright as well: a hint alone is lost when a relayout (a snapshot refilling the
+        # Model box, say) comes while the dock takes its room.
+        self.pages.setMinimumWidth(self.route_bar.sizeHint().width() if shown else 0)
         if shown:
             chat = self.splitter.sizes()[0] + self.splitter.handleWidth() + self.route_bar.sizeHint().width()
             width = min(INSPECTOR_WIDTH, self.width() - chat)  # at least its minimum all the same
