@@ -330,3 +330,35 @@ def test_a_local_server_without_streamed_usage_says_usage_not_reported(qtbot: Qt
             assert "cost unknown (2 requests without usage)" in w.usage_label.text()
             assert w.inspector.list.count() == 2
             assert "usage not reported" in w.inspector.list.item(1).text()
+
+
+def test_a_server_that_is_not_there_is_named_with_its_port_and_the_account_is_one_click_away(
+    qtbot: QtBot, cairn_paths: CairnPaths
+) -> None:
+    import socket
+
+    from desktop.settings.store import Account, SettingsStore
+
+    with socket.socket() as closed:  # a port nothing listens on once this is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    store = SettingsStore(cairn_paths.config_dir / "settings.json")
+    store.add_account(Account(name="Home", provider="custom", base_url="http://127.0.0.1:1/v1", default_model="m"))
+    away = Account(name="Away", provider="custom", base_url=f"http://127.0.0.1:{port}/v1", default_model="m")
+    store.add_account(away)
+    store.change(default_account=away.id)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        type_and_send(qtbot, w, "hello?")
+        qtbot.waitUntil(lambda: kinds(w)[-1:] == [("error", "error")] and idle(w), timeout=4 * WAIT)
+        error = w.chat.model_rows().messages[-1]
+        assert f"Could not reach 127.0.0.1:{port}" in error.error  # host and port, as a person checks them
+        painted = w.chat.message_delegate.document(error)[0]
+        assert "Open account settings" in "".join(part.toPlainText() for part in painted.parts)
+        w.settings_dialog = None
+        w.controller.on_message_action(error.key, "account-settings")  # the link, as clicked
+        qtbot.waitUntil(lambda: w.settings_dialog is not None, timeout=WAIT)
+        tab = w.settings_dialog.accounts
+        assert w.settings_dialog.tabs.currentWidget() is tab
+        assert tab.name.text() == "Away"  # the chat's own account, to mend
+        w.settings_dialog.reject()

@@ -40,6 +40,7 @@ __all__ = [
     "ProviderTimeout",
     "RateLimited",
     "endpoint_label",
+    "host_port",
     "human_seconds",
     "provider_message",
     "status_error",
@@ -149,6 +150,12 @@ def human_seconds(seconds: float) -> str:
     if seconds >= 120:
         return f"{text} ({_number(seconds / 60)} minutes)"
     return text
+
+
+def host_port(url: httpx.URL) -> str:
+    """Where a request went, as a person checks it: ``api.example.com:443``, ``127.0.0.1:8080``."""
+    port = url.port or {"https": 443, "http": 80}.get(url.scheme)
+    return f"{url.host}:{port}" if port else url.host
 
 
 def transport_detail(exc: httpx.HTTPError) -> str:

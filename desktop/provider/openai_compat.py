@@ -33,6 +33,7 @@ from desktop.provider.errors import (
     ProviderTimeout,
     RateLimited,
     endpoint_label,
+    host_port,
     human_seconds,
     status_error,
     stream_error,
@@ -219,17 +220,18 @@ class OpenAICompatClient:
             response = await self._http.send(request, stream=True)
         except httpx.TimeoutException as exc:
             raise ProviderTimeout(
-                f"Could not connect to {request.url.host} within {human_seconds(self.timeouts.connect)} (the "
+                f"Could not connect to {host_port(request.url)} within {human_seconds(self.timeouts.connect)} (the "
                 "connect limit). Check the base URL and your connection.",
                 "connect",
             ) from exc
         except (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             raise ProviderConnectionError(
-                f"Could not reach {request.url.host}: {transport_detail(exc)}. Check the base URL and your connection."
+                f"Could not reach {host_port(request.url)}: {transport_detail(exc)}. Is the server running there? "
+                "Check the base URL and your connection."
             ) from exc
         except httpx.TransportError as exc:
             raise ProviderConnectionError(
-                f"{request.url.host} hung up before answering: {transport_detail(exc)}. Try again."
+                f"{host_port(request.url)} hung up before answering: {transport_detail(exc)}. Try again."
             ) from exc
         if response.status_code == 200:
             return response

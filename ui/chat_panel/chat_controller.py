@@ -33,6 +33,7 @@ class ChatController(QObject):
     """``chat_made`` carries a chat made here (a branch) for the chat list to show."""
 
     chat_made = Signal(object)  # SessionRecord
+    account_settings = Signal()  # a failed request's "Open account settings"
 
     def __init__(
         self,
@@ -166,6 +167,8 @@ class ChatController(QObject):
             self.composer.take_focus()
         elif action in ("retry", "regenerate") and not busy:
             self.start_turn(session_id, "retry" if action == "retry" else "regenerate")
+        elif action == "account-settings":
+            self.account_settings.emit()
         elif action == "continue" and not busy:
             self.start_turn(session_id, "continue")
         elif action == "branch":

@@ -79,6 +79,7 @@ class DisplayMessage:
     model: str = ""
     finish_reason: str | None = None
     error: str = ""
+    error_kind: str = ""  # the provider error's type: what a failed request can offer to mend
     retryable: bool = False
     reasoning_open: bool = False
     waited: float | None = None  # seconds spent waiting for the first token, while streaming
@@ -134,6 +135,7 @@ class DisplayMessage:
                 created_at=row.created_at,
                 status="error",
                 error=body.error.message,
+                error_kind=body.error.kind,
                 retryable=body.error.retryable,
             )
         if not isinstance(body, MessageContent) or not body.parts:
@@ -244,6 +246,10 @@ def message_parts(message: DisplayMessage, *, dark: bool, last_user: bool, last_
             quiet = f"color: {t.muted}; white-space: nowrap;"
             return MessageParts(head=f'<p style="{quiet}">↻ A request failed here · {html.escape(said)}</p>')
         retry = f'&nbsp;&nbsp;<a href="cairn:retry" style="color: {t.accent};">Retry</a>'
+        if message.error_kind in ACCOUNT_PROBLEMS:  # the address, the key or the connection: the account mends it
+            retry += (
+                f'&nbsp;&nbsp;<a href="cairn:account-settings" style="color: {t.accent};">Open account settings</a>'
+            )
         return MessageParts(
             head=f'<p><b style="color: {t.danger};">Something went wrong.</b> {html.escape(message.error)}{retry}</p>'
         )
@@ -356,6 +362,7 @@ def header_line(message: DisplayMessage, t: Tokens) -> str:
     return f'<span style="color: {t.muted};">{" · ".join(notes)}</span>'
 
 
+ACCOUNT_PROBLEMS = frozenset({"ProviderConnectionError", "ProviderTimeout", "AuthenticationFailed"})
 REASONS = {
     "automatic": "to keep the chat within the model's context",
     "overflow": "after the model said the chat was too long",

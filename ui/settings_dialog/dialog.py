@@ -56,6 +56,7 @@ class SettingsDialog(QDialog):
         *,
         tab: str = "accounts",
         preset: str | None = None,
+        account: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.core = core
@@ -92,6 +93,8 @@ class SettingsDialog(QDialog):
         self.tabs.setCurrentIndex(tabs.index(tab))
         if preset is not None:
             self.accounts.new_account(preset)
+        elif account is not None:  # the account a failed request went to, to mend
+            self.accounts.refill(select=account)
 
     def _instructions_tab(self) -> QWidget:
         page = QWidget()
