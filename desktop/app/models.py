@@ -83,5 +83,7 @@ class Models:
     async def refresh_catalog(self, url: str = MODELS_DEV_URL) -> tuple[bool, str]:
         """Download a fresh models.dev catalog for the next start; whether it worked, and what
         to tell the person (a failure keeps the previous copy)."""
-        outcome = await refresh_models_dev(self._root.http.models(), self._root.paths.cache_dir, url)
+        root = self._root
+        offered = root.transport.models_dev_providers
+        outcome = await refresh_models_dev(root.http.models(), root.paths.cache_dir, url, offered)
         return outcome.ok, outcome.message

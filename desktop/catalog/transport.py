@@ -58,7 +58,9 @@ class TransportFlags(BaseModel):
 
 
 class ProviderPreset(BaseModel):
-    """A provider a person can pick when adding an account."""
+    """A provider a person can pick when adding an account: data only, never a flag (flags
+    come from ``bindings``). ``key_url`` is where the provider hands out keys; ``note`` is
+    what a person should know before choosing it (that its endpoint caches no prompts, say)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -72,8 +74,10 @@ class ProviderPreset(BaseModel):
     default_model: str | None = None
     local: bool = False
     # The request field for the longest reply at this endpoint: OpenAI's reasoning models
-    # accept only max_completion_tokens; everyone else knows max_tokens.
+    # accept only max_completion_tokens; Groq and Cerebras document it; the rest know max_tokens.
     max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    key_url: str | None = None
+    note: str = ""
 
 
 class TransportBinding(BaseModel):
@@ -117,6 +121,11 @@ class TransportCatalog(BaseModel):
 
     def preset(self, provider_id: str) -> ProviderPreset | None:
         return next((p for p in self.providers if p.id == provider_id), None)
+
+    @property
+    def models_dev_providers(self) -> tuple[str, ...]:
+        """The models.dev providers the presets name: what a models.dev snapshot must cover."""
+        return tuple(dict.fromkeys(p.models_dev for p in self.providers if p.models_dev))
 
     def binding(self, model: str, api: str, base_url: str) -> TransportBinding | None:
         """The binding for exactly this model, API and endpoint, else the endpoint's generic one."""
