@@ -4,7 +4,7 @@ this machine, the models Cairn's catalogs know, and refreshing the models.dev ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from desktop.app.shared import AppState
 from desktop.catalog.modelsdev import MODELS_DEV_URL, refresh_models_dev
@@ -51,7 +51,8 @@ class Models:
     async def test_connection(self, account: Account, key: str | None) -> tuple[list[str], ServerReport]:
         """The endpoint's models, and, for a local server, whether its chat template has a
         system role (when it has none, the account should send instructions in the first
-        message). Raises a ``ProviderError`` saying what is wrong."""
+        message) and how to give the model more context when the server runs it with less than
+        it can read. Raises a ``ProviderError`` saying what is wrong."""
         models = await self.list_models(account, key)
         route = self._root.route(account)
         preset = self._root.transport.preset(account.provider)
@@ -60,7 +61,8 @@ class Models:
         if not (is_local(route.actual.base_url) or (preset is not None and preset.local)):
             return models, ServerReport(None)
         report = await probe_server(self._root.http.models(), route.actual.base_url, route.actual.model)
-        return models, report
+        learned = await self._root.limits.learn(route, key or self._root.api_key(account))
+        return models, replace(report, context_advice=learned.context_note)
 
     async def probe_local(self, ports: dict[str, int] | None = None) -> list[LocalServer]:
         """Local servers answering on loopback right now, with their models."""

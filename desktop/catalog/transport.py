@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assets import ASSETS_DIR
 from host.errors import CairnError
@@ -78,6 +78,14 @@ class ProviderPreset(BaseModel):
     max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     key_url: str | None = None
     note: str = ""
+
+    @field_validator("key_url")
+    @classmethod
+    def _key_pages_are_https(cls, url: str | None) -> str | None:
+        """The window opens it in the browser: only an https page, never a file or a program."""
+        if url is not None and not url.startswith("https://"):
+            raise ValueError(f"a key page must be an https:// address, not {url!r}")
+        return url
 
 
 class TransportBinding(BaseModel):
