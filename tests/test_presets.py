@@ -5,6 +5,7 @@ from; a key page that is not https is refused when the catalog loads."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -12,9 +13,12 @@ import pytest
 
 from desktop.catalog.modelsdev import BUNDLED_PATH, load_models_dev
 from desktop.catalog.transport import CatalogError, TransportFlags, load_transport_catalog, normalize_base_url
+from desktop.loopback import LoopbackProvider
 from desktop.settings.routes import resolve_route
 from desktop.settings.store import Account
+from host.journal import Journal
 from host.paths import CairnPaths
+from tests.chat_fixtures import chat_runtime, route_for
 
 TRANSPORT = load_transport_catalog()
 CLOUD = ["deepseek", "openai", "openrouter", "anthropic", "google", "groq", "mistral", "xai", "together", "fireworks",
@@ -100,4 +104,34 @@ def test_a_key_page_that_is_not_https_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "transport.json"
     bad.write_text(json.dumps(data))
     with pytest.raises(CatalogError, match="a key page must be an https:// address"):
+        load_transport_catalog(bad)
+
+
+def test_openrouter_is_asked_to_cache_claude_and_nothing_else(cairn_paths: CairnPaths, journal: Journal) -> None:
+    """What the Anthropic preset's note promises: on OpenRouter, a Claude model's requests carry
+    the top-level cache_control that turns OpenRouter's caching on; other models' do not."""
+
+    def body(model: str) -> dict:
+        with LoopbackProvider(models=(model,)) as provider:
+            account = Account(name="OR", provider="openrouter", base_url=provider.base_url, default_model=model)
+            route = route_for(account, cairn_paths)
+
+            async def send() -> None:
+                async with chat_runtime(journal, route) as chat:
+                    assert (await chat.runtime.send(journal.create_session().id, "Hello")).ok
+
+            asyncio.run(send())
+            return provider.requests[-1].body
+
+    assert body("anthropic/claude-sonnet-4.6")["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in body("deepseek/deepseek-chat-v3.1")
+
+
+def test_a_preset_may_not_set_a_field_cairn_sets_itself(tmp_path: Path) -> None:
+    data = json.loads(TRANSPORT.model_dump_json())
+    openrouter = next(p for p in data["providers"] if p["id"] == "openrouter")
+    openrouter["extra_body"] = [{"models": "", "fields": {"messages": []}}]
+    bad = tmp_path / "transport.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(CatalogError, match="may not set messages"):
         load_transport_catalog(bad)

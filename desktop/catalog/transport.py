@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
 
 from assets import ASSETS_DIR
 from host.errors import CairnError
@@ -24,6 +24,7 @@ __all__ = [
     "BUILTIN_PROVIDER",
     "ApiKind",
     "CatalogError",
+    "ExtraBody",
     "ProviderPreset",
     "TransportBinding",
     "TransportCatalog",
@@ -38,6 +39,10 @@ ApiKind = Literal["openai-completions"]
 BUILTIN_ENDPOINT = "builtin://engine"
 BUILTIN_PROVIDER = "built-in"  # the preset whose endpoint it is
 ANY_MODEL = "*"
+RESERVED_FIELDS = frozenset(
+    {"model", "messages", "stream", "stream_options", "tools", "tool_choice", "max_tokens", "max_completion_tokens",
+     "temperature", "reasoning_effort"}
+)  # fmt: skip
 TRANSPORT_CATALOG_PATH = ASSETS_DIR / "catalog" / "transport.json"
 
 
@@ -55,6 +60,26 @@ class TransportFlags(BaseModel):
     tool_change: bool = False
     developer_role: bool = False
     reasoning_replay: bool = False
+
+
+class ExtraBody(BaseModel):
+    """Fields a provider needs in the request body for models whose id starts with ``models``
+    (OpenRouter caches Claude only when asked). Never one Cairn sets itself: a request's
+    messages, tools and limits stay Cairn's."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    models: str
+    fields: dict[str, JsonValue]
+    why: str = ""
+
+    @field_validator("fields")
+    @classmethod
+    def _not_cairns_own(cls, fields: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        taken = sorted(set(fields) & RESERVED_FIELDS)
+        if taken:
+            raise ValueError(f"extra body fields may not set {', '.join(taken)}, which Cairn sets itself")
+        return fields
 
 
 class ProviderPreset(BaseModel):
@@ -78,6 +103,7 @@ class ProviderPreset(BaseModel):
     max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     key_url: str | None = None
     note: str = ""
+    extra_body: list[ExtraBody] = Field(default_factory=list)
 
     @field_validator("key_url")
     @classmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from desktop.catalog.modelsdev import ModelInfo, ModelsDevCatalog
 from desktop.catalog.transport import ApiKind, TransportCatalog, TransportFlags, normalize_base_url
@@ -69,6 +69,8 @@ class ResolvedRoute(BaseModel):
     max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     # The account chose the proxy declaration policy (architecture §1).
     proxy_declarations: bool = False
+    # Fields the provider's preset adds to every request body for this model (architecture §8).
+    extra_body: dict[str, JsonValue] = Field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -131,6 +133,9 @@ def resolve_route(
         accepts_tools=account.tools and (info.tool_call if info is not None else True),
         fold_opening=account.instructions_in_first_message,
         proxy_declarations=account.tool_declarations == "proxy",
+        extra_body={k: v for e in preset.extra_body if model.startswith(e.models) for k, v in e.fields.items()}
+        if preset is not None
+        else {},
         self_hosted=preset.local if preset is not None else True,
         context_limit=account.context_limit or (info.limit.context if info is not None else None),
         context_source="account"
