@@ -99,11 +99,11 @@ def _context(s: RequestStarted) -> list[str]:
     if not s.context_limit:
         return ["Estimated prompt: not known"]
     how = "from the provider's last count" if s.calibrated else "by size, at three bytes a token"
-    lines = [
+    return [
         f"Context: {s.context_limit:,} tokens, {source_words(s.context_source)}",
+        *([f"  {s.context_note}"] if s.context_note else []),
         f"Estimated prompt: about {s.estimated_tokens:,} tokens ({how}); compaction from {s.threshold:,}",
     ]
-    return lines + ([f"  {s.context_note}"] if s.context_note else [])
 
 
 def _policy(policy: str) -> str:
