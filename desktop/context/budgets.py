@@ -21,8 +21,9 @@ from dataclasses import replace
 
 from desktop.context.estimate import ContextBudget, budget_for
 from desktop.provider.clients import HttpClients
+from desktop.provider.limits import is_local
 from desktop.provider.server_context import StatedContext, stated_context
-from desktop.settings.routes import ResolvedRoute
+from desktop.settings.routes import CUSTOM, ResolvedRoute
 from desktop.settings.store import Settings
 
 __all__ = ["SERVER", "RouteLimits", "source_words"]
@@ -71,8 +72,10 @@ class RouteLimits:
         key = (route.actual.base_url, route.actual.model)
         known = self._server_context.get(key)
         if key not in self._server_context or (known is not None and not known.final):
+            # A custom endpoint elsewhere may be a cloud relay: only its model list is asked.
+            near = route.actual.provider != CUSTOM or is_local(route.actual.base_url)
             self._server_context[key] = await stated_context(
-                self._http.models(), *key, api_key=api_key, self_hosted=route.self_hosted
+                self._http.models(), *key, api_key=api_key, self_hosted=route.self_hosted and near
             )
         return self._with_stated(route)
 

@@ -18,7 +18,7 @@ from desktop.catalog.transport import ApiKind, TransportCatalog, TransportFlags,
 from desktop.settings.store import Account
 from host.errors import CairnError
 
-__all__ = ["ResolvedRoute", "RouteError", "RouteIdentity", "Routes", "resolve_route"]
+__all__ = ["CUSTOM", "ResolvedRoute", "RouteError", "RouteIdentity", "Routes", "resolve_route"]
 
 CUSTOM = "custom"
 
