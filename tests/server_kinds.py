@@ -98,6 +98,7 @@ class StatingServer:
     def said(self, method: str, path: str, body: bytes) -> object | None:
         """What this kind of server answers about its models at ``path``, else ``None``."""
         kind, model = self.kind, self.model
+        entry: dict[str, object]
         if (kind, method, path) == ("vllm", "GET", "/v1/models"):
             entry = {"id": model, "object": "model", "owned_by": "vllm", "root": model}
             return {"object": "list", "data": [{**entry, "max_model_len": self.context}]}
@@ -108,7 +109,8 @@ class StatingServer:
             entry = {"type": "llm", "key": model, "loaded_instances": instances, "max_context_length": self.model_max}
             return {"models": [entry]}
         if (kind, method, path) == ("lmstudio-v0", "GET", "/api/v0/models"):
-            entry = {"id": model, "object": "model", "type": "llm", "state": "loaded" if self.loaded else "not-loaded"}
+            state = "loaded" if self.loaded else "not-loaded"
+            entry = {"id": model, "object": "model", "type": "llm", "state": state}
             entry["max_context_length"] = self.model_max
             if self.loaded:
                 entry["loaded_context_length"] = self.context
