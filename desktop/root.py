@@ -92,7 +92,8 @@ class Root:
         self.paths = paths
         self.settings_store = SettingsStore(paths.config_dir / "settings.json")
         self.secrets = secrets or SecretStore()
-        self.routes = Routes(load_transport_catalog(), load_models_dev(paths.cache_dir))
+        transport = load_transport_catalog()
+        self.routes = Routes(transport, load_models_dev(paths.cache_dir, transport.models_dev_providers))
         self.transport, self.models_dev = self.routes.transport, self.routes.models_dev
         # Every secret handed out is known here, and kept out of the log from now on.
         self.redactor = Redactor()
@@ -282,7 +283,7 @@ class Root:
             policy=policy or (lambda: self.load_settings().permission_policy()),
             remember=remember or self._remember,
             budget=self.limits.budget,
-            learn=self.limits.learn,
+            learn=lambda route: self.limits.learn(route, api_key),
             ready=self.mcp.ready,
             status_lines=self.mcp.status_lines,
             summarizer=self.summaries.summarizer,

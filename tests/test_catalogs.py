@@ -159,7 +159,7 @@ def refresh(paths: CairnPaths, handler) -> tuple[bool, str]:
 def full_catalog() -> dict:
     data = json.loads(BUNDLED_PATH.read_text())
     data["deepseek"]["models"]["deepseek-flash"]["limit"]["context"] = 256000
-    data["anthropic"] = {"id": "anthropic", "models": {"claude-x": {"id": "claude-x"}}}
+    data["302ai"] = {"id": "302ai", "models": {"claude-x": {"id": "claude-x"}}}  # no preset names it
     return data
 
 
@@ -168,7 +168,8 @@ def test_refresh_replaces_the_catalog_trimmed_to_offered_providers(cairn_paths: 
     assert ok, message
     assert "refreshed" in message
     cached = json.loads((cairn_paths.cache_dir / CACHE_NAME).read_text())
-    assert "anthropic" not in cached
+    assert "302ai" not in cached
+    assert "_snapshot" not in cached
     assert load_models_dev(cairn_paths.cache_dir).model("deepseek", "deepseek-flash").limit.context == 256000
 
 

@@ -166,7 +166,7 @@ def test_reasoning_effort_is_sent_only_to_a_model_that_reasons() -> None:
 
 
 def test_a_longest_reply_above_a_new_models_limit_is_cut_to_it() -> None:
-    plain = route("deepseek", "deepseek-chat")  # writes at most 8,192 tokens
+    plain = route("deepseek", "deepseek-flash")  # writes at most 8,192 tokens
     parameters, notes = request_parameters(ChatSettings(max_output=20_000), plain)
     assert parameters.max_output == 8192
     assert "8,192 was asked for" in notes[0]
@@ -178,12 +178,12 @@ def test_a_longest_reply_above_a_new_models_limit_is_cut_to_it() -> None:
         ({"temperature": 2.5}, "The temperature must be between 0 and 2; 2.5 is not."),
         ({"temperature": -0.1}, "The temperature must be between 0 and 2; -0.1 is not."),
         ({"max_output": 0}, "The longest reply must be at least 1 token; clear it to use the account's."),
-        ({"max_output": 9000}, "deepseek-chat writes at most 8,192 tokens in a reply; set the longest reply to 8,192"),
+        ({"max_output": 9000}, "deepseek-flash writes at most 8,192 tokens in a reply; set the longest reply to 8,192"),
     ],
 )
 def test_bad_values_get_a_sentence(values: dict, sentence: str) -> None:
     with pytest.raises(ChatSettingsError) as raised:
-        make_chat_settings(route("deepseek", "deepseek-chat"), **values)
+        make_chat_settings(route("deepseek", "deepseek-flash"), **values)
     assert str(raised.value).startswith(sentence)
 
 

@@ -79,9 +79,9 @@ def test_a_local_server_reports_the_context_it_will_hold(
     ],
 )
 def test_a_strange_context_report_is_ignored(props: dict) -> None:
-    from desktop.provider.local_probe import _llama_context
+    from desktop.provider.local_probe import llama_context
 
-    assert _llama_context(props) is None
+    assert llama_context(props) is None
 
 
 def test_a_chat_on_a_local_server_learns_its_context_once(cairn_paths) -> None:
@@ -95,13 +95,13 @@ def test_a_chat_on_a_local_server_learns_its_context_once(cairn_paths) -> None:
             route = services.route(account)
             first = await services.limits.learn(route)
             again = await services.limits.learn(route)
-            told = await services.limits.learn(route.model_copy(update={"context_limit": 4_000}))
+            told = await services.limits.learn(services.route(account.model_copy(update={"context_limit": 4_000})))
         return route, first, again, told
 
     with LoopbackProvider(server_context=16_384, models=("gemma3:1b",)) as server:
         route, first, again, told = asyncio.run(learn(server.base_url))
     assert route.context_limit is None
-    assert (first.context_limit, first.context_source) == (16_384, "server")
+    assert (first.context_limit, first.context_source) == (16_384, "server: llama.cpp /props")
     assert again == first
     assert told.context_limit == 4_000  # the account's own setting wins
 

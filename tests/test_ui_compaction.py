@@ -119,7 +119,7 @@ def test_a_small_context_compacts_on_its_own_in_the_window(
         assert ("summary", "complete") in kinds(w)
         assert not [k for k in kinds(w) if k[0] == "error"]
         assert "/ 4,000" in w.context_label.text()
-        assert "set on the account" in w.context_label.toolTip()
+        assert "(your setting)" in w.context_label.toolTip()
 
 
 def test_compaction_that_cannot_happen_says_why_and_changes_nothing(

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tools.shots_presets import preset_shots
+
 REPLY = """A **cairn** is a pile of stones that people build to mark a trail, a summit or a memory.
 
 Walkers add a stone as they pass, so a cairn grows with the path it marks:
@@ -146,6 +148,7 @@ def shoot(out: Path) -> None:
             mcp_shots(run, out)
             chat_settings_shots(run, out)
         chat_list_shots(paths, out)
+    preset_shots(out, settle=settle, wait_for=wait_for)
     qt.processEvents()
     for name in sorted(p.name for p in out.glob("*.png")):
         print(out / name)

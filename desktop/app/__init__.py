@@ -25,6 +25,7 @@ from desktop.catalog.modelsdev import MODELS_DEV_URL
 from desktop.catalog.transport import CatalogError, ProviderPreset
 from desktop.compaction.compactor import CompactionFailed
 from desktop.compaction.policy import ContextFill, NothingToCompact, focus_problem
+from desktop.context.budgets import source_words
 from desktop.engine.curated import CuratedModel
 from desktop.engine.downloads import Download, DownloadError, Progress
 from desktop.engine.engine import EngineStatus
@@ -161,6 +162,7 @@ __all__ = [
     "request_text",
     "resolve_route",
     "shown_size",
+    "source_words",
     "too_many",
     "totals_text",
     "turn_usage_text",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from desktop.app.served_models import FRESH_SECONDS
 from desktop.app.shared import AppState
@@ -63,7 +63,8 @@ class Models:
     async def test_connection(self, account: Account, key: str | None) -> tuple[list[str], ServerReport]:
         """The endpoint's models, and, for a local server, whether its chat template has a
         system role (when it has none, the account should send instructions in the first
-        message). Raises a ``ProviderError`` saying what is wrong."""
+        message) and how to give the model more context when the server runs it with less than
+        it can read. Raises a ``ProviderError`` saying what is wrong."""
         models = await self.list_models(account, key)
         route = self._root.route(account)
         preset = self._root.transport.preset(account.provider)
@@ -72,7 +73,8 @@ class Models:
         if not (is_local(route.actual.base_url) or (preset is not None and preset.local)):
             return models, ServerReport(None)
         report = await probe_server(self._root.http.models(), route.actual.base_url, route.actual.model)
-        return models, report
+        learned = await self._root.limits.learn(route, key or self._root.api_key(account))
+        return models, replace(report, context_advice=learned.context_note)
 
     async def refresh_served(self, account_id: str | None = None, *, max_age: float = FRESH_SECONDS) -> bool:
         """Ask the account's endpoint (default: the route used last) which models it serves,
@@ -125,5 +127,7 @@ class Models:
     async def refresh_catalog(self, url: str = MODELS_DEV_URL) -> tuple[bool, str]:
         """Download a fresh models.dev catalog for the next start; whether it worked, and what
         to tell the person (a failure keeps the previous copy)."""
-        outcome = await refresh_models_dev(self._root.http.models(), self._root.paths.cache_dir, url)
+        root = self._root
+        offered = root.transport.models_dev_providers
+        outcome = await refresh_models_dev(root.http.models(), root.paths.cache_dir, url, offered)
         return outcome.ok, outcome.message

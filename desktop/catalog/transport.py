@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
 
 from assets import ASSETS_DIR
 from host.errors import CairnError
@@ -24,6 +24,7 @@ __all__ = [
     "BUILTIN_PROVIDER",
     "ApiKind",
     "CatalogError",
+    "ExtraBody",
     "ProviderPreset",
     "TransportBinding",
     "TransportCatalog",
@@ -38,6 +39,10 @@ ApiKind = Literal["openai-completions"]
 BUILTIN_ENDPOINT = "builtin://engine"
 BUILTIN_PROVIDER = "built-in"  # the preset whose endpoint it is
 ANY_MODEL = "*"
+RESERVED_FIELDS = frozenset(
+    {"model", "messages", "stream", "stream_options", "tools", "tool_choice", "max_tokens", "max_completion_tokens",
+     "temperature", "reasoning_effort"}
+)  # fmt: skip
 TRANSPORT_CATALOG_PATH = ASSETS_DIR / "catalog" / "transport.json"
 
 
@@ -57,8 +62,30 @@ class TransportFlags(BaseModel):
     reasoning_replay: bool = False
 
 
+class ExtraBody(BaseModel):
+    """Fields a provider needs in the request body for models whose id starts with ``models``
+    (OpenRouter caches Claude only when asked). Never one Cairn sets itself: a request's
+    messages, tools and limits stay Cairn's."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    models: str
+    fields: dict[str, JsonValue]
+    why: str = ""
+
+    @field_validator("fields")
+    @classmethod
+    def _not_cairns_own(cls, fields: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        taken = sorted(set(fields) & RESERVED_FIELDS)
+        if taken:
+            raise ValueError(f"extra body fields may not set {', '.join(taken)}, which Cairn sets itself")
+        return fields
+
+
 class ProviderPreset(BaseModel):
-    """A provider a person can pick when adding an account."""
+    """A provider a person can pick when adding an account: data only, never a flag (flags
+    come from ``bindings``). ``key_url`` is where the provider hands out keys; ``note`` is
+    what a person should know before choosing it (that its endpoint caches no prompts, say)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -72,8 +99,19 @@ class ProviderPreset(BaseModel):
     default_model: str | None = None
     local: bool = False
     # The request field for the longest reply at this endpoint: OpenAI's reasoning models
-    # accept only max_completion_tokens; everyone else knows max_tokens.
+    # accept only max_completion_tokens; Groq and Cerebras document it; the rest know max_tokens.
     max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    key_url: str | None = None
+    note: str = ""
+    extra_body: list[ExtraBody] = Field(default_factory=list)
+
+    @field_validator("key_url")
+    @classmethod
+    def _key_pages_are_https(cls, url: str | None) -> str | None:
+        """The window opens it in the browser: only an https page, never a file or a program."""
+        if url is not None and not url.startswith("https://"):
+            raise ValueError(f"a key page must be an https:// address, not {url!r}")
+        return url
 
 
 class TransportBinding(BaseModel):
@@ -117,6 +155,11 @@ class TransportCatalog(BaseModel):
 
     def preset(self, provider_id: str) -> ProviderPreset | None:
         return next((p for p in self.providers if p.id == provider_id), None)
+
+    @property
+    def models_dev_providers(self) -> tuple[str, ...]:
+        """The models.dev providers the presets name: what a models.dev snapshot must cover."""
+        return tuple(dict.fromkeys(p.models_dev for p in self.providers if p.models_dev))
 
     def binding(self, model: str, api: str, base_url: str) -> TransportBinding | None:
         """The binding for exactly this model, API and endpoint, else the endpoint's generic one."""

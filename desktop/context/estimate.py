@@ -6,8 +6,8 @@ the next request is the last count plus what was appended, at the same rate. Wit
 reported yet (a new chat, a server that reports no usage) the estimate is conservative:
 one token for every three bytes, which overcounts ordinary text in every common tokenizer.
 
-The context budget (architecture §3): the model's context limit (models.dev, the
-account's own setting, a local server's report, else 8,192), less a reserve for the reply
+The context budget (architecture §3): the model's context limit (the account's own setting,
+what a server states, models.dev, else 8,192: ``desktop/context/budgets.py``), less a reserve for the reply
 (the smaller of 16,000 tokens and a quarter of the context) is the automatic compaction
 threshold; the retained tail after a compaction is the smaller of 20,000 tokens and 35% of
 the context. Both can be set.

@@ -148,7 +148,7 @@ def project(
     """
     projector = _Projector(route, fold_updates=fold_updates, images=images)
     messages = projector.messages(context.messages)
-    body: dict[str, Any] = {"model": route.actual.model, "messages": messages, "stream": stream}
+    body: dict[str, Any] = {**route.extra_body, "model": route.actual.model, "messages": messages, "stream": stream}
     if stream:
         body["stream_options"] = {"include_usage": True}
     max_output = parameters.max_output if parameters is not None else route.max_output_tokens

@@ -21,8 +21,18 @@ from dataclasses import dataclass
 
 import httpx
 
-__all__ = ["OLLAMA_DEFAULT_CONTEXT", "ServerReport", "probe_server", "template_has_system_role"]
+__all__ = [
+    "OLLAMA_DEFAULT_CONTEXT",
+    "ServerReport",
+    "llama_context",
+    "ollama_limits",
+    "positive_tokens",
+    "probe_server",
+    "template_has_system_role",
+]
 
+# What Ollama gives a model with less than 24 GiB of GPU memory when nothing sets num_ctx (more
+# memory, more context: 32k, 256k); it says the real figure once the model is loaded (/api/ps).
 OLLAMA_DEFAULT_CONTEXT = 4_096
 
 # A Jinja refusal such as {{ raise_exception('System role not supported') }}.
@@ -37,6 +47,7 @@ class ServerReport:
     supported: bool | None
     source: str = ""  # where the template came from, for the message
     context_limit: int | None = None
+    context_advice: str = ""  # the server runs the model with less context than it can read
 
     @property
     def advice(self) -> str:
@@ -74,31 +85,39 @@ async def probe_server(http: httpx.AsyncClient, base_url: str, model: str) -> Se
             continue
         template = data.get("chat_template" if source.startswith("llama") else "template")
         supported = template_has_system_role(template) if isinstance(template, str) and template.strip() else None
-        context = _llama_context(data) if source.startswith("llama") else _ollama_context(data)
+        context = llama_context(data) if source.startswith("llama") else _ollama_context(data)
         if supported is not None or context is not None:
             return ServerReport(supported, source, context)
     return ServerReport(None)
 
 
-def _positive(value: object) -> int | None:
+def positive_tokens(value: object) -> int | None:
+    """``value`` as a count of tokens a server may state: a positive int below a hundred million."""
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 100_000_000 else None
 
 
-def _llama_context(props: dict[str, object]) -> int | None:
+def llama_context(props: dict[str, object]) -> int | None:
+    """Each slot's ``n_ctx`` in llama.cpp's ``/props``."""
     settings = props.get("default_generation_settings")
-    return _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    return positive_tokens(settings.get("n_ctx")) if isinstance(settings, dict) else None
 
 
-def _ollama_context(show: dict[str, object]) -> int | None:
+def ollama_limits(show: dict[str, object]) -> tuple[int | None, int | None]:
+    """From Ollama's ``/api/show``: the model's own ``context_length`` and its ``num_ctx`` parameter."""
     info = show.get("model_info")
     model_limit = None
     if isinstance(info, dict):
-        model_limit = next((_positive(v) for k, v in info.items() if str(k).endswith(".context_length")), None)
+        model_limit = next((positive_tokens(v) for k, v in info.items() if str(k).endswith(".context_length")), None)
     parameters = show.get("parameters")
     num_ctx = None
     if isinstance(parameters, str):
-        match = re.search(r"^\s*num_ctx\s+(\d+)\s*$", parameters, re.MULTILINE)
-        num_ctx = _positive(int(match.group(1))) if match else None
+        match = re.search(r"^\s*num_ctx\s+(\d{1,9})\s*$", parameters, re.MULTILINE)
+        num_ctx = positive_tokens(int(match.group(1))) if match else None
+    return model_limit, num_ctx
+
+
+def _ollama_context(show: dict[str, object]) -> int | None:
+    model_limit, num_ctx = ollama_limits(show)
     if model_limit is None and num_ctx is None:
         return None
     running = num_ctx or OLLAMA_DEFAULT_CONTEXT

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from desktop.catalog.modelsdev import ModelInfo, ModelsDevCatalog
 from desktop.catalog.transport import ApiKind, TransportCatalog, TransportFlags, normalize_base_url
 from desktop.settings.store import Account
 from host.errors import CairnError
 
-__all__ = ["ResolvedRoute", "RouteError", "RouteIdentity", "Routes", "resolve_route"]
+__all__ = ["CUSTOM", "ResolvedRoute", "RouteError", "RouteIdentity", "Routes", "resolve_route"]
 
 CUSTOM = "custom"
 
@@ -57,13 +57,20 @@ class ResolvedRoute(BaseModel):
     # without one (most local servers) is taken as tool-capable unless the account says not.
     accepts_tools: bool = True
     # The context window and where the figure came from: the account's own setting, else
-    # models.dev, else unknown (the budget then assumes a small default).
+    # models.dev, else unknown (the budget then assumes a small default). What the server
+    # states is added before the first request (desktop/context/budgets.py): for a server the
+    # person runs (``self_hosted``: a local preset or a custom endpoint) it outranks models.dev,
+    # for a cloud API it only fills a gap. ``context_note`` says how to give the model more.
     context_limit: int | None = None
     context_source: str = "unknown"
+    context_note: str = ""
+    self_hosted: bool = False
     max_output_tokens: int | None = None
     max_output_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     # The account chose the proxy declaration policy (architecture §1).
     proxy_declarations: bool = False
+    # Fields the provider's preset adds to every request body for this model (architecture §8).
+    extra_body: dict[str, JsonValue] = Field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -126,6 +133,10 @@ def resolve_route(
         accepts_tools=account.tools and (info.tool_call if info is not None else True),
         fold_opening=account.instructions_in_first_message,
         proxy_declarations=account.tool_declarations == "proxy",
+        extra_body={k: v for e in preset.extra_body if model.startswith(e.models) for k, v in e.fields.items()}
+        if preset is not None
+        else {},
+        self_hosted=preset.local if preset is not None else True,
         context_limit=account.context_limit or (info.limit.context if info is not None else None),
         context_source="account"
         if account.context_limit

@@ -76,6 +76,7 @@ class RequestStarted:
     calibrated: bool = False  # by the provider's count of an earlier request, not only by bytes
     context_limit: int = 0
     context_source: str = ""
+    context_note: str = ""  # the server runs the model with less than it can read: how to give it more
     threshold: int = 0
     servers: tuple[str, ...] = ()  # each tool server's status when the request went out
     purpose: Literal["reply", "summary"] = "reply"  # "summary": a compaction's summary request

@@ -46,5 +46,6 @@ def request_started(
         calibrated=measured is not None and len(request.body_bytes) >= measured.body_bytes,
         context_limit=budget.limit,
         context_source=budget.source,
+        context_note=route.context_note,
         threshold=budget.threshold,
     )

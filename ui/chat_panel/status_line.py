@@ -13,16 +13,10 @@ from dataclasses import dataclass
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
-from desktop.app import ContextFill, RequestUsage, UsageTotals, request_text, totals_text
+from desktop.app import ContextFill, RequestUsage, UsageTotals, request_text, source_words, totals_text
 
 __all__ = ["DROPS", "StatusLine", "StatusParts", "context_text", "status_texts", "usage_text"]
 
-SOURCES = {
-    "models.dev": "from models.dev",
-    "account": "set on the account",
-    "server": "reported by the server",
-    "default": "Cairn's default: the model's own is not known",
-}
 DROPS = ("last", "cost", "cached", "route", "usage", "context")
 BESIDE_CHANGES = (QEvent.Type.Show, QEvent.Type.Hide, QEvent.Type.LayoutRequest)
 GAP = 24  # room between two labels, and around the size grip
@@ -43,7 +37,7 @@ def context_text(fill: ContextFill | None, *, short: bool = False) -> tuple[str,
     share = fill.used / fill.limit
     tip = (
         f"About {fill.used:,} tokens of the model's {fill.limit:,}-token context are in use "
-        f"({SOURCES.get(fill.source, fill.source)}). Past {fill.threshold:,}, Cairn summarises earlier messages "
+        f"({source_words(fill.source)}). Past {fill.threshold:,}, Cairn summarises earlier messages "
         "before the next request; Compact chat does it now."
     )
     if short:

@@ -32,6 +32,7 @@ from ui.settings_dialog.account_options import AccountOptions
 from ui.settings_dialog.account_questions import choose_model
 from ui.settings_dialog.account_saving import AccountSaving
 from ui.settings_dialog.notes import quiet_note, with_note
+from ui.settings_dialog.preset_help import PresetHelp
 from ui.settings_dialog.route_details import RouteDetails
 
 __all__ = ["AccountsTab"]
@@ -83,6 +84,7 @@ class AccountsTab(QWidget):
         for preset in self.snapshot.transport.providers:
             self.provider.addItem(preset.name, preset.id)
         self.provider.addItem("Other OpenAI-compatible endpoint", CUSTOM)
+        self.preset_help = PresetHelp()  # its key link and note
         self.base_url = QLineEdit()
         self.base_url.setToolTip(
             "Leave it empty to use the provider's own address; fill it in for a relay or a server on another port."
@@ -132,7 +134,7 @@ class AccountsTab(QWidget):
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         form.addRow("Name", self.name)
-        form.addRow("Provider", self.provider)
+        form.addRow("Provider", with_note(self.provider, self.preset_help))
         form.addRow("Base URL", self.base_url)
         model_row = QWidget()
         row = QHBoxLayout(model_row)
@@ -257,6 +259,7 @@ class AccountsTab(QWidget):
     def _provider_changed(self) -> None:
         preset = self.snapshot.transport.preset(self.provider.currentData())
         self.base_url.setPlaceholderText(preset.base_url if preset else "https://host.example/v1")
+        self.preset_help.show_preset(preset)
         if not self._loading:
             self._apply_preset()
 
@@ -374,7 +377,7 @@ class AccountsTab(QWidget):
             has = "lists" if account.default_model in models else "answers, but does not list"
             text = f"Connected: the endpoint {has} {account.default_model} ({len(models)} models)."
             advice = "" if account.instructions_in_first_message else template.advice
-            self.result.setText(f"{text} {advice}".strip())
+            self.result.setText(" ".join(part for part in (text, advice, template.context_advice) if part))
             self.options.hint.setText(advice)
 
         self.result.setText("Testing the connection…")

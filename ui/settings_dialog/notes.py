@@ -16,7 +16,7 @@ def quiet_note(text: str) -> QLabel:
     return label
 
 
-def with_note(field: QWidget, note: QLabel, *, below: int = 0) -> QWidget:
+def with_note(field: QWidget, note: QWidget, *, below: int = 0) -> QWidget:
     """``field`` with its note right under it (a note in a form row of its own drifts away);
     ``below``: room left under the note."""
     box = QWidget()

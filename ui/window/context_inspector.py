@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import EngineStatus, SessionEvent
+from desktop.app import EngineStatus, SessionEvent, source_words
 from desktop.turn.events import (
     AssistantCommitted,
     CompactionAbandoned,
@@ -68,7 +68,7 @@ class RequestRecord:
             f"  tool_schema_sha256: {s.tool_schema_sha256 or 'none'}",
             f"  body_sha256:        {hashlib.sha256(s.body_bytes).hexdigest()}",
             f"Declarations: {_policy(s.policy)} · {len(s.declared)} declared: {', '.join(s.declared) or 'none'}",
-            _estimate(s),
+            *_context(s),
             "",
             f"Checkpoint: {s.checkpoint or NO_CHECKPOINT}",
             f"Sections in effect: {', '.join(s.sections) or 'none'}",
@@ -94,15 +94,16 @@ def _epoch(s: RequestStarted) -> str:
     return f"Declaration epoch {s.epoch} · began because: {s.epoch_reason.replace('_', ' ')}"
 
 
-def _estimate(s: RequestStarted) -> str:
+def _context(s: RequestStarted) -> list[str]:
+    """The context's size and where the figure came from, and the prompt's estimate against it."""
     if not s.context_limit:
-        return "Estimated prompt: not known"
+        return ["Estimated prompt: not known"]
     how = "from the provider's last count" if s.calibrated else "by size, at three bytes a token"
-    source = {"default": "Cairn's default, the model's limit is not known"}.get(s.context_source, s.context_source)
-    return (
-        f"Estimated prompt: about {s.estimated_tokens:,} tokens ({how}) of a {s.context_limit:,}-token context "
-        f"({source}); compaction from {s.threshold:,}"
-    )
+    return [
+        f"Context: {s.context_limit:,} tokens, {source_words(s.context_source)}",
+        *([f"  {s.context_note}"] if s.context_note else []),
+        f"Estimated prompt: about {s.estimated_tokens:,} tokens ({how}); compaction from {s.threshold:,}",
+    ]
 
 
 def _policy(policy: str) -> str:
