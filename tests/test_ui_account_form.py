@@ -297,3 +297,87 @@ def test_settings_say_what_things_do_without_jargon(qtbot: QtBot, cairn_paths: C
         assert tab.flags.isVisible()
         assert "Published binding" in tab.flags.text()
         dialog.reject()
+
+
+def test_the_form_s_buttons_stay_in_view_and_the_wheel_scrolls_past_its_boxes(
+    qtbot: QtBot, cairn_paths: CairnPaths
+) -> None:
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+
+    with running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        dialog.resize(900, 420)  # short: the form scrolls
+        tab = dialog.accounts
+        tab.details.toggle.setChecked(True)  # Advanced open: longer still
+        bar = tab.form_scroll.verticalScrollBar()
+        qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=WAIT)
+        for button in (tab.test, tab.save):
+            assert not tab.form_scroll.isAncestorOf(button)  # outside what scrolls
+        bar.setValue(bar.maximum())
+        qtbot.wait(50)
+        for button in (tab.test, tab.save):
+            assert button.isVisible()
+            assert tab.rect().contains(button.geometry().translated(button.parentWidget().mapTo(tab, QPoint(0, 0))))
+
+        box = tab.options.context
+        tab.form_scroll.ensureWidgetVisible(box)
+        qtbot.wait(50)
+        before, value = bar.value(), box.value()
+
+        def wheel() -> None:
+            centre = QPointF(box.width() / 2, box.height() / 2)
+            event = QWheelEvent(
+                centre, box.mapToGlobal(centre), QPoint(0, 0), QPoint(0, 120), Qt.MouseButton.NoButton,
+                Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False,
+            )  # fmt: skip
+            QApplication.sendEvent(box, event)
+
+        assert before > 0
+        tab.name.setFocus()
+        wheel()
+        assert box.value() == value  # passing over the box does not change it
+        assert bar.value() < before  # the form scrolled up instead
+        dialog.activateWindow()
+        qtbot.waitUntil(dialog.isActiveWindow, timeout=WAIT)
+        box.setFocus()
+        qtbot.waitUntil(box.hasFocus, timeout=WAIT)
+        wheel()
+        assert box.value() != value  # once chosen, the wheel is the box's
+        dialog.reject()
+
+
+def test_a_result_is_about_the_form_as_it_is_and_a_problem_looks_like_one(
+    qtbot: QtBot, cairn_paths: CairnPaths
+) -> None:
+    from desktop.loopback import Fault, Reply
+    from ui.widgets.theme import tokens_of
+
+    with LoopbackProvider() as provider, running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.accounts
+        fill(dialog, provider="custom", name="Loop", base_url=provider.base_url, model="loopback-chat", key=SECRET)
+        click(tab.test)
+        qtbot.waitUntil(lambda: tab.result.text().startswith("Connected"), timeout=WAIT)
+        assert tokens_of(tab).danger not in tab.result.styleSheet()
+        tab.name.setText("Loop 2")  # a field changed: what was found no longer holds
+        assert tab.result.text() == ""
+
+        # A key that may list models but not chat: found by Test connection's one-token chat, said
+        # as a problem, and in the words Settings uses of itself.
+        provider.script(Reply(fault=Fault("unauthorized")))
+        click(tab.test)
+        qtbot.waitUntil(lambda: "one-token chat with loopback-chat failed" in tab.result.text(), timeout=WAIT)
+        assert tokens_of(tab).danger in tab.result.styleSheet()
+        assert "in Settings" not in tab.result.text()
+        assert "here" in tab.result.text()
+
+        # An answer that arrives after the form changed is not shown against the new values.
+        provider.script(Reply(text="OK", fault=Fault("slow_first_byte", seconds=1.5)))
+        click(tab.test)
+        qtbot.waitUntil(lambda: tab.result.text() == "Testing the connection…", timeout=WAIT)
+        tab.base_url.setText(provider.base_url + "/")
+        qtbot.wait(2_500)
+        assert tab.result.text() == ""
+        no_leaks()
+        dialog.reject()

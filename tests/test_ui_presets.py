@@ -59,4 +59,4 @@ def test_the_inspector_says_the_context_came_from_ollama_and_how_to_raise_it(
             details = w.inspector.details.toPlainText()
             assert "Context: 8,192 tokens, from the server (Ollama /api/show)" in details
             assert "OLLAMA_CONTEXT_LENGTH=32768 ollama serve" in details
-            assert "/ 8,192" in w.context_label.text()
+            qtbot.waitUntil(lambda: "/ 8,192" in w.context_label.text(), timeout=WAIT)  # the fill, counted

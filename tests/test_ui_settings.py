@@ -25,7 +25,9 @@ def test_a_settings_round_trip(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
         fill(dialog, provider="custom", name="Loopback", base_url=provider.base_url, model="loopback-chat", key=SECRET)
         QTest.mouseClick(tab.test, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: tab.result.text().startswith("Connected"), timeout=WAIT)
-        assert "lists loopback-chat (2 models)" in tab.result.text()
+        assert "lists loopback-chat (2 models) and answered a one-token chat" in tab.result.text()
+        (tried,) = provider.requests  # the chat Test connection sent: one token, with the key
+        assert (tried.body["max_tokens"], tried.authorization) == (1, f"Bearer {SECRET}")
         QTest.mouseClick(tab.load_models, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: tab.model.findText("loopback-reasoner") >= 0, timeout=WAIT)
         QTest.mouseClick(tab.save, Qt.MouseButton.LeftButton)
@@ -58,9 +60,9 @@ def test_a_settings_round_trip(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
 
         w.composer.set_text("Hello")
         QTest.keyClick(w.composer.editor, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: len(provider.requests) == 1, timeout=WAIT)
-        assert provider.requests[0].authorization == f"Bearer {SECRET}"
-        assert "Always answer in haiku." in provider.requests[0].body["messages"][0]["content"]
+        qtbot.waitUntil(lambda: len(provider.requests) == 2, timeout=WAIT)
+        assert provider.requests[1].authorization == f"Bearer {SECRET}"
+        assert "Always answer in haiku." in provider.requests[1].body["messages"][0]["content"]
         # The window renders the core's snapshots: it never called the keychain itself.
         assert run.keyring.threads
         assert set(run.keyring.threads) == {"cairn-core"}

@@ -4,6 +4,7 @@ this machine, the models Cairn's catalogs know, and refreshing the models.dev ca
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -18,7 +19,7 @@ from desktop.provider.errors import ProviderError
 from desktop.provider.limits import is_local
 from desktop.provider.local_probe import ServerReport, probe_server
 from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.settings.routes import RouteError
+from desktop.settings.routes import ResolvedRoute, RouteError
 from desktop.settings.store import Account
 from host.errors import CairnError
 
@@ -70,11 +71,32 @@ class Models:
         preset = self._root.transport.preset(account.provider)
         if route.actual.base_url == BUILTIN_ENDPOINT:  # Cairn knows its own engine's templates
             return models, ServerReport(None)
+        await self._chat_once(route, key or self._root.api_key(account))
         if not (is_local(route.actual.base_url) or (preset is not None and preset.local)):
             return models, ServerReport(None)
         report = await probe_server(self._root.http.models(), route.actual.base_url, route.actual.model)
         learned = await self._root.limits.learn(route, key or self._root.api_key(account))
         return models, replace(report, context_advice=learned.context_note)
+
+    async def _chat_once(self, route: ResolvedRoute, key: str | None) -> None:
+        """A one-token chat with the route's model, as the first message would be sent: a
+        model name the endpoint does not serve, or a key that may list models but not chat,
+        shows here rather than in the first message. Raises a ``ProviderError`` saying so."""
+        body = {
+            "model": route.actual.model,
+            "messages": [{"role": "user", "content": "Say OK."}],
+            "stream": True,
+            route.max_output_field: 1,
+        }
+        client = self._root.client(route, key)
+        try:
+            async for _event in client.stream(json.dumps(body).encode()):
+                pass  # a reply began: the model answers this key
+        except ProviderError as exc:
+            said = self._root.redactor.redact(str(exc))
+            model = route.actual.model
+            exc.args = (f"The endpoint lists its models, but a one-token chat with {model} failed: {said}",)
+            raise
 
     async def refresh_served(self, account_id: str | None = None, *, max_age: float = FRESH_SECONDS) -> bool:
         """Ask the account's endpoint (default: the route used last) which models it serves,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QWidget
 
 from desktop.app import Account
@@ -14,6 +15,8 @@ __all__ = ["AccountOptions"]
 
 
 class AccountOptions(QGroupBox):
+    changed = Signal()  # any option changed
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Options", parent)
         self.max_output = QSpinBox()
@@ -79,6 +82,10 @@ class AccountOptions(QGroupBox):
         self.hint.setWordWrap(True)
         form.addRow(self.hint)
         self.load(None)
+        for spin in (self.max_output, self.context, self.first_token):
+            spin.valueChanged.connect(self.changed)
+        for box in (self.instructions_first, self.tools, self.proxy):
+            box.toggled.connect(self.changed)
 
     def load(self, account: Account | None) -> None:
         self.max_output.setValue(account.max_output_tokens or 0 if account else 0)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from PySide6.QtWidgets import QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import QLineEdit, QWidget
 
 from desktop.app import Account, KeychainUnavailable, printable, problem_text
 from ui.bridge.core_client import CoreClient
 from ui.settings_dialog.account_questions import KeychainQuestion, RemoveQuestion
+from ui.settings_dialog.result_line import ResultLine, Tone
 
 __all__ = ["AccountForm", "AccountSaving"]
 
@@ -22,7 +23,7 @@ class AccountForm(Protocol):
     it says how things went, and the account list to fill again."""
 
     key: QLineEdit
-    result: QLabel
+    result_shows: ResultLine
     editing: Account | None
 
     def checked_account(self) -> Account | None: ...
@@ -39,8 +40,8 @@ class AccountSaving:
         self.question: KeychainQuestion | None = None
         self.confirmation: RemoveQuestion | None = None
 
-    def say(self, text: str) -> None:
-        self.tab.result.setText(text)
+    def say(self, text: str, tone: Tone = "ok") -> None:
+        self.tab.result_shows.show(text, tone)
 
     def save(self) -> None:
         tab = self.tab
@@ -68,10 +69,10 @@ class AccountSaving:
                 # The account itself was saved; its key waits in the form for the person to say where it goes.
                 tab.refill(select=account.id)
                 tab.key.setText(key)
-                self.say(f"Saved {name}, but not its key yet: {error.problem}")
+                self.say(f"Saved {name}, but not its key yet: {error.problem}", "problem")
                 self._ask_keychain(account, key, error.problem, saved=True)
                 return
-            self.say(problem_text(error))
+            self.say(problem_text(error), "problem")
 
         self.core.run_on_core(lambda app: app.accounts.save(account, key, memory_only=memory_only), saved, failed)
 
@@ -91,7 +92,7 @@ class AccountSaving:
                 self.say(f"Saved {name} without a key.")
             else:
                 either = "" if saved else " Nothing else was saved either."
-                self.say(f"The key for {name} is not saved; it is still in the form.{either}")
+                self.say(f"The key for {name} is not saved; it is still in the form.{either}", "quiet")
             box.deleteLater()
 
         box.finished.connect(answered)
@@ -122,7 +123,9 @@ class AccountSaving:
             tab.refill()
             self.say(f"Removed {printable(account.name)}.")
 
-        self.core.run_on_core(lambda app: app.accounts.remove(account.id), removed, lambda e: self.say(problem_text(e)))
+        self.core.run_on_core(
+            lambda app: app.accounts.remove(account.id), removed, lambda e: self.say(problem_text(e), "problem")
+        )
 
     def close_questions(self) -> None:
         """Close a question still open (Settings is closing): nothing it would have done happens."""

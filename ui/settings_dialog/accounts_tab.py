@@ -7,11 +7,10 @@ account is removed only after a question that says what happens to its key and c
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QComboBox,
     QFormLayout,
     QHBoxLayout,
@@ -26,14 +25,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import Account, AppSnapshot, RouteError, ServerReport, printable, problem_text, resolve_route
+from desktop.app import (
+    Account,
+    AppSnapshot,
+    RouteError,
+    printable,
+    problem_text,
+    resolve_route,
+)
 from ui.bridge.core_client import CoreClient
+from ui.settings_dialog.account_checks import AccountChecks
 from ui.settings_dialog.account_options import AccountOptions
-from ui.settings_dialog.account_questions import choose_model
 from ui.settings_dialog.account_saving import AccountSaving
 from ui.settings_dialog.notes import quiet_note, with_note
 from ui.settings_dialog.preset_help import PresetHelp
+from ui.settings_dialog.result_line import ResultLine
 from ui.settings_dialog.route_details import RouteDetails
+from ui.widgets.wheel import scroll_past
 
 __all__ = ["AccountsTab"]
 
@@ -49,14 +57,27 @@ class AccountsTab(QWidget):
         self.saving = AccountSaving(core, self, self)
         layout = QHBoxLayout(self)
         layout.addLayout(self._build_list(), 1)
-        layout.addWidget(self._scrolling(self._build_form()), 3)
+        right = QVBoxLayout()  # the form scrolls; its buttons and what they found stay in view under it
+        right.addWidget(self._scrolling(self._build_form()), 1)
+        right.addLayout(self.buttons_row)
+        right.addWidget(self.result)
+        layout.addLayout(right, 3)
+        self.result_shows = ResultLine(self.result)
+        for changed in (
+            self.name.textChanged, self.base_url.textChanged, self.key.textChanged, self.headers.textChanged,
+            self.model.currentTextChanged, self.provider.currentIndexChanged, self.options.changed,
+        ):  # fmt: skip
+            changed.connect(self._form_changed)
+        for box in self.findChildren(QAbstractSpinBox) + self.findChildren(QComboBox):
+            scroll_past(box)
         self.provider.currentIndexChanged.connect(self._provider_changed)
         for signal in (self.base_url.textChanged, self.model.currentTextChanged, self.headers.textChanged):
             signal.connect(self._show_flags)
         self.options.instructions_first.toggled.connect(self._show_flags)
         self.options.context.valueChanged.connect(self._show_flags)
-        self.load_models.clicked.connect(self._load_models)
-        self.test.clicked.connect(self._test)
+        self.checks = AccountChecks(core, self)
+        self.load_models.clicked.connect(self.checks.load_models)
+        self.test.clicked.connect(self.checks.test)
         self.save.clicked.connect(self.saving.save)
         self.refill()
 
@@ -145,21 +166,19 @@ class AccountsTab(QWidget):
         form.addRow("API key", with_note(self.key, self.keychain_note))
         form.addRow("Extra headers", self.headers)
         self.options = AccountOptions()
-        actions = QHBoxLayout()
+        self.buttons_row = actions = QHBoxLayout()
         actions.addWidget(self.test)
         actions.addStretch(1)
         actions.addWidget(self.save)
 
         self.details = RouteDetails()
 
-        right = QVBoxLayout()
-        right.addLayout(form)
-        right.addWidget(self.options)
-        right.addLayout(actions)
-        right.addWidget(self.result)
-        right.addWidget(self.details)
-        right.addStretch(1)
-        return right
+        column = QVBoxLayout()
+        column.addLayout(form)
+        column.addWidget(self.options)
+        column.addWidget(self.details)
+        column.addStretch(1)
+        return column
 
     def _scrolling(self, column: QVBoxLayout) -> QScrollArea:
         """The form in a scroll area: opening Advanced scrolls it rather than growing the dialog."""
@@ -225,14 +244,14 @@ class AccountsTab(QWidget):
             self.name.setText(account.name)
             self.provider.setCurrentIndex(max(self.provider.findData(account.provider), 0))
             self.base_url.setText(account.base_url or "")
-            self._fill_models(self._catalog_models(account.provider), account.default_model)
+            self.fill_models(self._catalog_models(account.provider), account.default_model)
         finally:
             self._loading = False
         self.key.clear()
         self.key.setPlaceholderText("Saved" if views[row].has_key else "Not saved")
         self.headers.setPlainText("\n".join(f"{k}: {v}" for k, v in account.headers.items()))
         self.options.load(account)
-        self.result.clear()
+        self.result_shows.changed()
         self.remove.setEnabled(True)
         self._show_flags()
 
@@ -251,7 +270,7 @@ class AccountsTab(QWidget):
         self.key.setPlaceholderText("Your API key (see below)" if no_keychain else "Kept in the system keychain")
         self.headers.clear()
         self.options.load(None)
-        self.result.clear()
+        self.result_shows.changed()
         self.remove.setEnabled(False)
         self._apply_preset()
         self.name.setFocus()
@@ -274,12 +293,12 @@ class AccountsTab(QWidget):
             self.name.setText(preset.name if preset is not None else "")
         models = self._catalog_models(provider)
         default = preset.default_model if preset is not None and preset.default_model else None
-        self._fill_models(models, default or (models[0] if models else ""))
+        self.fill_models(models, default or (models[0] if models else ""))
 
     def _catalog_models(self, provider: str) -> list[str]:
         return list(self.snapshot.catalog_models.get(provider, ()))
 
-    def _fill_models(self, models: list[str], select: str) -> None:
+    def fill_models(self, models: list[str], select: str) -> None:
         """Offer ``models`` in the model box, with ``select`` chosen (typed, if not among them)."""
         self.model.blockSignals(True)
         self.model.clear()
@@ -337,52 +356,9 @@ class AccountsTab(QWidget):
         try:
             return self.form_account(stand_in_model=stand_in_model)
         except (ValidationError, ValueError) as exc:
-            self.result.setText(problem_text(exc))
+            self.result_shows.show(problem_text(exc), "problem")
             return None
 
-    def _ask_models(self, account: Account, waiting: str, then: Callable[[list[str]], None]) -> None:
-        """Ask the endpoint for its models (the form's key, if typed), then ``then(models)``."""
-        key = self.key.text().strip() or None
-        self.result.setText(waiting)
-        self.core.run_on_core(
-            lambda app: app.models.list_models(account, key), then, lambda e: self.result.setText(problem_text(e))
-        )
-
-    def _load_models(self) -> None:
-        account = self.checked_account(stand_in_model="none-chosen-yet")  # the endpoint is what matters here
-        if account is None:
-            return
-
-        def loaded(models: list[str]) -> None:
-            if not models:
-                self.result.setText("The endpoint answered but lists no models; type the model's id yourself.")
-                return
-            preset = self.snapshot.transport.preset(account.provider)
-            current = self.model.currentText().strip()
-            chosen = choose_model(models, current, preset.default_model if preset is not None else None)
-            self._fill_models(models, chosen)
-            count = f"{len(models)} model{'' if len(models) == 1 else 's'}"
-            self.result.setText(f"The endpoint lists {count}; {chosen} is chosen. Pick another in the list.")
-
-        self._ask_models(account, "Asking the endpoint for its models…", loaded)
-
-    def _test(self) -> None:
-        account = self.checked_account()
-        if account is None:
-            return
-        key = self.key.text().strip() or None
-
-        def answered(result: tuple[list[str], ServerReport]) -> None:
-            models, template = result
-            has = "lists" if account.default_model in models else "answers, but does not list"
-            text = f"Connected: the endpoint {has} {account.default_model} ({len(models)} models)."
-            advice = "" if account.instructions_in_first_message else template.advice
-            self.result.setText(" ".join(part for part in (text, advice, template.context_advice) if part))
-            self.options.hint.setText(advice)
-
-        self.result.setText("Testing the connection…")
-        self.core.run_on_core(
-            lambda app: app.models.test_connection(account, key),
-            answered,
-            lambda e: self.result.setText(problem_text(e)),
-        )
+    def _form_changed(self) -> None:
+        if not self._loading:
+            self.result_shows.changed()
