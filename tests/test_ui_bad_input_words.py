@@ -73,7 +73,7 @@ def test_the_context_tab_refuses_in_sentences(qtbot: QtBot, cairn_paths: CairnPa
             tab.summary_account.setCurrentIndex(tab.summary_account.findText("Cheap"))
             tab.summary_model.setText(model)
             tab.status.clear()
-            tab.save_button.click()
+            tab.saving.flush()  # as a moment's pause, or closing Settings, does
             qtbot.waitUntil(lambda: tab.status.text() != "", timeout=WAIT)
             assert_plain(tab.status.text())
 

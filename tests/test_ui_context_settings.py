@@ -23,7 +23,7 @@ def saved(paths: CairnPaths) -> dict[str, object]:
 def refused(qtbot: QtBot, tab: ContextTab, paths: CairnPaths, words: str) -> None:
     before = saved(paths)
     tab.status.clear()
-    tab.save_button.click()
+    tab.saving.flush()  # as a moment's pause, or closing Settings, does
     qtbot.waitUntil(lambda: tab.status.text() != "", timeout=WAIT)
     assert words in tab.status.text()
     assert saved(paths) == before
@@ -58,7 +58,9 @@ def test_context_settings_are_saved_and_bad_ones_are_refused(qtbot: QtBot, cairn
             store.remove_account(cheap.id)  # meanwhile, from the command line
             refused(qtbot, tab, cairn_paths, "The account chosen for summaries is not in settings any more")
             store.add_account(cheap)
-            tab.save_button.click()
+            tab.summary_model.setText("small")  # the person changes something again: saved as made
+            tab.summary_model.setText("small-model")
+            tab.saving.flush()  # as a moment's pause, or closing Settings, does
             qtbot.waitUntil(lambda: tab.status.text().startswith("Saved."), timeout=WAIT)
             on_disk = saved(cairn_paths)
             assert on_disk["reply_reserve"] == 4_000
@@ -79,7 +81,7 @@ def test_context_settings_are_saved_and_bad_ones_are_refused(qtbot: QtBot, cairn
             assert tab.summary_model.text() == "small-model"
             tab.reserve.setValue(0)
             tab.summary_account.setCurrentIndex(0)
-            tab.save_button.click()
+            tab.saving.flush()  # as a moment's pause, or closing Settings, does
             qtbot.waitUntil(lambda: tab.status.text().startswith("Saved."), timeout=WAIT)
             on_disk = saved(cairn_paths)
             assert on_disk["reply_reserve"] is None

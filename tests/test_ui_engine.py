@@ -93,8 +93,7 @@ def test_the_models_tab_adds_tunes_and_removes_a_gguf(
         qtbot.waitUntil(lambda: "MiB freed" in tab.status.text() or "Removed" in tab.status.text(), timeout=10_000)
         assert not list((cairn_paths.data_dir / "models").glob("*.gguf"))
         tab.idle.setValue(7.5)
-        tab.budget.setValue(1.5)
-        tab.save_button.click()
+        tab.budget.setValue(1.5)  # applied as made: no button, saved once the values are still
         qtbot.waitUntil(lambda: tab.status.text() == "Saved.", timeout=10_000)
         settings = json.loads((cairn_paths.config_dir / "settings.json").read_text())
         assert (settings["engine_idle_minutes"], settings["engine_states_gb"]) == (7.5, 1.5)

@@ -40,9 +40,7 @@ def test_a_settings_round_trip(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
         assert SECRET not in settings_file.read_text()
         qtbot.waitUntil(lambda: w.pages.currentIndex() == 0, timeout=WAIT)
 
-        dialog.instructions.setPlainText("Always answer in haiku.")
-        save = next(b for b in dialog.findChildren(type(tab.save)) if b.accessibleName() == "Save instructions")
-        QTest.mouseClick(save, Qt.MouseButton.LeftButton)
+        dialog.instructions.setPlainText("Always answer in haiku.")  # saved as typed: no button to forget
         qtbot.waitUntil(lambda: "Saved" in dialog.instructions_status.text(), timeout=WAIT)
         assert json.loads(settings_file.read_text())["custom_instructions"] == "Always answer in haiku."
 
@@ -235,13 +233,25 @@ def test_an_account_added_by_the_command_line_meanwhile_survives(qtbot: QtBot, c
         dialog = open_settings(qtbot, w)
         qtbot.waitUntil(lambda: dialog.accounts.list.count() == 1, timeout=WAIT)
         assert dialog.accounts.list.item(0).text() == "FromCli"
-        dialog.instructions.setPlainText("Be brief.")
-        save = next(
-            b for b in dialog.findChildren(type(dialog.accounts.save)) if b.accessibleName() == "Save instructions"
-        )
-        QTest.mouseClick(save, Qt.MouseButton.LeftButton)
+        dialog.instructions.setPlainText("Be brief.")  # saved as typed
         qtbot.waitUntil(lambda: "Saved" in dialog.instructions_status.text(), timeout=WAIT)
         saved = json.loads((cairn_paths.config_dir / "settings.json").read_text())
         assert [a["name"] for a in saved["accounts"]] == ["FromCli"]
         assert saved["custom_instructions"] == "Be brief."
         dialog.accept()
+
+
+def test_instructions_typed_and_then_closed_are_kept(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        dialog.tabs.setCurrentIndex(1)
+        QTest.keyClicks(dialog.instructions, "Use metric units.")
+        dialog.reject()  # at once, as Escape does: nothing typed is lost
+        settings_file = cairn_paths.config_dir / "settings.json"
+        qtbot.waitUntil(
+            lambda: settings_file.exists() and "Use metric units." in settings_file.read_text(), timeout=WAIT
+        )
+        assert run.app.settings.custom_instructions == "Use metric units."
+        again = open_settings(qtbot, run.window)
+        assert again.instructions.toPlainText() == "Use metric units."
+        again.reject()

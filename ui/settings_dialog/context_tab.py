@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -19,7 +18,9 @@ from PySide6.QtWidgets import (
 
 from desktop.app import AppSnapshot, problem_text
 from ui.bridge.core_client import CoreClient
+from ui.settings_dialog.apply_as_made import ApplyAsMade
 from ui.settings_dialog.notes import quiet_note, with_note
+from ui.settings_dialog.result_line import said_in_settings
 
 __all__ = ["ContextTab"]
 
@@ -64,9 +65,6 @@ class ContextTab(QWidget):
         self.status = QLabel()
         self.status.setAccessibleName("Context settings status")
         self.status.setWordWrap(True)
-        self.save_button = save = QPushButton("Save")
-        save.setAccessibleName("Save context settings")
-        save.clicked.connect(self._save)
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         form.addRow(
@@ -98,7 +96,8 @@ class ContextTab(QWidget):
         layout.addLayout(form)
         layout.addWidget(self.status)
         layout.addStretch(1)
-        layout.addWidget(save, alignment=Qt.AlignmentFlag.AlignRight)
+        changes = [self.reserve.valueChanged, self.tail.valueChanged, self.summary_account.currentIndexChanged]
+        self.saving = ApplyAsMade(self._save, [*changes, self.summary_model.textChanged], self)
         self.show_snapshot(snapshot)
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -107,6 +106,10 @@ class ContextTab(QWidget):
         super().showEvent(event)
 
     def show_snapshot(self, snapshot: AppSnapshot) -> None:
+        with self.saving.showing():
+            self._show(snapshot)
+
+    def _show(self, snapshot: AppSnapshot) -> None:
         chosen = snapshot.summary_route
         self.summary_account.clear()
         self.summary_account.addItem(OWN_ROUTE, None)
@@ -129,7 +132,7 @@ class ContextTab(QWidget):
             self.status.setText("Saved. The next message uses it.")
 
         def failed(error: BaseException) -> None:
-            self.status.setText(problem_text(error))
+            self.status.setText(said_in_settings(problem_text(error)))
 
         self.core.run_on_core(lambda app: app.preferences.save_context(reserve, tail, account_id, model), saved, failed)
 

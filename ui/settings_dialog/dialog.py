@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from ui.bridge.core_client import CoreClient
 from ui.chat_panel.shown_chat import ShownChat
 from ui.settings_dialog.accounts_tab import AccountsTab
+from ui.settings_dialog.apply_as_made import ApplyAsMade
 from ui.settings_dialog.assistants_tab import AssistantsTab
 from ui.settings_dialog.context_tab import ContextTab
 from ui.settings_dialog.mcp_tab import McpTab
@@ -101,26 +102,27 @@ class SettingsDialog(QDialog):
         self.instructions = QPlainTextEdit(self.core.snapshot.custom_instructions)
         self.instructions.setAccessibleName("Custom instructions")
         self.instructions.setPlaceholderText("Anything the assistant should always know or do, in your words.")
-        save = QPushButton("Save instructions")
-        save.setAccessibleName("Save instructions")
         self.instructions_status = QLabel()
+        self.instructions_status.setAccessibleName("Instructions status")
         text = self.instructions
 
         def saved(_r: object) -> None:
             self.instructions_status.setText("Saved. The next message carries the change.")
 
-        save.clicked.connect(
-            lambda: self.core.run_on_core(lambda app: app.preferences.save_instructions(text.toPlainText()), saved)
-        )
+        def save() -> None:
+            said = text.toPlainText()
+            self.core.run_on_core(lambda app: app.preferences.save_instructions(said), saved)
+
+        self.instructions_saving = ApplyAsMade(save, [text.textChanged], self)
         layout = QVBoxLayout(page)
         intro = QLabel(
-            "Your own instructions, added to Cairn's for every chat. A change reaches each chat with its next message."
+            "Your own instructions, added to Cairn's for every chat. They are saved as you type; a change reaches "
+            "each chat with its next message."
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)
         layout.addWidget(self.instructions, 1)
         layout.addWidget(self.instructions_status)
-        layout.addWidget(save, alignment=Qt.AlignmentFlag.AlignRight)
         return page
 
     def _appearance_tab(self) -> QWidget:
@@ -166,6 +168,8 @@ class SettingsDialog(QDialog):
     def done(self, result: int) -> None:
         """Close what Settings still has open (a question, a watcher) before it goes, and give
         the focus back rather than keep it on a hidden control."""
+        for applier in (self.instructions_saving, self.context.saving, self.models.saving):
+            applier.flush()  # what was typed a moment ago is saved, not lost with the dialog
         self.accounts.saving.close_questions()
         for box in (self.mcp.confirmation, self.mcp.preview):
             if box is not None and box.isVisible():

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from desktop.app import ModelEntry, ModelsOverview, problem_text
 from ui.bridge.core_client import CoreClient
+from ui.settings_dialog.apply_as_made import ApplyAsMade
 from ui.settings_dialog.model_download_box import DownloadBox
 from ui.settings_dialog.notes import quiet_note
 
@@ -135,16 +136,12 @@ class ModelsTab(QWidget):
         self.budget.setRange(0, 10_000)
         self.budget.setSuffix(" GB")
         self.budget.setDecimals(1)
-        self.save_button = QPushButton("Save")
-        self.save_button.setAccessibleName("Save the saved-chat settings")
-        self.save_button.clicked.connect(self._save_saving)
+        self.saving = ApplyAsMade(self._save_saving, [self.idle.valueChanged, self.budget.valueChanged], self)
         self.disk = quiet_note("")
         form = QFormLayout()
         form.addRow("Save an idle chat after", self.idle)
         form.addRow("Disk for saved chats", self.budget)
         form.addRow(self.disk)
-        form.addRow(self.save_button)
-        form.setAlignment(self.save_button, Qt.AlignmentFlag.AlignRight)
         return form
 
     # -- showing ---------------------------------------------------------------------------------
@@ -171,8 +168,9 @@ class ModelsTab(QWidget):
         self.list.setCurrentRow(min(max(row, 0), self.list.count() - 1))
         engine = overview.status.words() if overview.built else "The built-in engine is not built: run `make engine`."
         self.engine.setText(engine)
-        self.idle.setValue(overview.idle_minutes)
-        self.budget.setValue(overview.states_gb)
+        with self.saving.showing():
+            self.idle.setValue(overview.idle_minutes)
+            self.budget.setValue(overview.states_gb)
         self.disk.setText(f"Saved chats take {overview.states_bytes / 1e9:,.2f} GB now; the oldest go first.")
         self._picked(self.list.currentRow())
 
