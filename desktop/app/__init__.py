@@ -14,9 +14,11 @@ from desktop.app.attachments import LIMITS, Attachment, AttachmentRefused, shown
 from desktop.app.cairn import CairnApp, open_cairn
 from desktop.app.chats import PAGE, ChatPage, OpenedChat
 from desktop.app.local_models import BUILTIN_ACCOUNT, BUILTIN_PROVIDER, LocalModels, ModelsOverview
+from desktop.app.mcp_servers import ImportResult
 from desktop.app.message_checks import MAX_MESSAGE_CHARS, InputRefused, decode_input, message_problem
 from desktop.app.model_downloads import DownloadPaused, ModelDownloads
 from desktop.app.models import LOCAL_PORTS, LocalServer
+from desktop.app.secrets import LaunchNotice, LeavingFile
 from desktop.app.shared import NoRoute, NoSuchChat, TurnInProgress
 from desktop.app.snapshot import AccountView, AppSnapshot
 from desktop.app.turns import STOPPED, SessionEvent, TurnBusy, TurnRoute
@@ -35,11 +37,12 @@ from desktop.root import WorkspaceError
 from desktop.session.chat_route import ChatRouteView
 from desktop.session.chat_settings import EFFORTS, ChatSettingsError, ChatSettingsView, inherited_words
 from desktop.session.parked import ParkedCall
-from desktop.settings.mcp_import import ConfigImportError, ImportPlan, claude_config_path
-from desktop.settings.mcp_servers import McpServerSetting, McpSettingsError, looks_secret
+from desktop.settings.mcp_import import ConfigImportError, ImportPlan, NotImported, claude_config_path
+from desktop.settings.mcp_servers import McpServerSetting, McpSettingsError, SecretsNotKept, looks_secret
 from desktop.settings.problems import problem_text
 from desktop.settings.routes import ResolvedRoute, RouteError, resolve_route
-from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretStore
+from desktop.settings.secret_file import SECRETS_FILE, SecretFile, SecretFileError
+from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretPlace, SecretStore, SecretsView
 from desktop.settings.store import TEXT_SIZE_MAX, TEXT_SIZE_MIN, Account, Assistant, Settings, SettingsError
 from desktop.tools.mcp_hub import ServerView
 from desktop.turn.approvals import Approval, Approver, Choice
@@ -71,6 +74,7 @@ __all__ = [
     "MODELS_DEV_URL",
     "NO_SNIPPET",
     "PAGE",
+    "SECRETS_FILE",
     "SKILL_FILE",
     "STOPPED",
     "TEXT_SIZE_MAX",
@@ -102,9 +106,12 @@ __all__ = [
     "DownloadPaused",
     "EngineStatus",
     "ImportPlan",
+    "ImportResult",
     "InputRefused",
     "JournalError",
     "KeychainUnavailable",
+    "LaunchNotice",
+    "LeavingFile",
     "LibraryError",
     "LocalModels",
     "LocalServer",
@@ -116,6 +123,7 @@ __all__ = [
     "NoRoute",
     "NoSuchChat",
     "NotAVersion",
+    "NotImported",
     "NothingToCompact",
     "NothingToRetry",
     "OpenedChat",
@@ -126,7 +134,12 @@ __all__ = [
     "RequestUsage",
     "ResolvedRoute",
     "RouteError",
+    "SecretFile",
+    "SecretFileError",
+    "SecretPlace",
     "SecretStore",
+    "SecretsNotKept",
+    "SecretsView",
     "ServerReport",
     "ServerState",
     "ServerStatus",

@@ -1,5 +1,5 @@
 """Settings: accounts and routes, custom instructions, assistants, skills, permissions, context, MCP servers,
-models for the built-in engine, appearance.
+models for the built-in engine, where keys are kept, appearance.
 
 Closing Settings closes whatever question it still has open and stops what it watches, so no
 modal box outlives it and the window gets its focus back."""
@@ -26,6 +26,7 @@ from ui.chat_panel.shown_chat import ShownChat
 from ui.settings_dialog.accounts_tab import AccountsTab
 from ui.settings_dialog.assistants_tab import AssistantsTab
 from ui.settings_dialog.context_tab import ContextTab
+from ui.settings_dialog.keys_tab import KeysTab
 from ui.settings_dialog.mcp_tab import McpTab
 from ui.settings_dialog.models_tab import ModelsTab
 from ui.settings_dialog.permissions_tab import PermissionsTab
@@ -78,6 +79,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self.mcp, "MCP servers")
         self.models = ModelsTab(core)
         self.tabs.addTab(self.models, "Models")
+        self.keys = KeysTab(core)
+        self.tabs.addTab(self.keys, "Keys")
         self.tabs.addTab(self._appearance_tab(), "Appearance")
         close = QPushButton("Close")
         close.setAccessibleName("Close settings")
@@ -87,7 +90,8 @@ class SettingsDialog(QDialog):
         layout.addWidget(close, alignment=Qt.AlignmentFlag.AlignRight)
         # in tab order
         tabs = [
-            "accounts", "instructions", "assistants", "skills", "permissions", "context", "mcp", "models", "appearance"
+            "accounts", "instructions", "assistants", "skills", "permissions", "context", "mcp", "models", "keys",
+            "appearance",
         ]  # fmt: skip
         self.tabs.setCurrentIndex(tabs.index(tab))
         if preset is not None:
@@ -164,9 +168,10 @@ class SettingsDialog(QDialog):
         """Close what Settings still has open (a question, a watcher) before it goes, and give
         the focus back rather than keep it on a hidden control."""
         self.accounts.saving.close_questions()
-        for box in (self.mcp.confirmation, self.mcp.preview):
-            if box is not None and box.isVisible():
-                box.reject()
+        self.keys.close_questions()
+        self.mcp.saving.close_questions()
+        if self.mcp.preview is not None and self.mcp.preview.isVisible():
+            self.mcp.preview.reject()
         self.skills_tab.stop_watching()
         self.mcp.stop_watching()
         focused = QApplication.focusWidget()
