@@ -182,6 +182,10 @@ def test_an_import_without_a_keychain_saves_each_server_it_can(
         assert "Secrets with nowhere to go" in preview.details.text()
         assert preview.keep_in_memory.isVisibleTo(preview)
         assert not preview.keep_in_memory.isChecked()
+        assert preview.import_button.text() == "Import 1 server"  # gh's secret has nowhere to go
+        preview.keep_in_memory.setChecked(True)
+        assert preview.import_button.text() == "Import 2 servers"
+        preview.keep_in_memory.setChecked(False)
         click(preview.import_button)
         qtbot.waitUntil(lambda: tab.message.text().startswith("Imported 1 server: lab."), timeout=WAIT)
         assert "Not imported: gh. GITHUB_TOKEN of the MCP server 'gh' looks like a secret" in tab.message.text()

@@ -116,11 +116,8 @@ class ImportPreview(QDialog):
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.details)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.import_button = self.buttons.addButton(
-            f"Import {count} server{'' if count == 1 else 's'}", QDialogButtonBox.ButtonRole.AcceptRole
-        )
+        self.import_button = self.buttons.addButton("Import", QDialogButtonBox.ButtonRole.AcceptRole)
         self.import_button.setAccessibleName("Import")
-        self.import_button.setEnabled(bool(count))
         self.cancel_button = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -128,11 +125,21 @@ class ImportPreview(QDialog):
         self.keep_in_memory = QCheckBox("Keep their secrets in memory until Cairn closes")
         self.keep_in_memory.setAccessibleName("Keep their secrets in memory until Cairn closes")
         self.keep_in_memory.setVisible(nowhere)
+        self.keep_in_memory.toggled.connect(self._count)
+        self._count()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(scroll, 1)
         layout.addWidget(self.keep_in_memory)
         layout.addWidget(self.buttons)
+
+    def _count(self) -> None:
+        """The Import button says how many servers it saves: without a place for their secrets,
+        the ones that have secrets only when they are kept for this run."""
+        nowhere = self.secrets.place == "memory" and not self.keep_in_memory.isChecked()
+        count = sum(1 for server in self.plan.servers if not (nowhere and server.secrets))
+        self.import_button.setText(f"Import {count} server{'' if count == 1 else 's'}")
+        self.import_button.setEnabled(bool(count))
 
     def _details(self) -> str:
         plan = self.plan

@@ -19,7 +19,7 @@ __all__ = ["KeysTab"]
 ABOUT_FILE = (
     "Where there is no system keychain, Cairn can keep secrets in a file that only your user account can read, "
     "as the gh and goose tools do. It is not encrypted: anyone who can sign in as you, or read your backups, can "
-    "read it. Cairn never writes it unless you turn it on here or when it starts."
+    "read it. Cairn writes it only once you turn it on, here or from the notice it shows when it starts."
 )
 
 
