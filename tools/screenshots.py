@@ -8,8 +8,8 @@ window in the light and the dark theme, the first start's page, an empty chat's 
 versions of an answer, an error row, tool and approval cards, a narrow window, the Settings
 dialog (light and dark) and the context inspector, the MCP servers tab with a ready and a
 failed server and an import preview, attachments in the composer and in the chat, a chat's own
-settings and the assistants list, and the chat list grouped by day with pinned and archived
-chats (light and dark).
+settings and the assistants list, the chat list grouped by day with pinned and archived
+chats (light and dark), and Cairn without a system keychain (``shots_secrets.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from tools.shots_secrets import secrets_shots
 
 REPLY = """A **cairn** is a pile of stones that people build to mark a trail, a summit or a memory.
 
@@ -146,6 +148,7 @@ def shoot(out: Path) -> None:
             mcp_shots(run, out)
             chat_settings_shots(run, out)
         chat_list_shots(paths, out)
+    secrets_shots(out, settle=settle, wait_for=wait_for)
     qt.processEvents()
     for name in sorted(p.name for p in out.glob("*.png")):
         print(out / name)

@@ -2,7 +2,7 @@
 
 ``open_cairn`` assembles Cairn (``desktop.root``) and returns the ``CairnApp``, whose use cases
 (``chats``, ``options``, ``turns``, ``attachments``, ``accounts``, ``models``, ``preferences``,
-``mcp``) run on the core's loop and publish immutable snapshots and typed events. ``ui/`` and
+``mcp``, ``secrets``) run on the core's loop and publish immutable snapshots and typed events. ``ui/`` and
 ``desktop/cli/`` import this package only, plus the event types (``desktop.turn.events``) and
 the content types (``host.content``); an import-linter contract in ``pyproject.toml`` keeps it
 so. Everything they need to name is here, so nothing else reaches into the runtime, the
