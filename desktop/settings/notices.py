@@ -28,7 +28,7 @@ class Notices:
         except FileNotFoundError:
             return []
         except (OSError, ValueError) as exc:
-            log.warning("ignoring an unreadable %s: %s", self.path.name, exc)
+            log.info("ignoring an unreadable %s: %s", self.path.name, exc)
             return []
         told = data.get("told") if isinstance(data, dict) else None
         return [name for name in told if isinstance(name, str)] if isinstance(told, list) else []
@@ -41,5 +41,5 @@ class Notices:
         try:
             atomic_write_text(self.path, json.dumps({"told": [*told, name]}) + "\n")
         except OSError as exc:
-            log.warning("could not remember the notice %s: %s", name, exc)
+            log.info("could not remember the notice %s: %s", name, exc)  # not worth a line on a terminal
         return True
