@@ -1,13 +1,13 @@
 """The composition root: the one place Cairn is assembled, for the window and every command.
 
 ``Root`` builds every long-lived part once, in dependency order, clients included: the
-settings store and the keychain, the catalogs, the redactor (and its log filter), the HTTP
-clients, the MCP servers, the tool registry and context engine, the gate and the approver,
-the route limits and the summary routes. It owns their lifecycle: ``open_journal`` opens the
-journal, ``start`` starts the parts that run tasks in a fixed order, ``stop`` stops them in
-reverse order, ``close`` closes the journal. Nothing else wires a part, and nothing is
-rebound after it is built: the window and the CLI say which approver they want when they
-build the root. ``desktop.app`` builds the front door on top of it.
+settings store and the secret store (keychain, secrets file, memory), the catalogs, the
+redactor (and its log filter), the HTTP clients, the MCP servers, the tool registry and
+context engine, the gate and the approver, the route limits and the summary routes. It owns
+their lifecycle: ``open_journal`` opens the journal, ``start`` starts the parts that run tasks
+in a fixed order, ``stop`` stops them in reverse order, ``close`` closes the journal. Nothing
+else wires a part, and nothing is rebound after it is built: the window and the CLI say which
+approver they want when they build the root. ``desktop.app`` builds the front door on top of it.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from desktop.session.states import SessionStates
 from desktop.settings.account_keys import AccountKeys
 from desktop.settings.redaction import RedactingFilter, Redactor
 from desktop.settings.routes import ResolvedRoute, Routes
+from desktop.settings.secret_file import SECRETS_FILE, SecretFile
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, Settings, SettingsStore
 from desktop.tools.mcp_hub import McpHub
@@ -91,7 +92,7 @@ class Root:
     ) -> None:
         self.paths = paths
         self.settings_store = SettingsStore(paths.config_dir / "settings.json")
-        self.secrets = secrets or SecretStore()
+        self.secrets = secrets or SecretStore(file=SecretFile(paths.config_dir / SECRETS_FILE))
         transport = load_transport_catalog()
         self.routes = Routes(transport, load_models_dev(paths.cache_dir, transport.models_dev_providers))
         self.transport, self.models_dev = self.routes.transport, self.routes.models_dev

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from desktop.loopback import LoopbackProvider
-from desktop.settings.mcp_servers import McpSettingsError, secret_id, server_setting
+from desktop.settings.mcp_servers import McpSettingsError, SecretsNotKept, secret_id, server_setting
 from desktop.settings.secrets import SecretStore
 from desktop.turn.events import RequestStarted, ToolProgressed, ToolResultCommitted, ToolStarted
 from host.paths import CairnPaths
@@ -141,9 +141,15 @@ def test_a_server_that_cannot_run_is_refused_with_the_reason_and_no_secret_is_st
     assert keyring.entries == {}
 
 
-def test_without_a_keychain_a_secret_is_refused_not_written(tmp_path: Path) -> None:
-    with pytest.raises(McpSettingsError, match="keeps secrets only in the system keychain"):
-        server_setting(SecretStore(BrokenKeyring()), {"name": "gh", "command": "gh-mcp"}, env={"GITHUB_TOKEN": "ghp_x"})
+def test_without_a_keychain_a_secret_is_refused_not_written_unless_kept_for_this_run(tmp_path: Path) -> None:
+    secrets = SecretStore(BrokenKeyring())
+    with pytest.raises(SecretsNotKept, match="GITHUB_TOKEN of the MCP server 'gh' looks like a secret, and the system"):
+        server_setting(secrets, {"name": "gh", "command": "gh-mcp"}, env={"GITHUB_TOKEN": "ghp_x"})
+    kept = server_setting(secrets, {"name": "gh", "command": "gh-mcp"}, env={"GITHUB_TOKEN": "ghp_x"}, memory_only=True)
+    assert kept.secret_env == ["GITHUB_TOKEN"]
+    assert kept.config(secrets)[0].env == {"GITHUB_TOKEN": "ghp_x"}
+    with pytest.raises(ValueError, match=r"is missing \(without a keychain it was kept for one run only\)"):
+        kept.config(SecretStore(BrokenKeyring()))  # the next run
 
 
 def test_an_edit_keeps_the_secrets_not_given_again_and_forgets_the_dropped_ones() -> None:

@@ -1,5 +1,6 @@
 """Importing Claude Desktop's MCP servers: the plan shown before saving, names made valid and
-unique, secrets to the keychain, and files that are broken or hostile."""
+unique, secrets to the keychain, each server saved that can be, and files that are broken or
+hostile."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desktop.settings.mcp_import import ConfigImportError, apply_import, claude_config_path, read_import
-from desktop.settings.mcp_servers import McpSettingsError, secret_id
+from desktop.settings.mcp_servers import secret_id
 from desktop.settings.secrets import SecretStore
 from host.mcp.config import SERVER_NAME_PATTERN
 from tests.fake_keyring import MemoryKeyring
@@ -60,7 +61,7 @@ def test_the_plan_shows_what_would_be_kept_and_why_entries_are_left_out(tmp_path
     text = "\n".join(plan.lines())
     assert "ghp_abcdefghijklmnop1234" not in text
     assert "Bearer" not in text
-    assert "to the keychain: GITHUB_PERSONAL_ACCESS_TOKEN" in text
+    assert "secrets: GITHUB_PERSONAL_ACCESS_TOKEN" in text
     assert "env GITHUB_HOST" in text
     assert "brave-search (was 'brave.search')" in text
     assert "off: uvx mcp-server-time [disabled]" in text
@@ -72,7 +73,8 @@ def test_the_plan_shows_what_would_be_kept_and_why_entries_are_left_out(tmp_path
 
 def test_applying_the_plan_keeps_secrets_in_the_keychain(tmp_path: Path) -> None:
     keyring = MemoryKeyring()
-    servers = apply_import(read_import(write(tmp_path, CLAUDE)), SecretStore(keyring))
+    servers, refused = apply_import(read_import(write(tmp_path, CLAUDE)), SecretStore(keyring))
+    assert refused == []
     by_name = {s.name: s for s in servers}
     github = by_name["github"]
     assert github.env == {"GITHUB_HOST": "github.com"}
@@ -93,11 +95,23 @@ class OneSecretKeyring(MemoryKeyring):
         super().set_password(service, username, password)
 
 
-def test_an_import_the_keychain_refuses_halfway_leaves_no_secret_behind(tmp_path: Path) -> None:
+def test_an_import_saves_each_server_it_can_and_a_refused_one_leaves_no_secret_behind(tmp_path: Path) -> None:
     store = OneSecretKeyring()
-    with pytest.raises(McpSettingsError, match="keeps secrets only in the system keychain"):
-        apply_import(read_import(write(tmp_path, CLAUDE)), SecretStore(store))
-    assert store.entries == {}  # github's token went in, and out again when brave's was refused
+    both = {"command": "two", "env": {"A_TOKEN": "tok-aaaaaaaaaaaa", "B_TOKEN": "tok-bbbbbbbbbbbb"}}
+    plan = read_import(write(tmp_path, {"mcpServers": {"plain": {"command": "p"}, "two": both}}))
+    servers, refused = apply_import(plan, SecretStore(store))
+    assert [s.name for s in servers] == ["plain"]
+    assert [(r.name, r.no_place) for r in refused] == [("two", True)]
+    assert "B_TOKEN of the MCP server 'two' looks like a secret, and the system keychain refused" in refused[0].reason
+    assert store.entries == {}  # A_TOKEN went in, and out again when B_TOKEN was refused
+
+
+def test_a_name_taken_since_the_plan_costs_only_that_server(tmp_path: Path) -> None:
+    plan = read_import(write(tmp_path, {"mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}}}))
+    servers, refused = apply_import(plan, SecretStore(MemoryKeyring()), existing=["B"])
+    assert [s.name for s in servers] == ["a"]
+    assert [r.name for r in refused] == ["b"]
+    assert "An MCP server named 'b' was added since this import was shown" in refused[0].reason
 
 
 @pytest.mark.parametrize(

@@ -68,7 +68,7 @@ def test_a_name_clash_stores_no_secret_and_a_rename_takes_the_secrets_along(
     assert ("Cairn", secret_id("gh", "env", "GITHUB_TOKEN")) not in keyring.entries
 
 
-def test_an_import_is_saved_only_if_no_name_was_taken_since_it_was_shown(
+def test_an_import_saves_each_server_whose_name_was_not_taken_since_it_was_shown(
     app: CairnApp, keyring: MemoryKeyring, tmp_path: Path
 ) -> None:
     source = tmp_path / "claude_desktop_config.json"
@@ -81,14 +81,15 @@ def test_an_import_is_saved_only_if_no_name_was_taken_since_it_was_shown(
 
     async def work() -> None:
         await app.mcp.save({**LAB, "enabled": False}, {}, {})  # meanwhile
-        with pytest.raises(McpSettingsError, match="'lab' was added since this import was shown; import again"):
-            await app.mcp.import_servers(shown)
-        assert names(app) == ["lab"]
-        assert keyring.entries == {}
-        await app.mcp.import_servers(read_import(source, names(app)))
+        result = await app.mcp.import_servers(shown)
+        assert [s.name for s in result.saved] == ["gh"]
+        (refused,) = result.not_saved
+        assert "'lab' was added since this import was shown; import again" in refused.reason
+        assert not refused.no_place
 
     run(app, work)
     assert names(app) == ["lab", "gh"]
+    assert app.mcp.entries().get("lab").command == LAB["command"]  # type: ignore[union-attr]  # kept, not the import's
     assert keyring.entries[("Cairn", secret_id("gh", "env", "GITHUB_TOKEN"))] == "ghp_x"
 
 

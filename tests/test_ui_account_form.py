@@ -381,3 +381,32 @@ def test_a_result_is_about_the_form_as_it_is_and_a_problem_looks_like_one(
         assert tab.result.text() == ""
         no_leaks()
         dialog.reject()
+
+
+def test_changes_not_saved_are_named_before_they_would_be_lost(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    store = SettingsStore(cairn_paths.config_dir / "settings.json")
+    for name in ("First", "Second"):
+        store.add_account(Account(name=name, provider="custom", base_url="http://127.0.0.1:9/v1", default_model="m"))
+    with running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.accounts
+        assert tab.name.text() == "First"
+        assert tab.guard.unsaved() is None  # shown, not changed
+        tab.list.setCurrentRow(1)  # nothing to lose: it just moves on
+        assert tab.name.text() == "Second"
+        tab.name.setText("Second, renamed")
+        tab.list.setCurrentRow(0)  # changes would be lost: asked first
+        qtbot.waitUntil(lambda: tab.guard.question is not None and tab.guard.question.isVisible(), timeout=WAIT)
+        assert "the account “Second, renamed”" in tab.guard.question.text()
+        tab.guard.question.keep.click()
+        qtbot.waitUntil(lambda: tab.guard.question is None, timeout=WAIT)
+        assert tab.name.text() == "Second, renamed"  # kept, with the list back on it
+        assert tab.list.currentRow() == 1
+
+        dialog.reject()  # Settings closing: the same question
+        qtbot.waitUntil(lambda: tab.guard.question is not None and tab.guard.question.isVisible(), timeout=WAIT)
+        assert dialog.isVisible()
+        assert dialog.tabs.currentWidget() is tab
+        tab.guard.question.discard.click()
+        qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT)
+        assert [a.name for a in store.load().accounts] == ["First", "Second"]  # the changes went, as chosen

@@ -25,6 +25,7 @@ from tests.fake_keyring import BrokenKeyring
 from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
 from tests.ui_fixtures import Running, open_settings, running_cairn
 from ui.settings_dialog.dialog import SettingsDialog
+from ui.settings_dialog.keys_questions import NowhereQuestion
 from ui.settings_dialog.mcp_tab import McpTab
 from ui.settings_dialog.mcp_values import KEPT
 
@@ -263,7 +264,7 @@ def test_an_import_is_shown_first_saves_nothing_on_cancel_and_everything_on_impo
     shown = preview.details.text()
     assert "Will be added" in shown
     assert f"lab: {sys.executable} {TOOLS_SERVER} [env LAB_COLOUR]" in shown
-    assert "gh: gh-mcp [to the keychain: GITHUB_TOKEN; disabled]" in shown
+    assert "gh: gh-mcp [secrets: GITHUB_TOKEN; disabled]" in shown
     assert "Goes to the system keychain" in shown
     assert "gh: GITHUB_TOKEN" in shown
     assert "'old': it uses the older SSE transport" in shown
@@ -375,21 +376,40 @@ def test_bad_input_gets_a_plain_message_and_loses_nothing(
     assert settings_file(cairn_paths).read_bytes() == kept
 
 
-def test_without_a_keychain_a_server_with_a_secret_is_refused(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
-    for store in (BrokenKeyring(), keyring.backends.fail.Keyring()):
-        with running_cairn(cairn_paths, secrets=SecretStore(store)) as run:
-            dialog = open_settings(qtbot, run.window)
-            dialog.tabs.setCurrentWidget(dialog.mcp)
-            tab = dialog.mcp
-            fill(tab, "gh", "--version", command="gh-mcp", env={"GITHUB_TOKEN": "ghp_nowhere0to0go0123"})
-            save(qtbot, tab, "keeps secrets only in the system keychain")
-            assert "The server was not saved" in tab.message.text()
-            assert "in memory" not in tab.message.text()  # an account's way out, not a server's
-            assert "ghp_nowhere0to0go0123" not in tab.message.text()
-            assert tab.form.env.rows()[0][1].echoMode() == QLineEdit.EchoMode.Password  # typed, and masked
-            assert tab.form.name.text() == "gh"
-            dialog.reject()
-        assert servers_on_disk(cairn_paths) == []
+@pytest.mark.parametrize("store", [BrokenKeyring, keyring.backends.fail.Keyring], ids=["refuses", "none"])
+def test_without_a_keychain_a_server_with_a_secret_asks_where_its_secrets_go(
+    qtbot: QtBot, cairn_paths: CairnPaths, store: type
+) -> None:
+    with running_cairn(cairn_paths, secrets=SecretStore(store())) as run:
+        dialog = open_settings(qtbot, run.window)
+        dialog.tabs.setCurrentWidget(dialog.mcp)
+        tab = dialog.mcp
+        fill(tab, "gh", "--version", command="gh-mcp", env={"GITHUB_TOKEN": "ghp_nowhere0to0go0123"})
+        click(tab.save)
+        qtbot.waitUntil(lambda: isinstance(tab.confirmation, NowhereQuestion), timeout=WAIT)
+        question = tab.confirmation
+        assert isinstance(question, NowhereQuestion)
+        assert "GITHUB_TOKEN of the MCP server 'gh' looks like a secret" in question.text()
+        assert "in memory until it closes" in question.informativeText()
+        assert "ghp_nowhere0to0go0123" not in question.text() + question.informativeText()
+        click(question.back)
+        qtbot.waitUntil(lambda: "what you typed is still in the form" in tab.message.text(), timeout=WAIT)
+        assert servers_on_disk(cairn_paths) == []  # nothing saved while the person decides
+        assert tab.form.env.rows()[0][1].echoMode() == QLineEdit.EchoMode.Password  # typed, and masked
+        assert tab.form.name.text() == "gh"
+
+        click(tab.save)
+        qtbot.waitUntil(lambda: isinstance(tab.confirmation, NowhereQuestion), timeout=WAIT)
+        click(tab.confirmation.keep)
+        kept = "Saved gh. Its secrets are kept until Cairn closes."
+        qtbot.waitUntil(lambda: kept in tab.message.text(), timeout=WAIT)
+        (saved,) = servers_on_disk(cairn_paths)
+        assert saved["secret_env"] == ["GITHUB_TOKEN"]
+        secret = secret_id("gh", "env", "GITHUB_TOKEN")
+        found = run.window.core.submit(lambda: run.app.root.secrets.get(secret)).result(timeout=10)
+        assert found == "ghp_nowhere0to0go0123"
+        dialog.reject()
+    assert not (cairn_paths.config_dir / "secrets.json").exists()
     no_file_holds("ghp_nowhere0to0go0123")
 
 
@@ -450,3 +470,24 @@ def test_each_state_reads_in_plain_words(qtbot: QtBot) -> None:
         (ServerView("lab", lazy, problem="a secret is missing"), "cannot run: a secret is missing"),
     ]
     assert [status_phrase(view) for view, _ in cases] == [phrase for _, phrase in cases]
+
+
+def test_a_server_typed_and_not_saved_is_named_before_settings_closes(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.mcp
+        dialog.tabs.setCurrentWidget(tab)
+        assert tab.guard.unsaved() is None
+        tab.form.name.setText("notes")
+        tab.form.command.setText(sys.executable)
+        dialog.reject()
+        qtbot.waitUntil(lambda: tab.guard.question is not None and tab.guard.question.isVisible(), timeout=10_000)
+        assert "the MCP server “notes”" in tab.guard.question.text()
+        tab.guard.question.keep.click()
+        qtbot.waitUntil(lambda: tab.guard.question is None, timeout=10_000)
+        assert dialog.isVisible()
+        assert tab.form.name.text() == "notes"  # still there to save
+        dialog.reject()
+        qtbot.waitUntil(lambda: tab.guard.question is not None and tab.guard.question.isVisible(), timeout=10_000)
+        tab.guard.question.discard.click()
+        qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=10_000)

@@ -24,7 +24,7 @@ def test_a_use_tool_call_is_shown_as_the_call_it_stands_for() -> None:
     assert "&quot;arguments&quot;" not in card  # not the envelope
     # A malformed one is shown as the model made it.
     malformed = call_line_html(ShownCall("c2", "use_tool", {"name": 7}), palette, running=False)
-    assert "<b>Use tool</b>" in malformed
+    assert "<b>Use a tool</b>" in malformed
 
 
 def test_its_result_and_the_inspector_name_the_tool_and_its_pin() -> None:

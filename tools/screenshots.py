@@ -8,8 +8,8 @@ window in the light and the dark theme, the first start's page, an empty chat's 
 versions of an answer, an error row, tool and approval cards, a narrow window, the Settings
 dialog (light and dark) and the context inspector, the MCP servers tab with a ready and a
 failed server and an import preview, attachments in the composer and in the chat, a chat's own
-settings and the assistants list, and the chat list grouped by day with pinned and archived
-chats (light and dark).
+settings and the assistants list, the chat list grouped by day with pinned and archived
+chats (light and dark), and Cairn without a system keychain (``shots_secrets.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tools.shots_first_hour import first_hour_shots
 from tools.shots_presets import preset_shots
+from tools.shots_secrets import secrets_shots
 
 REPLY = """A **cairn** is a pile of stones that people build to mark a trail, a summit or a memory.
 
@@ -129,11 +131,7 @@ def shoot(out: Path) -> None:
             window.grab().save(str(out / "main-dark.png"))
             run.shell.set_theme("light")
 
-            window.inspector.show()
-            window.resize(1400, 860)
-            settle()
-            window.grab().save(str(out / "inspector.png"))
-            window.inspector.hide()
+            inspector_shot(window, out)
             version_shots(run, provider, out)
             error_shot(run, provider, out)
             view_shots(run, provider, out, settle=settle, wait_for=wait_for)
@@ -148,10 +146,24 @@ def shoot(out: Path) -> None:
             mcp_shots(run, out)
             chat_settings_shots(run, out)
         chat_list_shots(paths, out)
-    preset_shots(out, settle=settle, wait_for=wait_for)
+    extra_shots(out)
     qt.processEvents()
     for name in sorted(p.name for p in out.glob("*.png")):
         print(out / name)
+
+
+def extra_shots(out: Path) -> None:
+    """Each in a Cairn of its own: the presets, the first hour, Cairn without a keychain."""
+    for shots in (preset_shots, first_hour_shots, secrets_shots):
+        shots(out, settle=settle, wait_for=wait_for)
+
+
+def inspector_shot(window: Any, out: Path) -> None:
+    window.inspector.show()
+    window.resize(1400, 860)
+    settle()
+    window.grab().save(str(out / "inspector.png"))
+    window.inspector.hide()
 
 
 def start_page_shots(paths: Any, out: Path) -> None:

@@ -2,7 +2,7 @@
 
 ``open_cairn`` assembles Cairn (``desktop.root``) and returns the ``CairnApp``, whose use cases
 (``chats``, ``options``, ``turns``, ``attachments``, ``accounts``, ``models``, ``preferences``,
-``mcp``) run on the core's loop and publish immutable snapshots and typed events. ``ui/`` and
+``mcp``, ``secrets``) run on the core's loop and publish immutable snapshots and typed events. ``ui/`` and
 ``desktop/cli/`` import this package only, plus the event types (``desktop.turn.events``) and
 the content types (``host.content``); an import-linter contract in ``pyproject.toml`` keeps it
 so. Everything they need to name is here, so nothing else reaches into the runtime, the
@@ -14,9 +14,11 @@ from desktop.app.attachments import LIMITS, Attachment, AttachmentRefused, shown
 from desktop.app.cairn import CairnApp, open_cairn
 from desktop.app.chats import PAGE, ChatPage, OpenedChat
 from desktop.app.local_models import BUILTIN_ACCOUNT, BUILTIN_PROVIDER, LocalModels, ModelsOverview
+from desktop.app.mcp_servers import ImportResult
 from desktop.app.message_checks import MAX_MESSAGE_CHARS, InputRefused, decode_input, message_problem
 from desktop.app.model_downloads import DownloadPaused, ModelDownloads
 from desktop.app.models import LOCAL_PORTS, LocalServer
+from desktop.app.secrets import LaunchNotice, LeavingFile
 from desktop.app.shared import NoRoute, NoSuchChat, TurnInProgress
 from desktop.app.snapshot import AccountView, AppSnapshot
 from desktop.app.turns import STOPPED, SessionEvent, TurnBusy, TurnRoute
@@ -36,11 +38,12 @@ from desktop.root import WorkspaceError
 from desktop.session.chat_route import ChatRouteView
 from desktop.session.chat_settings import EFFORTS, ChatSettingsError, ChatSettingsView, inherited_words
 from desktop.session.parked import ParkedCall
-from desktop.settings.mcp_import import ConfigImportError, ImportPlan, claude_config_path
-from desktop.settings.mcp_servers import McpServerSetting, McpSettingsError, looks_secret
+from desktop.settings.mcp_import import ConfigImportError, ImportPlan, NotImported, claude_config_path
+from desktop.settings.mcp_servers import McpServerSetting, McpSettingsError, SecretsNotKept, looks_secret
 from desktop.settings.problems import problem_text
 from desktop.settings.routes import ResolvedRoute, RouteError, resolve_route
-from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretStore
+from desktop.settings.secret_file import SECRETS_FILE, SecretFile, SecretFileError
+from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretPlace, SecretStore, SecretsView
 from desktop.settings.store import TEXT_SIZE_MAX, TEXT_SIZE_MIN, Account, Assistant, Settings, SettingsError
 from desktop.tools.mcp_hub import ServerView
 from desktop.turn.approvals import Approval, Approver, Choice
@@ -72,6 +75,7 @@ __all__ = [
     "MODELS_DEV_URL",
     "NO_SNIPPET",
     "PAGE",
+    "SECRETS_FILE",
     "SKILL_FILE",
     "STOPPED",
     "TEXT_SIZE_MAX",
@@ -103,9 +107,12 @@ __all__ = [
     "DownloadPaused",
     "EngineStatus",
     "ImportPlan",
+    "ImportResult",
     "InputRefused",
     "JournalError",
     "KeychainUnavailable",
+    "LaunchNotice",
+    "LeavingFile",
     "LibraryError",
     "LocalModels",
     "LocalServer",
@@ -117,6 +124,7 @@ __all__ = [
     "NoRoute",
     "NoSuchChat",
     "NotAVersion",
+    "NotImported",
     "NothingToCompact",
     "NothingToRetry",
     "OpenedChat",
@@ -127,7 +135,12 @@ __all__ = [
     "RequestUsage",
     "ResolvedRoute",
     "RouteError",
+    "SecretFile",
+    "SecretFileError",
+    "SecretPlace",
     "SecretStore",
+    "SecretsNotKept",
+    "SecretsView",
     "ServerReport",
     "ServerState",
     "ServerStatus",

@@ -1,5 +1,5 @@
 """Accounts and the route used last: finding, saving and removing accounts, their keys in the
-keychain, and the routes they resolve to."""
+secret store, and the routes they resolve to."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class Accounts:
         return route
 
     def api_key(self, account: Account) -> str | None:
-        """The account's key (keychain, memory or environment); redacted from then on."""
+        """The account's key (kept, or from the environment); redacted from then on."""
         return self._root.api_key(account)
 
     def keep_key(self, account_id: str, key: str, *, memory_only: bool = False) -> None:
@@ -37,8 +37,10 @@ class Accounts:
         self._root.keys.keep(account_id, key, memory_only=memory_only)
 
     def keychain_problem(self) -> str | None:
-        """Why the system keychain cannot be used here, or ``None``."""
-        return self._root.secrets.keychain_problem()
+        """Why a key kept now would last only this run (no keychain, and no secrets file
+        chosen), or ``None``."""
+        view = self._root.secrets.view()
+        return view.keychain_problem if view.place == "memory" else None
 
     def find(self, name_or_id: str | None = None) -> Account | None:
         """The account named (or with the id) ``name_or_id``; the default one without it."""
@@ -65,8 +67,8 @@ class Accounts:
         return self._root.route(account, model)
 
     def save(self, account: Account, key: str | None, *, memory_only: bool = False) -> None:
-        """Save the account; the key goes to the keychain. ``KeychainUnavailable`` (the account
-        itself is saved) when there is none and ``memory_only`` was not asked for."""
+        """Save the account; the key goes to the secret store. ``KeychainUnavailable`` (the
+        account itself is saved) when it has nowhere to go and ``memory_only`` was not asked for."""
         shared, store = self._shared, self._root.settings_store
         if shared.settings.account(account.id) is None:
             shared.settings = store.add_account(account)

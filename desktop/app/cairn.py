@@ -2,8 +2,8 @@
 
 ``CairnApp`` holds one of each: ``chats`` (the list and each chat's pages), ``options`` (each
 chat's route, settings, mode and grants), ``turns`` (everything that asks the model, and the
-approvals), ``attachments``, ``accounts``, ``models``, ``preferences`` and ``mcp`` (the MCP
-servers). All
+approvals), ``attachments``, ``accounts``, ``models``, ``preferences``, ``mcp`` (the MCP
+servers) and ``secrets`` (where keys are kept, and the secrets file). All
 of it runs on the core's asyncio loop (one worker thread), never on the GUI thread: events of
 every turn reach ``on_event`` tagged with their chat, and every change of what the window
 shows (accounts, the route, settings) is published there as an ``AppSnapshot``.
@@ -26,6 +26,7 @@ from desktop.app.mcp_servers import McpServers
 from desktop.app.model_downloads import ModelDownloads
 from desktop.app.models import Models
 from desktop.app.preferences import Preferences
+from desktop.app.secrets import Secrets
 from desktop.app.shared import AppState
 from desktop.app.snapshot import AppSnapshot
 from desktop.app.turns import Turns
@@ -61,6 +62,7 @@ class CairnApp:
         self.mcp = McpServers(shared)
         self.local = LocalModels(shared)
         self.downloads = ModelDownloads(shared)
+        self.secrets = Secrets(shared)
 
     @property
     def settings(self) -> Settings:

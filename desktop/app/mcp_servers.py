@@ -1,18 +1,20 @@
 """MCP servers as the person manages them (Settings' MCP tab, ``cairn mcp``): the entries in
-the settings with their secrets in the keychain, and the running servers kept in step.
+the settings with their secrets in the secret store, and the running servers kept in step.
 
 A name is checked before any secret is stored: building an entry puts its secrets in the
-keychain under its name, where they would replace another server's. Every failure is an
-``McpSettingsError`` that says what to do, and leaves the settings as they were.
+store under its name, where they would replace another server's. Every failure is an
+``McpSettingsError`` that says what to do, and leaves the settings as they were; an import
+saves each server it can and says why of each other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.app.shared import AppState
-from desktop.settings.mcp_import import ImportPlan, apply_import, read_import
+from desktop.settings.mcp_import import ImportPlan, NotImported, apply_import, read_import
 from desktop.settings.mcp_servers import (
     McpServerSetting,
     McpSettingsError,
@@ -25,7 +27,15 @@ from desktop.tools.mcp_hub import ServerView
 from host.mcp import ServerStatus
 from host.tools import Tool
 
-__all__ = ["McpServers"]
+__all__ = ["ImportResult", "McpServers"]
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import saved, and each server it could not, with why."""
+
+    saved: tuple[McpServerSetting, ...]
+    not_saved: tuple[NotImported, ...]
 
 
 class McpServers:
@@ -51,17 +61,21 @@ class McpServers:
         env: Mapping[str, str | None],
         headers: Mapping[str, str | None],
         replacing: str | None = None,
+        *,
+        memory_only: bool = False,
     ) -> McpServerSetting:
         """Save a server as a person entered it (``server_setting`` says what each part is; a
-        ``None`` value keeps the secret the entry ``replacing`` has)."""
+        ``None`` value keeps the secret the entry ``replacing`` has). ``SecretsNotKept`` when
+        its secrets have nowhere to go; ``memory_only`` keeps them until Cairn closes."""
         settings = self._check_name(str(fields.get("name", "")), replacing=replacing)
         kept = settings.servers().get(replacing) if replacing is not None else None
-        server = server_setting(self._root.secrets, fields, env=env, headers=headers, kept=kept)
+        secrets = self._root.secrets
+        server = server_setting(secrets, fields, env=env, headers=headers, kept=kept, memory_only=memory_only)
         await self.put(server, replacing=replacing)
         return server
 
     async def remove(self, name: str) -> None:
-        """Remove a server's entry, its secrets from the keychain, and stop it."""
+        """Remove a server's entry, forget its secrets, and stop it."""
         store = self._root.settings_store
         settings = store.load()
         server = settings.servers().get(name)
@@ -95,23 +109,20 @@ class McpServers:
         existing = [server.name for server in self.entries().servers]
         return read_import(path, existing)
 
-    async def import_servers(self, plan: ImportPlan) -> list[McpServerSetting]:
-        """Save the servers of an import plan a person has seen. Nothing is saved when the
-        keychain refuses a secret or a name was taken since the plan was made."""
+    async def import_servers(self, plan: ImportPlan, *, memory_only: bool = False) -> ImportResult:
+        """Save the servers of an import plan a person has seen: each one that can be, and
+        why of each other (its secrets with nowhere to go, unless ``memory_only`` keeps them
+        until Cairn closes; a name taken since the plan was made)."""
         store = self._root.settings_store
         settings = store.load()
-        for imported in plan.servers:
-            if settings.servers().get(imported.name) is not None:
-                raise McpSettingsError(
-                    f"An MCP server named {imported.name!r} was added since this import was shown; "
-                    "import again to see what it would add now."
-                )
-        servers = apply_import(plan, self._root.secrets)
+        existing = [server.name for server in settings.servers().servers]
+        servers, refused = apply_import(plan, self._root.secrets, existing, memory_only=memory_only)
         for server in servers:
             settings = settings.with_server(server)
-        store.save(settings)
-        await self._hub.settings_changed()
-        return servers
+        if servers:
+            store.save(settings)
+            await self._hub.settings_changed()
+        return ImportResult(tuple(servers), tuple(refused))
 
     async def put(self, server: McpServerSetting, *, replacing: str | None = None) -> None:
         """Save a server's entry as it is (in place of ``replacing``, when it is an edit);

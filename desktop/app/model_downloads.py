@@ -1,7 +1,7 @@
 """Downloading models for the built-in engine: from a web address, a Hugging Face repository
 and file, or the curated list; paused and resumed, across restarts too.
 
-The Hugging Face token lives in the system keychain (entry ``huggingface``; ``HF_TOKEN`` in
+The Hugging Face token lives in the secret store (entry ``huggingface``; ``HF_TOKEN`` in
 the environment also serves) and is registered for redaction the moment it is read. It goes
 to Hugging Face alone: the downloader never sends it past a redirect to another host.
 """
@@ -19,7 +19,7 @@ from desktop.engine.library import ModelEntry
 
 __all__ = ["HUB_ENTRY", "DownloadPaused", "ModelDownloads"]
 
-HUB_ENTRY = "huggingface"  # the keychain entry of the Hugging Face token
+HUB_ENTRY = "huggingface"  # the secret store's entry of the Hugging Face token
 HF_TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 
 
@@ -50,8 +50,8 @@ class ModelDownloads:
         return found
 
     def keep_token(self, token: str, *, memory_only: bool = False) -> None:
-        """Keep the Hugging Face token in the keychain (``KeychainUnavailable`` where there is
-        none; ``memory_only`` keeps it for this run)."""
+        """Keep the Hugging Face token in the secret store (``KeychainUnavailable`` where it
+        has nowhere to go; ``memory_only`` keeps it for this run)."""
         self._root.redactor.add(token)
         self._root.secrets.set(HUB_ENTRY, token.strip(), memory_only=memory_only)
 

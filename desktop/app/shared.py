@@ -111,6 +111,7 @@ class AppState:
         except (NoRoute, RouteError, ValueError) as exc:
             problem = str(exc)
         root, settings = self.root, self.settings
+        secrets = root.secrets.view()
         providers = [p.id for p in root.transport.providers]
         local = root.library.models()
         catalog = {p: tuple(root.routes.catalog_models(p)) for p in [*providers, "custom"]}
@@ -126,7 +127,8 @@ class AppState:
             text_size=settings.text_size,
             workspace=settings.workspace,
             skills_dir=self.paths.skills_dir,
-            keychain_problem=root.secrets.keychain_problem(),
+            keychain_problem=secrets.keychain_problem if secrets.place == "memory" else None,
+            secrets=secrets,
             read_only=self.journal.read_only_reason if self.journal.read_only else None,
             transport=root.transport,
             models_dev=root.models_dev,

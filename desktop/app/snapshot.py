@@ -14,6 +14,7 @@ from pathlib import Path
 from desktop.catalog.modelsdev import ModelsDevCatalog
 from desktop.catalog.transport import TransportCatalog
 from desktop.settings.routes import ResolvedRoute
+from desktop.settings.secrets import SecretsView
 from desktop.settings.store import Account, Assistant, AutoTitles, SummaryRoute, ToolGrant
 from host.content import Mode
 
@@ -23,7 +24,7 @@ __all__ = ["AccountView", "AppSnapshot"]
 @dataclass(frozen=True)
 class AccountView:
     account: Account
-    has_key: bool  # a key is kept (keychain or memory) or set in the environment
+    has_key: bool  # a key is kept (keychain, secrets file or memory)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,9 @@ class AppSnapshot:
     theme: str
     workspace: str | None
     skills_dir: Path
+    # Why a key saved now would last only this run (no keychain, and no secrets file chosen).
     keychain_problem: str | None
+    secrets: SecretsView  # where secrets are kept
     read_only: str | None  # why the journal is read-only, when it is
     transport: TransportCatalog
     models_dev: ModelsDevCatalog

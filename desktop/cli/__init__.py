@@ -1,7 +1,7 @@
 """Cairn's headless commands: `chat`, `compact`, `sessions`, `accounts`, `skills`, `mcp`, `models`,
-`bench`, `catalog refresh`.
+`secrets`, `bench`, `catalog refresh`.
 
-None of them loads Qt.
+None of them loads Qt. Each says once where no keychain was found (``secrets.tell_once``).
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable
-from functools import partial
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -32,6 +33,7 @@ from desktop.cli.chat import run_chat, turn_printer
 from desktop.cli.compact import add_compact_command, compact_progress, run_compact
 from desktop.cli.mcp import add_mcp_commands, run_mcp
 from desktop.cli.models import add_models_commands, run_models
+from desktop.cli.secrets import add_secrets_command, run_secrets, tell_once
 
 __all__ = ["add_commands", "run_command"]
 
@@ -100,7 +102,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         )
         if verb == "edit":
             p.add_argument("--rename", help="a new name")
-        p.add_argument("--set-key", action="store_true", help="ask for the API key and keep it in the keychain")
+        p.add_argument("--set-key", action="store_true", help="ask for the API key and keep it (see `cairn secrets`)")
     remove = verbs.add_parser("remove", help="remove an account and its key")
     remove.add_argument("name")
 
@@ -108,6 +110,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_bench_command(commands)
 
     add_models_commands(commands)
+    add_secrets_command(commands)
 
     catalog = commands.add_parser("catalog", help="the models.dev catalog")
     catalog_verbs = catalog.add_subparsers(dest="verb", metavar="VERB", required=True)
@@ -133,7 +136,14 @@ def _dispatch(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore 
     """Each command's own Cairn: ``chat`` with the terminal's approver and printer, ``compact``
     with its progress, every other one quiet. The journal opens only for a command that reads
     it, so account and server commands work while a window holds it."""
-    opened = partial(open_cairn, paths, secrets=secrets, open_journal=False)
+
+    @contextmanager
+    def opened(**parts: Any) -> Iterator[CairnApp]:
+        with open_cairn(paths, secrets=secrets, open_journal=False, **parts) as app:
+            if args.command != "secrets":  # that one says it all itself
+                tell_once(app)
+            yield app
+
     if args.command == "chat":
         printer, on_event = turn_printer()
         approver = TerminalApprover(preset=args.approve)
@@ -151,6 +161,7 @@ def _dispatch(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore 
             "catalog": lambda: _refresh(args, app),
             "mcp": lambda: run_mcp(args, app),
             "models": lambda: run_models(args, app),
+            "secrets": lambda: run_secrets(args, app),
             "bench": lambda: run_bench(args, app),
         }
         return commands[args.command]()

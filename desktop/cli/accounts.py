@@ -1,4 +1,5 @@
-"""`cairn accounts`: list, add, edit and remove accounts; keys go only to the keychain."""
+"""`cairn accounts`: list, add, edit and remove accounts; keys go to the keychain, or to the
+secrets file once it is chosen (`cairn secrets file on`), never to the settings."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import getpass
 import math
 import sys
 
-from desktop.app import KEY_ENV, Account, CairnApp, KeychainUnavailable, decode_input
+from desktop.app import KEY_ENV, Account, CairnApp, KeychainUnavailable, SecretFileError, decode_input
 from desktop.cli.common import CommandError, printable
 
 __all__ = ["run_accounts"]
@@ -25,7 +26,7 @@ def _accounts_list(_args: argparse.Namespace, app: CairnApp) -> int:
     for a in accounts:
         default = " (default)" if a.id == default_id else ""
         where = a.base_url or (p.base_url if (p := app.accounts.preset(a.provider)) else "")
-        has_key = "key in keychain" if app.accounts.has_key(a.id) else "no key saved"
+        has_key = "key saved" if app.accounts.has_key(a.id) else "no key saved"
         print(printable(f"{a.name}{default}: {a.provider}, {a.default_model} at {where}; {has_key}{_options_text(a)}"))
     return 0
 
@@ -103,12 +104,16 @@ def _store_key(account: Account, app: CairnApp) -> None:
         return
     try:
         app.accounts.keep_key(account.id, key)
-        print("The key is in the system keychain.")
+        where = app.secrets.view()
+        print("The key is in the system keychain." if where.place == "keychain" else f"The key is in {where.file}.")
     except KeychainUnavailable as exc:
         print(
-            f"{exc} It was not saved: `cairn chat` will ask for it each run, or read it from {KEY_ENV}.",
+            f"{exc.problem} The key was not saved: `cairn chat` will ask for it each run, or read it from {KEY_ENV}; "
+            "`cairn secrets file on` keeps keys in a file only you can read.",
             file=sys.stderr,
         )
+    except SecretFileError as exc:
+        raise CommandError(f"{exc} The key was not saved.") from exc
 
 
 def _options_text(account: Account) -> str:

@@ -1,7 +1,9 @@
 """`cairn mcp`: import Claude Desktop's servers, list them, test one, enable, disable, remove.
 
 `import` shows its plan and saves only after a yes (on a terminal) or with `--yes`; a secret in
-the file goes to the keychain, and where none works the import stops before saving anything.
+the file goes to the keychain (or the secrets file, once chosen). Every server that can be is
+saved; each that cannot (its secrets with nowhere to go) is named with why, and the command
+then exits with 1.
 `test NAME` starts the server, lists its tools and stops it, whatever its entry's
 start-at-launch setting says.
 """
@@ -62,9 +64,14 @@ def _import(args: argparse.Namespace, app: CairnApp) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing was saved.")
             return 0
-    servers = asyncio.run(app.mcp.import_servers(plan))
-    print(f"Saved {len(servers)} server{'s' if len(servers) != 1 else ''}. `cairn mcp test NAME` tries one.")
-    return 0
+    result = asyncio.run(app.mcp.import_servers(plan))
+    saved = len(result.saved)
+    print(f"Saved {saved} server{'s' if saved != 1 else ''}." + (" `cairn mcp test NAME` tries one." if saved else ""))
+    for refused in result.not_saved:
+        print(printable(refused.reason), file=sys.stderr)
+    if any(refused.no_place for refused in result.not_saved):
+        print("`cairn secrets file on` keeps secrets in a file only you can read; then import again.", file=sys.stderr)
+    return 1 if result.not_saved else 0
 
 
 def _list(app: CairnApp) -> int:
@@ -76,7 +83,7 @@ def _list(app: CairnApp) -> int:
         flags = [] if server.enabled else ["disabled"]
         flags += ["trusted"] if server.trusted else []
         flags += ["starts with Cairn"] if server.start_at_launch else []
-        flags += [f"keychain: {', '.join([*server.secret_env, *server.secret_headers])}"] if (
+        flags += [f"secrets: {', '.join([*server.secret_env, *server.secret_headers])}"] if (
             server.secret_env or server.secret_headers) else []  # fmt: skip
         print(printable(f"{server.name}: {what}" + (f" [{'; '.join(flags)}]" if flags else "")))
     for problem in entries.problems:

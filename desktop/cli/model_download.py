@@ -50,14 +50,18 @@ def _request(args: argparse.Namespace, app: CairnApp) -> Download:
 
 
 def _keep_token(app: CairnApp) -> None:
-    token = getpass.getpass("Hugging Face token (kept in the system keychain): ").strip()
+    token = getpass.getpass("Hugging Face token (kept with your other secrets): ").strip()
     if not token:
         raise CommandError("No token was given; nothing was kept.")
     try:
         app.downloads.keep_token(token)
     except KeychainUnavailable as exc:
         app.downloads.keep_token(token, memory_only=True)
-        print(f"{exc} It is kept in memory for this download only.", file=sys.stderr)
+        print(
+            f"{exc.problem} It is kept in memory for this download only; `cairn secrets file on` keeps it in a file "
+            "only you can read.",
+            file=sys.stderr,
+        )
 
 
 class _Shower:

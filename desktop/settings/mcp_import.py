@@ -3,8 +3,9 @@
 Its ``mcpServers`` block maps a name to ``{"command", "args", "env"}`` (stdio) or, in the
 variants other hosts write, ``{"url", "type", "headers"}``. ``read_import`` turns a file into a
 plan to show before anything is saved: each server as Cairn would keep it (its name made valid
-and unique, its secrets marked), and a reason for each entry left out. ``apply_import`` saves
-the plan's servers through ``server_setting``, so secrets go to the keychain.
+and unique, its secrets marked), and a reason for each entry left out. ``apply_import`` builds
+each server it can through ``server_setting``, so secrets go to the secret store, and says why
+of each it could not (its secrets with nowhere to go, a name taken meanwhile).
 
 The file is treated as hostile: at most 1 MB is read, every field is checked for its type, and
 names and reasons are made printable before they are shown.
@@ -12,6 +13,7 @@ names and reasons are made printable before they are shown.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,15 +26,25 @@ from typing import Any
 from desktop.settings.mcp_servers import (
     McpServerSetting,
     McpSettingsError,
-    forget_secrets,
+    SecretsNotKept,
     looks_secret,
+    secret_id,
     server_setting,
 )
+from desktop.settings.secret_file import SecretFileError
 from desktop.settings.secrets import SecretStore
 from host.errors import CairnError
 from host.text import printable
 
-__all__ = ["ConfigImportError", "ImportPlan", "ImportedServer", "apply_import", "claude_config_path", "read_import"]
+__all__ = [
+    "ConfigImportError",
+    "ImportPlan",
+    "ImportedServer",
+    "NotImported",
+    "apply_import",
+    "claude_config_path",
+    "read_import",
+]
 
 MAX_BYTES = 1024 * 1024
 # More servers than anyone runs: each is a process, and a file with more is not a person's.
@@ -56,7 +68,7 @@ class ImportedServer:
 
     @property
     def secrets(self) -> list[str]:
-        """The env variables and headers that will go to the keychain."""
+        """The env variables and headers that are kept as secrets, never in the settings."""
         return sorted(k for k, v in [*self.env.items(), *self.headers.items()] if looks_secret(k, v))
 
     def describe(self) -> str:
@@ -71,7 +83,7 @@ class ImportedServer:
         if plain:
             notes.append(f"env {', '.join(plain)}")
         if self.secrets:
-            notes.append(f"to the keychain: {', '.join(self.secrets)}")
+            notes.append(f"secrets: {', '.join(self.secrets)}")
         if not self.fields.get("enabled", True):
             notes.append("disabled")
         extra = f" [{'; '.join(notes)}]" if notes else ""
@@ -136,21 +148,58 @@ def read_import(path: Path | None, existing: Iterable[str] = ()) -> ImportPlan:
     return ImportPlan(source, tuple(servers), tuple(skipped))
 
 
-def apply_import(plan: ImportPlan, secrets: SecretStore) -> list[McpServerSetting]:
-    """The plan's servers as entries to save, their secrets in the keychain. Raises the first
-    ``McpSettingsError``, before anything is saved by the caller; the secrets of the servers
-    built before it leave the keychain again, so a refused import leaves nothing behind."""
+@dataclass(frozen=True)
+class NotImported:
+    """A server of the plan that was not saved, and why (a sentence that names it).
+    ``no_place``: its secrets had nowhere to be kept (no keychain, no secrets file chosen);
+    kept in memory it would be saved."""
+
+    name: str
+    reason: str
+    no_place: bool = False
+
+
+def apply_import(
+    plan: ImportPlan, secrets: SecretStore, existing: Iterable[str] = (), *, memory_only: bool = False
+) -> tuple[list[McpServerSetting], list[NotImported]]:
+    """The plan's servers as entries to save, their secrets in the store (for this run only
+    with ``memory_only``), and the ones that could not be: their names taken since by one of
+    ``existing``, or their secrets refused. A server refused halfway through its secrets leaves
+    none of them behind."""
+    taken = {name.casefold() for name in existing}
     built: list[McpServerSetting] = []
-    try:
-        for imported in plan.servers:
-            built.append(
-                server_setting(secrets, imported.fields, env=dict(imported.env), headers=dict(imported.headers))
+    refused: list[NotImported] = []
+    for imported in plan.servers:
+        if imported.name.casefold() in taken:
+            reason = (
+                f"An MCP server named {imported.name!r} was added since this import was shown; import again to see "
+                "what it would add now."
             )
-    except McpSettingsError:
-        for server in built:
-            forget_secrets(secrets, server)
-        raise
-    return built
+            refused.append(NotImported(imported.name, reason))
+            continue
+        try:
+            built.append(
+                server_setting(
+                    secrets,
+                    imported.fields,
+                    env=dict(imported.env),
+                    headers=dict(imported.headers),
+                    memory_only=memory_only,
+                )
+            )
+        except McpSettingsError as exc:
+            _forget(secrets, imported)
+            refused.append(NotImported(imported.name, str(exc), no_place=isinstance(exc, SecretsNotKept)))
+    return built, refused
+
+
+def _forget(secrets: SecretStore, imported: ImportedServer) -> None:
+    """Whatever of a refused server's secrets went in before one was refused."""
+    with contextlib.suppress(SecretFileError):  # a file that refused them holds none of them
+        for name in imported.env:
+            secrets.delete(secret_id(imported.name, "env", name))
+        for name in imported.headers:
+            secrets.delete(secret_id(imported.name, "header", name))
 
 
 def _load(source: Path, *, given: bool) -> dict[str, Any]:

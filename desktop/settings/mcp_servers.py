@@ -1,12 +1,13 @@
-"""MCP servers as the person keeps them in the settings, with their secrets in the keychain.
+"""MCP servers as the person keeps them in the settings, with their secrets in the secret store.
 
 Each entry of the settings file's ``mcp_servers`` list is read on its own: one bad entry (a
 hand edit, a newer Cairn's) makes only that server unusable, with the reason, and is kept in
 the file as it is. An ``env`` value or a header that looks like a secret (by its name, such as
 ``GITHUB_TOKEN`` or ``Authorization``, or by its value, such as ``sk-…``) is never written to
-the settings: it goes to the OS keychain under ``mcp:<server>:env:<NAME>`` (or ``header``),
-and the entry lists only its name. When the server starts, the values come back from the
-keychain and join the redactor, so nothing the server says can show them.
+the settings: it goes to the secret store (``secrets.py``: the keychain, the secrets file once
+chosen, or this run's memory when the person asks) under ``mcp:<server>:env:<NAME>`` (or
+``header``), and the entry lists only its name. When the server starts, the values come back
+from the store and join the redactor, so nothing the server says can show them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from desktop.settings.problems import problem_text
+from desktop.settings.secret_file import SecretFileError
 from desktop.settings.secrets import KeychainUnavailable, SecretStore
 from host.errors import CairnError
 from host.mcp.config import SERVER_NAME_PATTERN, McpServerConfig
@@ -27,6 +29,7 @@ from host.text import printable
 __all__ = [
     "McpServerSetting",
     "McpSettingsError",
+    "SecretsNotKept",
     "ServerEntries",
     "forget_secrets",
     "looks_secret",
@@ -41,6 +44,16 @@ _SECRET_VALUE = re.compile(r"^(sk-|sk_|ghp_|gho_|github_pat_|xox[abp]-|glpat-|AK
 
 class McpSettingsError(CairnError):
     """A server could not be saved as asked; the message says why and what to do."""
+
+
+class SecretsNotKept(McpSettingsError):
+    """A server's secret has nowhere to be kept (no keychain, no secrets file chosen): saved
+    again with ``memory_only`` it is kept for this run. The message says what happened; the
+    window and the commands each add their way out. ``problem`` is the keychain's own."""
+
+    def __init__(self, message: str, problem: str) -> None:
+        super().__init__(message)
+        self.problem = problem
 
 
 def looks_secret(name: str, value: str) -> bool:
@@ -79,7 +92,7 @@ class McpServerSetting(BaseModel):
     call_timeout: float = Field(default=120.0, gt=0, le=3600)
 
     def config(self, secrets: SecretStore) -> tuple[McpServerConfig, list[str]]:
-        """The server's config with its secrets from the keychain, and the secret values (for
+        """The server's config with its secrets from the store, and the secret values (for
         the redactor). ``ValueError`` when the entry cannot run, or a secret is missing."""
         env, headers, values = dict(self.env), dict(self.headers), []
         places: tuple[tuple[Literal["env", "header"], list[str], dict[str, str]], ...] = (
@@ -88,11 +101,14 @@ class McpServerSetting(BaseModel):
         )
         for where, names, target in places:
             for name in names:
-                value = secrets.get(secret_id(self.name, where, name))
+                try:
+                    value = secrets.get(secret_id(self.name, where, name))
+                except SecretFileError as exc:
+                    raise ValueError(str(exc)) from None
                 if value is None:
                     raise ValueError(
-                        f"the secret {name} of the MCP server {self.name!r} is not in this computer's keychain; "
-                        "edit the server and enter it again"
+                        f"the secret {name} of the MCP server {self.name!r} is missing (without a keychain it was "
+                        "kept for one run only); edit the server and enter it again"
                     )
                 target[name] = value
                 values.append(value)
@@ -152,18 +168,22 @@ def server_setting(
     env: Mapping[str, str | None] | None = None,
     headers: Mapping[str, str | None] | None = None,
     kept: McpServerSetting | None = None,
+    memory_only: bool = False,
 ) -> McpServerSetting:
     """A server entry from what a person (or an import) gave: ``fields`` (name, transport,
     command, args, url, trusted, …), and ``env`` and ``headers`` with their values, whose
-    secrets go to the keychain. A value of ``None`` keeps the secret ``kept`` (the entry being
-    edited) has under that name. ``McpSettingsError`` says what is wrong; nothing is saved
-    then. Secrets the edited entry no longer has leave the keychain."""
+    secrets go to the secret store (for this run only with ``memory_only``). A value of
+    ``None`` keeps the secret ``kept`` (the entry being edited) has under that name.
+    ``McpSettingsError`` says what is wrong (``SecretsNotKept`` when a secret has nowhere to
+    go); nothing is saved then. Secrets the edited entry no longer has are forgotten."""
     name = str(fields.get("name", ""))
     _check_name(name)
     _validated(name, {**fields, "env": {}, "headers": {}})  # before any secret is stored
     given_env = _with_kept(secrets, name, "env", env or {}, kept)
     given_headers = _with_kept(secrets, name, "header", headers or {}, kept)
-    plain_env, secret_env, plain_headers, secret_headers = store_secrets(secrets, name, given_env, given_headers)
+    plain_env, secret_env, plain_headers, secret_headers = store_secrets(
+        secrets, name, given_env, given_headers, memory_only=memory_only
+    )
     entry = {**fields, "env": plain_env, "secret_env": secret_env, "headers": plain_headers}
     server = _validated(name, {**entry, "secret_headers": secret_headers})
     if kept is not None:  # what the edited entry kept and this one does not
@@ -224,17 +244,24 @@ def store_secrets(
     server: str,
     env: Mapping[str, str],
     headers: Mapping[str, str],
+    *,
+    memory_only: bool = False,
 ) -> tuple[dict[str, str], list[str], dict[str, str], list[str]]:
-    """Put the secret-looking values in the keychain; returns the plain env, the secret env
-    names, the plain headers and the secret header names. ``McpSettingsError`` when the
-    keychain cannot take them (nothing is written to disk instead)."""
-    plain_env, secret_env = _split(secrets, server, "env", env)
-    plain_headers, secret_headers = _split(secrets, server, "header", headers)
+    """Put the secret-looking values in the secret store; returns the plain env, the secret
+    env names, the plain headers and the secret header names. ``SecretsNotKept`` when they
+    have nowhere to go (nothing is written to disk instead), ``McpSettingsError`` when the
+    chosen secrets file cannot be used."""
+    plain_env, secret_env = _split(secrets, server, "env", env, memory_only)
+    plain_headers, secret_headers = _split(secrets, server, "header", headers, memory_only)
     return plain_env, secret_env, plain_headers, secret_headers
 
 
 def _split(
-    secrets: SecretStore, server: str, where: Literal["env", "header"], values: Mapping[str, str]
+    secrets: SecretStore,
+    server: str,
+    where: Literal["env", "header"],
+    values: Mapping[str, str],
+    memory_only: bool,
 ) -> tuple[dict[str, str], list[str]]:
     plain: dict[str, str] = {}
     secret: list[str] = []
@@ -243,12 +270,15 @@ def _split(
             plain[name] = value
             continue
         try:
-            secrets.set(secret_id(server, where, name), value)
+            secrets.set(secret_id(server, where, name), value, memory_only=memory_only)
         except KeychainUnavailable as exc:
-            raise McpSettingsError(
-                f"{name} of the MCP server {server!r} looks like a secret, and Cairn keeps secrets only in the "
-                f"system keychain: {exc.problem} The server was not saved; save it again once the keychain works."
+            why = "there is no system keychain here" if secrets.keychain_problem() else "the system keychain refused it"
+            raise SecretsNotKept(
+                f"{name} of the MCP server {server!r} looks like a secret, and {why}, so the server was not saved.",
+                exc.problem,
             ) from exc
+        except SecretFileError as exc:
+            raise McpSettingsError(f"The MCP server {server!r} was not saved: {exc}") from exc
         secret.append(name)
     return plain, sorted(secret)
 

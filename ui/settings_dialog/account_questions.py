@@ -27,12 +27,13 @@ class KeychainQuestion(QMessageBox):
         self.setText(f"There is no system keychain here to keep the API key of {printable(account)!r}.")
         then = "The account is saved; only its key is waiting." if saved else "Nothing is saved yet."
         self.setInformativeText(
-            f"{then} Cairn never writes a key to a file. It can keep the key in memory until Cairn closes "
-            "(you type it again next time), or go on without it (for a server that needs no key, or a key "
-            "set in the environment)."
+            f"{then} Cairn can keep the key in memory until Cairn closes (you type it again next time), in a "
+            "file only you can read (if you choose it, for every key from now on), or go on without it (for a "
+            "server that needs no key, or a key set in the environment)."
         )
         self.setDetailedText(problem)
         self.keep = self._button("Keep in memory", QMessageBox.ButtonRole.AcceptRole)
+        self.file = self._button("Keep in a file…", QMessageBox.ButtonRole.ActionRole)
         self.without = self._button("Save without the key", QMessageBox.ButtonRole.DestructiveRole)
         self.back = self._button("Back to the form", QMessageBox.ButtonRole.RejectRole)
         self.setDefaultButton(self.keep)
@@ -54,7 +55,7 @@ class RemoveQuestion(QMessageBox):
         self.setWindowTitle("Remove account")
         self.setText(f"Remove the account {printable(account)!r}?")
         key = (
-            "Its API key is deleted from the system keychain; you would need to type it again to add it back."
+            "Its API key is deleted; you would need to type it again to add it back."
             if has_key
             else "It has no saved API key."
         )

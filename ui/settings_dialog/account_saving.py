@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLineEdit, QWidget
 from desktop.app import Account, KeychainUnavailable, printable, problem_text
 from ui.bridge.core_client import CoreClient
 from ui.settings_dialog.account_questions import KeychainQuestion, RemoveQuestion
+from ui.settings_dialog.keys_questions import FileChoice
 from ui.settings_dialog.result_line import ResultLine, Tone
 
 __all__ = ["AccountForm", "AccountSaving"]
@@ -39,6 +40,7 @@ class AccountSaving:
         self.core, self.parent, self.tab = core, parent, form
         self.question: KeychainQuestion | None = None
         self.confirmation: RemoveQuestion | None = None
+        self.file_choice = FileChoice(core, parent, self.say)
 
     def say(self, text: str, tone: Tone = "ok") -> None:
         self.tab.result_shows.show(text, tone)
@@ -85,6 +87,8 @@ class AccountSaving:
             clicked = box.clickedButton()
             if clicked is box.keep:
                 self._store(account, key, memory_only=True)
+            elif clicked is box.file:  # asked first, with the file's path; then the key goes there
+                self.file_choice.use(then=lambda: self._store(account, key))
             elif clicked is box.without and not saved:
                 self._store(account, None)
             elif clicked is box.without:
@@ -129,6 +133,6 @@ class AccountSaving:
 
     def close_questions(self) -> None:
         """Close a question still open (Settings is closing): nothing it would have done happens."""
-        for box in (self.question, self.confirmation):
+        for box in (self.question, self.confirmation, self.file_choice.question):
             if box is not None:
                 box.reject()

@@ -41,6 +41,7 @@ from ui.settings_dialog.notes import quiet_note, with_note
 from ui.settings_dialog.preset_help import PresetHelp
 from ui.settings_dialog.result_line import ResultLine
 from ui.settings_dialog.route_details import RouteDetails
+from ui.settings_dialog.unsaved import UnsavedGuard
 from ui.widgets.wheel import scroll_past
 
 __all__ = ["AccountsTab"]
@@ -53,6 +54,7 @@ class AccountsTab(QWidget):
         super().__init__()
         self.core = core
         self.editing: Account | None = None
+        self.guard = UnsavedGuard(self, self._describe)  # changes since it showed an account (or a new one)
         self._loading = False  # an account is being shown: its provider's defaults stay out of it
         self.saving = AccountSaving(core, self, self)
         layout = QHBoxLayout(self)
@@ -84,11 +86,11 @@ class AccountsTab(QWidget):
     def _build_list(self) -> QVBoxLayout:
         self.list = QListWidget()
         self.list.setAccessibleName("Accounts")
-        self.list.currentRowChanged.connect(self._pick)
+        self.list.currentRowChanged.connect(self._chosen)
         add, remove = QPushButton("Add"), QPushButton("Remove")
         add.setAccessibleName("Add account")
         remove.setAccessibleName("Remove account")
-        add.clicked.connect(lambda: self.new_account("deepseek"))
+        add.clicked.connect(lambda: self.guard.leave(lambda: self.new_account("deepseek")))
         remove.clicked.connect(self.saving.ask_remove)
         self.remove = remove
         left = QVBoxLayout()
@@ -121,7 +123,7 @@ class AccountsTab(QWidget):
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
         self.keychain_note = quiet_note(
             "There is no system keychain here. When you save, Cairn asks whether to keep the key in memory "
-            "until it closes; it never writes a key to a file."
+            "until it closes, or in a file only you can read (Settings > Keys)."
         )
         self.headers = QPlainTextEdit()
         self.headers.setPlaceholderText("Extra headers, one per line: Name: value")
@@ -144,7 +146,7 @@ class AccountsTab(QWidget):
             (self.name, "What this account is called in Cairn's lists; any name you like."),
             (self.provider, "Who runs the model. Choosing one fills in its usual address and model."),
             (self.model, "The model replies come from. Load models lists what the endpoint offers."),
-            (self.key, "The key the provider gave you. Cairn keeps it in the system keychain, never in a file."),
+            (self.key, "The key the provider gave you. Cairn keeps it where Settings > Keys says."),
             (self.headers, "Only if your provider or relay asks for extra HTTP headers. Keys go in API key."),
         ):
             widget.setToolTip(tip)
@@ -254,6 +256,7 @@ class AccountsTab(QWidget):
         self.result_shows.changed()
         self.remove.setEnabled(True)
         self._show_flags()
+        self.guard.touched = False  # as saved: nothing changed yet
 
     def new_account(self, preset: str) -> None:
         self.editing = None
@@ -267,13 +270,15 @@ class AccountsTab(QWidget):
         self.base_url.clear()
         self.key.clear()
         no_keychain = self.snapshot.keychain_problem is not None
-        self.key.setPlaceholderText("Your API key (see below)" if no_keychain else "Kept in the system keychain")
+        kept = "Kept in your secrets file" if self.snapshot.secrets.place == "file" else "Kept in the system keychain"
+        self.key.setPlaceholderText("Your API key (see below)" if no_keychain else kept)
         self.headers.clear()
         self.options.load(None)
         self.result_shows.changed()
         self.remove.setEnabled(False)
         self._apply_preset()
         self.name.setFocus()
+        self.guard.touched = False
 
     def _provider_changed(self) -> None:
         preset = self.snapshot.transport.preset(self.provider.currentData())
@@ -361,4 +366,21 @@ class AccountsTab(QWidget):
 
     def _form_changed(self) -> None:
         if not self._loading:
+            self.guard.touched = True
             self.result_shows.changed()
+
+    def _describe(self) -> str:
+        name = printable(self.name.text().strip())
+        return f"the account “{name}”" if name else "the new account"
+
+    def _chosen(self, row: int) -> None:
+        """An account picked in the list; changes to the one in the form are not lost unasked."""
+        editing = self.editing.id if self.editing is not None else None
+        back = next((i for i, v in enumerate(self.snapshot.accounts) if v.account.id == editing), -1)
+
+        def stay() -> None:
+            self.list.blockSignals(True)
+            self.list.setCurrentRow(back)
+            self.list.blockSignals(False)
+
+        self.guard.leave(lambda: self._pick(row), stay=stay)

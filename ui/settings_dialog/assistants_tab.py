@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from desktop.app import Assistant, CairnApp, problem_text
 from ui.bridge.core_client import CoreClient
+from ui.settings_dialog.unsaved import UnsavedGuard, on_any_change
 from ui.widgets.parameter_fields import ParameterFields, note_label
 from ui.widgets.theme import tokens_of
 
@@ -43,9 +44,11 @@ class AssistantsTab(QWidget):
         self.list = QListWidget()
         self.list.setAccessibleName("Assistants")
         self.list.currentItemChanged.connect(self._chosen)
+        self.guard = UnsavedGuard(self, self._describe)  # changes since it showed an assistant (or a new one)
+        self._showing = False
         self.new_button = QPushButton("New assistant")
         self.new_button.setAccessibleName("New assistant")
-        self.new_button.clicked.connect(self.new)
+        self.new_button.clicked.connect(lambda: self.guard.leave(self.new))
         self.delete_button = QPushButton("Delete")
         self.delete_button.setAccessibleName("Delete assistant")
         self.delete_button.clicked.connect(self.delete)
@@ -74,6 +77,7 @@ class AssistantsTab(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(note_label(INTRO))
         layout.addLayout(columns, 1)
+        on_any_change(self, self._changed)
         self.show_assistants(core.snapshot.assistants)
 
     def _form(self) -> QFormLayout:
@@ -143,11 +147,37 @@ class AssistantsTab(QWidget):
                 self.list.setCurrentRow(row)
         self._show(self.assistants[chosen])
 
-    def _chosen(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
-        if item is not None:
-            self._show(self.assistants[item.data(Qt.ItemDataRole.UserRole)])
+    def _chosen(self, item: QListWidgetItem | None, previous: QListWidgetItem | None) -> None:
+        if item is None:
+            return
+
+        def stay() -> None:
+            self.list.blockSignals(True)
+            if previous is not None:
+                self.list.setCurrentItem(previous)
+            else:
+                self.list.setCurrentRow(-1)
+            self.list.blockSignals(False)
+
+        self.guard.leave(lambda: self._show(self.assistants[item.data(Qt.ItemDataRole.UserRole)]), stay=stay)
+
+    def _changed(self) -> None:
+        if not self._showing:
+            self.guard.touched = True
+
+    def _describe(self) -> str:
+        name = self.name.text().strip()
+        return f"the assistant “{name}”" if name else "the new assistant"
 
     def _show(self, assistant: Assistant | None) -> None:
+        self._showing = True
+        try:
+            self._fill(assistant)
+        finally:
+            self._showing = False
+        self.guard.touched = False
+
+    def _fill(self, assistant: Assistant | None) -> None:
         self.current = assistant.id if assistant else None
         self.name.setText(assistant.name if assistant else "")
         self.prompt.setPlainText(assistant.system_prompt or "" if assistant else "")

@@ -1,5 +1,8 @@
 """Importing MCP servers from Claude Desktop: the file chosen, what importing it would add
-(shown before anything is saved), and the import once the person says so."""
+(shown before anything is saved, with where their secrets go), and the import once the person
+says so. Where secrets have nowhere to be kept, the servers that have them are left out unless
+the person ticks keeping them for this run; the others are imported all the same, and the
+result names each server left out with why."""
 
 from __future__ import annotations
 
@@ -8,9 +11,18 @@ from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFileDialog, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QLabel,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
-from desktop.app import ImportPlan, McpServerSetting, claude_config_path, printable
+from desktop.app import ImportPlan, ImportResult, SecretsView, claude_config_path, printable
 from ui.bridge.core_client import CoreClient
 from ui.bridge.core_thread import Failed
 
@@ -49,28 +61,41 @@ class ClaudeImport(QObject):
 
     def _preview(self, plan: ImportPlan) -> None:
         self.say("")
-        dialog = ImportPreview(self.tab, plan)
-        dialog.accepted.connect(lambda: self._import(plan))
+        dialog = ImportPreview(self.tab, plan, self.core.snapshot.secrets)
+        dialog.accepted.connect(lambda: self._import(plan, memory_only=dialog.keep_in_memory.isChecked()))
         dialog.rejected.connect(lambda: self.say("Nothing was imported."))
         self.preview = dialog
         dialog.open()
 
-    def _import(self, plan: ImportPlan) -> None:
-        def done(servers: list[McpServerSetting]) -> None:
-            names = ", ".join(s.name for s in servers)
-            self.say(f"Imported {len(servers)} server{'' if len(servers) == 1 else 's'}: {names}.")
-            self.imported(servers[0].name if servers else None)
+    def _import(self, plan: ImportPlan, *, memory_only: bool) -> None:
+        def done(result: ImportResult) -> None:
+            self.say(result_words(result))
+            self.imported(result.saved[0].name if result.saved else None)
 
         self.say("Importing…")
-        self.core.run_on_core(lambda app: app.mcp.import_servers(plan), done, self.failed)
+        self.core.run_on_core(lambda app: app.mcp.import_servers(plan, memory_only=memory_only), done, self.failed)
+
+
+def result_words(result: ImportResult) -> str:
+    """What an import did: the servers imported, then each left out with why."""
+    count = len(result.saved)
+    said = [f"Imported {count} server{'' if count == 1 else 's'}" + (": " if count else ".")]
+    if count:
+        said[0] += ", ".join(s.name for s in result.saved) + "."
+    if result.not_saved:
+        said.append(f"Not imported: {', '.join(refused.name for refused in result.not_saved)}.")
+        said += [refused.reason for refused in result.not_saved]
+    if any(refused.no_place for refused in result.not_saved):
+        said.append("Keep their secrets for this run, or in a file (Settings > Keys), and import again.")
+    return printable(" ".join(said))
 
 
 class ImportPreview(QDialog):
     """The plan, with Import and Cancel; accepted means the person said import."""
 
-    def __init__(self, parent: QWidget, plan: ImportPlan) -> None:
+    def __init__(self, parent: QWidget, plan: ImportPlan, secrets: SecretsView) -> None:
         super().__init__(parent)
-        self.plan = plan
+        self.plan, self.secrets = plan, secrets
         self.setWindowTitle("Import MCP servers from Claude Desktop")
         self.resize(680, 420)
         count = len(plan.servers)
@@ -91,18 +116,30 @@ class ImportPreview(QDialog):
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.details)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.import_button = self.buttons.addButton(
-            f"Import {count} server{'' if count == 1 else 's'}", QDialogButtonBox.ButtonRole.AcceptRole
-        )
+        self.import_button = self.buttons.addButton("Import", QDialogButtonBox.ButtonRole.AcceptRole)
         self.import_button.setAccessibleName("Import")
-        self.import_button.setEnabled(bool(count))
         self.cancel_button = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        nowhere = secrets.place == "memory" and any(server.secrets for server in plan.servers)
+        self.keep_in_memory = QCheckBox("Keep their secrets in memory until Cairn closes")
+        self.keep_in_memory.setAccessibleName("Keep their secrets in memory until Cairn closes")
+        self.keep_in_memory.setVisible(nowhere)
+        self.keep_in_memory.toggled.connect(self._count)
+        self._count()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(scroll, 1)
+        layout.addWidget(self.keep_in_memory)
         layout.addWidget(self.buttons)
+
+    def _count(self) -> None:
+        """The Import button says how many servers it saves: without a place for their secrets,
+        the ones that have secrets only when they are kept for this run."""
+        nowhere = self.secrets.place == "memory" and not self.keep_in_memory.isChecked()
+        count = sum(1 for server in self.plan.servers if not (nowhere and server.secrets))
+        self.import_button.setText(f"Import {count} server{'' if count == 1 else 's'}")
+        self.import_button.setEnabled(bool(count))
 
     def _details(self) -> str:
         plan = self.plan
@@ -113,10 +150,20 @@ class ImportPreview(QDialog):
             secret = [f"{s.name}: {', '.join(s.secrets)}" for s in plan.servers if s.secrets]
             if secret:
                 items = "".join(f"<li>{escape(printable(line), quote=False)}</li>" for line in secret)
-                parts.append(
-                    f"<p><b>Goes to the system keychain</b> (never to Cairn's settings file)</p><ul>{items}</ul>"
-                )
+                parts.append(f"<p>{self._where_secrets_go()}</p><ul>{items}</ul>")
         if plan.skipped:
             items = "".join(f"<li>{escape(printable(reason), quote=False)}</li>" for reason in plan.skipped)
             parts.append(f"<p><b>Left out</b></p><ul>{items}</ul>")
         return "".join(parts)
+
+    def _where_secrets_go(self) -> str:
+        place = self.secrets.place
+        if place == "keychain":
+            return "<b>Goes to the system keychain</b> (never to Cairn's settings file)"
+        if place == "file":
+            where = escape(printable(str(self.secrets.file)), quote=False)
+            return f"<b>Goes to your secrets file</b> {where} (never to Cairn's settings file)"
+        return (
+            "<b>Secrets with nowhere to go</b>: there is no system keychain here, so these servers are left out, "
+            "unless you keep their secrets in memory until Cairn closes (below), or in a file (Settings &gt; Keys)"
+        )

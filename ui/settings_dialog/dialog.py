@@ -1,5 +1,5 @@
 """Settings: accounts and routes, custom instructions, assistants, skills, permissions, context, MCP servers,
-models for the built-in engine, appearance.
+models for the built-in engine, where keys are kept, appearance.
 
 Closing Settings closes whatever question it still has open and stops what it watches, so no
 modal box outlives it and the window gets its focus back."""
@@ -27,6 +27,7 @@ from ui.settings_dialog.accounts_tab import AccountsTab
 from ui.settings_dialog.apply_as_made import ApplyAsMade
 from ui.settings_dialog.assistants_tab import AssistantsTab
 from ui.settings_dialog.context_tab import ContextTab
+from ui.settings_dialog.keys_tab import KeysTab
 from ui.settings_dialog.mcp_tab import McpTab
 from ui.settings_dialog.models_tab import ModelsTab
 from ui.settings_dialog.permissions_tab import PermissionsTab
@@ -63,6 +64,7 @@ class SettingsDialog(QDialog):
         self.core = core
         self.setWindowTitle("Cairn settings")
         self.resize(1000, 660)
+        self._letting_go = False  # the person said the changes not saved may go
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Settings sections")
         self.accounts = AccountsTab(core)
@@ -80,6 +82,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self.mcp, "MCP servers")
         self.models = ModelsTab(core)
         self.tabs.addTab(self.models, "Models")
+        self.keys = KeysTab(core)
+        self.tabs.addTab(self.keys, "Keys")
         self.tabs.addTab(self._appearance_tab(), "Appearance")
         close = QPushButton("Close")
         close.setAccessibleName("Close settings")
@@ -89,7 +93,8 @@ class SettingsDialog(QDialog):
         layout.addWidget(close, alignment=Qt.AlignmentFlag.AlignRight)
         # in tab order
         tabs = [
-            "accounts", "instructions", "assistants", "skills", "permissions", "context", "mcp", "models", "appearance"
+            "accounts", "instructions", "assistants", "skills", "permissions", "context", "mcp", "models", "keys",
+            "appearance",
         ]  # fmt: skip
         self.tabs.setCurrentIndex(tabs.index(tab))
         if preset is not None:
@@ -165,15 +170,28 @@ class SettingsDialog(QDialog):
         )
         return titles
 
+    def _let_go(self, result: int) -> None:
+        """Close, letting the changes the person chose to discard go."""
+        self._letting_go = True
+        self.done(result)
+
     def done(self, result: int) -> None:
         """Close what Settings still has open (a question, a watcher) before it goes, and give
-        the focus back rather than keep it on a hidden control."""
+        the focus back rather than keep it on a hidden control. An account or assistant changed
+        and not saved is named first: Keep editing leaves Settings open on it."""
+        for tab in (self.accounts, self.assistants, self.mcp):
+            if not self._letting_go and tab.guard.unsaved() is not None:
+                self.tabs.setCurrentWidget(tab)
+                tab.guard.leave(lambda: self._let_go(result), then="close Settings")
+                return
+        self._letting_go = False
         for applier in (self.instructions_saving, self.context.saving, self.models.saving):
             applier.flush()  # what was typed a moment ago is saved, not lost with the dialog
         self.accounts.saving.close_questions()
-        for box in (self.mcp.confirmation, self.mcp.preview):
-            if box is not None and box.isVisible():
-                box.reject()
+        self.keys.close_questions()
+        self.mcp.saving.close_questions()
+        if self.mcp.preview is not None and self.mcp.preview.isVisible():
+            self.mcp.preview.reject()
         self.skills_tab.stop_watching()
         self.mcp.stop_watching()
         focused = QApplication.focusWidget()

@@ -2,7 +2,7 @@
 from Claude Desktop.
 
 The tab shows snapshots the core hands over (``ServerView``) and asks the core for every
-change; it never reads the settings, the keychain or a server itself. Live status comes from
+change; it never reads the settings, the secrets or a server itself. Live status comes from
 the hub's own notifications (``McpHub.subscribe``), carried to the GUI thread by a queued
 signal, so a server that becomes ready or fails shows at once, with no polling.
 """
@@ -42,6 +42,8 @@ from ui.bridge.core_client import CoreClient
 from ui.settings_dialog.claude_import import ClaudeImport, ImportPreview
 from ui.settings_dialog.mcp_form import McpServerForm
 from ui.settings_dialog.mcp_phrases import state_phrase, status_dot, status_phrase
+from ui.settings_dialog.mcp_saving import McpSaving
+from ui.settings_dialog.unsaved import UnsavedGuard
 
 __all__ = ["McpTab"]
 
@@ -57,14 +59,16 @@ class McpTab(QWidget):
         super().__init__()
         self.core = core
         self.views: dict[str, ServerView] = {}
-        self.confirmation: QMessageBox | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._stopped = False
         self.importing = ClaudeImport(core, self, say=self.say, failed=self._failed, imported=self._imported)
+        self.saving = McpSaving(core, self, self)
         layout = QHBoxLayout(self)
         layout.addLayout(self._build_list(), 2)
         layout.addLayout(self._build_editor(), 3)
-        self.form.load(None)
+        self.guard = UnsavedGuard(self, self._describe, self._differs)
+        self._shown_values: object = None  # the form's values as last shown, to tell a change from them
+        self._load(None)
         self._show_selected()
         self._relay = _Relay(self)
         self._relay.changed.connect(self._changed)
@@ -82,7 +86,7 @@ class McpTab(QWidget):
         self.list = QListWidget()
         self.list.setAccessibleName("MCP servers")
         self.list.setWordWrap(True)
-        self.list.currentItemChanged.connect(lambda _now, _before: self._picked())
+        self.list.currentItemChanged.connect(self._chosen)
         self.new = QPushButton("New server")
         self.remove = QPushButton("Remove…")
         self.import_claude = QPushButton("Import from Claude Desktop…")
@@ -106,7 +110,7 @@ class McpTab(QWidget):
         ):  # fmt: skip
             widget.setAccessibleName(name)
         self.new.clicked.connect(self.new_server)
-        self.remove.clicked.connect(self._ask_remove)
+        self.remove.clicked.connect(self.saving.ask_remove)
         self.import_claude.clicked.connect(lambda: self.import_from(None))
         self.import_file.clicked.connect(self.importing.choose)
         self.restart.clicked.connect(self._restart)
@@ -146,7 +150,7 @@ class McpTab(QWidget):
         self.form.setAutoFillBackground(False)
         self.save = QPushButton("Save server")
         self.save.setAccessibleName("Save MCP server")
-        self.save.clicked.connect(self._save)
+        self.save.clicked.connect(lambda _checked=False: self.saving.save())
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setTextFormat(Qt.TextFormat.PlainText)
@@ -233,6 +237,40 @@ class McpTab(QWidget):
         name = self.selected_name()
         return self.views.get(name) if name is not None else None
 
+    def show_server(self, server: McpServerSetting | None) -> None:
+        """The server as saved (``None``: removed), in the form: nothing in it is a change."""
+        self._load(server)
+
+    def _load(self, server: McpServerSetting | None) -> None:
+        self.form.load(server)
+        self._shown_values = self._values()
+
+    def _values(self) -> object:
+        try:
+            return self.form.entered()
+        except ValueError as exc:  # a row half typed: a change all the same
+            return str(exc)
+
+    def _differs(self) -> bool:
+        return self.form.isEnabled() and self._values() != self._shown_values
+
+    def _describe(self) -> str:
+        name = self.form.name.text().strip()
+        return f"the MCP server “{printable(name)}”" if name else "the new MCP server"
+
+    def _chosen(self, _now: QListWidgetItem | None, before: QListWidgetItem | None) -> None:
+        """A server picked in the list; changes to the one in the form are not lost unasked."""
+
+        def stay() -> None:
+            self.list.blockSignals(True)
+            if before is not None:
+                self.list.setCurrentItem(before)
+            else:
+                self.list.setCurrentRow(-1)
+            self.list.blockSignals(False)
+
+        self.guard.leave(self._picked, stay=stay)
+
     def _picked(self) -> None:
         """The person chose another server: what was said of the last one no longer applies."""
         self.message.clear()
@@ -240,7 +278,10 @@ class McpTab(QWidget):
 
     def _pick(self) -> None:
         view = self.selected()
-        self.form.load(view.setting if view is not None else None)
+        if self.guard.unsaved() is not None and view is not None and view.setting == self.form.editing:
+            self._show_selected()  # the list was filled afresh: the person's changes stay in the form
+            return
+        self._load(view.setting if view is not None else None)
         self.form.setEnabled(view is None or view.setting is not None)
         self.save.setEnabled(view is None or view.setting is not None)
         self._show_selected()
@@ -273,55 +314,17 @@ class McpTab(QWidget):
     # -- changes -----------------------------------------------------------------------------
 
     def new_server(self) -> None:
+        self.guard.leave(self._new_server)
+
+    def _new_server(self) -> None:
+        self.list.blockSignals(True)
         self.list.setCurrentRow(-1)
-        self.form.load(None)
+        self.list.blockSignals(False)
+        self._load(None)
         self.form.setEnabled(True)
         self.save.setEnabled(True)
         self.form.name.setFocus()
         self.say("")
-
-    def _save(self) -> None:
-        try:
-            fields, env, headers = self.form.entered()
-        except ValueError as exc:
-            self.say(problem_text(exc))
-            return
-        replacing = self.form.editing.name if self.form.editing is not None else None
-
-        def saved(server: McpServerSetting) -> None:
-            self.form.load(server)  # what was typed in a secret's field is in the keychain now, not here
-            self.say(f"Saved {server.name}.")
-            self.refresh(select=server.name)
-
-        self.say("Saving…")
-        self.core.run_on_core(lambda app: app.mcp.save(fields, env, headers, replacing), saved, self._failed)
-
-    def _ask_remove(self) -> None:
-        view = self.selected()
-        if view is None or view.setting is None:
-            return
-        name = view.name
-        box = QMessageBox(
-            QMessageBox.Icon.Question,
-            "Remove MCP server",
-            f"Remove the MCP server {printable(name)!r}? Its secrets leave the keychain, and its tools leave "
-            "every chat from the next message.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-            self,
-        )
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.button(QMessageBox.StandardButton.Yes).setText("Remove")
-        box.accepted.connect(lambda: self._remove(name))
-        self.confirmation = box
-        box.open()
-
-    def _remove(self, name: str) -> None:
-        def removed(_result: object) -> None:
-            self.form.load(None)
-            self.say(f"Removed {name}.")
-            self.refresh()
-
-        self.core.run_on_core(lambda app: app.mcp.remove(name), removed, self._failed)
 
     def _toggle(self) -> None:
         view = self.selected()
@@ -361,6 +364,11 @@ class McpTab(QWidget):
 
         self.say(f"Testing {name}: starting it on its own…")
         self.core.run_on_core(lambda app: app.mcp.test(name), tested, self._failed)
+
+    @property
+    def confirmation(self) -> QMessageBox | None:
+        """The question open now over the tab (remove a server, where its secrets go)."""
+        return self.saving.confirmation
 
     # -- import ------------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """NAME / value rows for an MCP server's environment variables or HTTP headers.
 
-A value kept in the keychain is never brought back into the window: its row shows the name
-and an empty value whose placeholder says where the value is, and the value is kept unless
-a new one is typed. A value that looks like a secret is masked as it is typed. The table is as tall as its rows,
+A secret kept (in the keychain, the secrets file or memory) is never brought back into the
+window: its row shows the name and an empty value whose placeholder says it is kept, and the
+value is kept unless a new one is typed. A value that looks like a secret is masked as it is
+typed. The table is as tall as its rows,
 from a few to about ten; past that it scrolls.
 """
 
@@ -28,7 +29,7 @@ from desktop.app import looks_secret
 
 __all__ = ["KEPT", "ValueRows"]
 
-KEPT = "•••• stored in keychain"
+KEPT = "•••• kept as a secret"
 _ENV_NAME = re.compile(r"[^=\s\x00]+")
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token
 FEWEST_ROWS, MOST_ROWS = 3, 10  # the rows the table shows without scrolling
@@ -88,7 +89,9 @@ class ValueRows(QWidget):
         if kept:
             self._kept[value_field] = name
             value_field.setPlaceholderText(KEPT)
-            value_field.setToolTip("The value is in the system keychain. Type a new one to replace it.")
+            value_field.setToolTip(
+                "The value is kept with your secrets, not in the settings. Type a new one to replace it."
+            )
         remove = QToolButton()
         remove.setText("✕")
         remove.setAccessibleName(f"Remove {self.what}")
@@ -134,7 +137,7 @@ class ValueRows(QWidget):
         ]
 
     def values(self) -> dict[str, str | None]:
-        """The rows as name to value; ``None`` keeps the keychain's value. ``ValueError``
+        """The rows as name to value; ``None`` keeps the secret already kept. ``ValueError``
         says what is wrong in words. Rows left blank are ignored."""
         values: dict[str, str | None] = {}
         pattern = _HEADER_NAME if self._headers else _ENV_NAME

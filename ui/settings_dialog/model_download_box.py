@@ -1,7 +1,7 @@
 """Downloading a model in Settings → Models: a suggested one, or any GGUF by its web address or
 its Hugging Face repository and file; with progress, speed and time left, Pause (what arrived
-is kept, across restarts too) and a Hugging Face token for gated repositories (kept in the
-system keychain)."""
+is kept, across restarts too) and a Hugging Face token for gated repositories (kept with the
+other secrets; where they have nowhere to go, until Cairn closes)."""
 
 from __future__ import annotations
 
@@ -27,13 +27,14 @@ from desktop.app import (
     Download,
     DownloadError,
     DownloadPaused,
+    KeychainUnavailable,
     ModelEntry,
     Progress,
     problem_text,
 )
 from ui.bridge.core_client import CoreClient
 
-__all__ = ["DownloadBox", "progress_words", "typed_request"]
+__all__ = ["DownloadBox", "keep_hub_token", "progress_words", "typed_request"]
 
 MIB = 1024 * 1024
 OTHER = "Another model: paste its address below"  # (an address typed below wins over a suggestion)
@@ -181,12 +182,19 @@ class DownloadBox(QGroupBox):
 
     def _ask_token(self) -> None:
         token, ok = QInputDialog.getText(
-            self, "Hugging Face token", "A token for gated repositories (kept in the system keychain):",
+            self, "Hugging Face token", "A token for gated repositories (kept with your other secrets):",
             QLineEdit.EchoMode.Password,
         )  # fmt: skip
         if ok and token.strip():
-            self.core.run_on_core(
-                lambda app: app.downloads.keep_token(token),
-                lambda _r: self.status.setText("The token is kept in the system keychain."),
-                lambda error: self.status.setText(problem_text(error)),
-            )
+            self.core.run_on_core(lambda app: keep_hub_token(app, token), self.status.setText, self._failed)
+
+
+def keep_hub_token(app: CairnApp, token: str) -> str:
+    """Keep the token where secrets go, or until Cairn closes where they have nowhere to go
+    (a token is asked for right before the download that needs it); what to say of it."""
+    try:
+        app.downloads.keep_token(token)
+    except KeychainUnavailable:
+        app.downloads.keep_token(token, memory_only=True)
+        return "The token is kept until Cairn closes, as there is no system keychain; Settings > Keys can keep it."
+    return "The token is kept with your other secrets."

@@ -1,4 +1,5 @@
-"""The Help menu's dialogs: the keyboard shortcuts, and where Cairn keeps its data.
+"""The Help menu's dialogs: the keyboard shortcuts, and where Cairn keeps its data (its keys
+too: the keychain, the secrets file, or only this run's memory, as the core last said).
 
 The shortcuts are read from the window's own actions each time the dialog opens, so the
 list can never drift from what the keys do; only the composer's keys, which are not actions,
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.app import CairnPaths
+from desktop.app import CairnPaths, SecretsView
 
 __all__ = [
     "COMPOSER_KEYS",
@@ -37,6 +38,7 @@ __all__ = [
     "Shortcuts",
     "add_help_actions",
     "data_places",
+    "keys_place",
     "shortcuts_of",
 ]
 
@@ -130,20 +132,31 @@ class Shortcuts(QDialog):
         return rows
 
 
-def data_places(paths: CairnPaths) -> list[tuple[str, str, Path]]:
-    """What Cairn keeps where: (name, what it is, folder)."""
+def data_places(paths: CairnPaths, secrets: SecretsView) -> list[tuple[str, str, Path | None]]:
+    """What Cairn keeps where: (name, what it is, folder; ``None`` for no folder of Cairn's)."""
     return [
         ("Chats", f"Every chat and its usage, in the journal {paths.journal.name}", paths.data_dir),
-        ("Settings", "Accounts and options (API keys stay in the system keychain)", paths.config_dir),
+        ("Settings", "Accounts and options (never a key)", paths.config_dir),
+        keys_place(secrets),
         ("Skills", "Your own skills, one folder each", paths.skills_dir),
         ("Logs", "What Cairn did, to report a problem (no messages, no keys)", paths.log_dir),
     ]
 
 
+def keys_place(secrets: SecretsView) -> tuple[str, str, Path | None]:
+    """Where API keys and other secrets are, as a row of ``data_places``."""
+    if secrets.place == "file" and secrets.file is not None:
+        what = f"API keys and other secrets, in {secrets.file.name}, which only you can read"
+        return "Keys", what, secrets.file.parent
+    if secrets.place == "keychain":
+        return "Keys", "API keys and other secrets, in the system keychain (not in a folder of Cairn's)", None
+    return "Keys", "API keys and other secrets: only in memory until Cairn closes (no system keychain)", None
+
+
 class DataFolders(QDialog):
     """Help > Where your data lives: each of Cairn's folders, with a button to open it."""
 
-    def __init__(self, parent: QWidget, paths: CairnPaths) -> None:
+    def __init__(self, parent: QWidget, paths: CairnPaths, secrets: SecretsView) -> None:
         super().__init__(parent)
         self.setWindowTitle("Where your data lives")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -152,22 +165,26 @@ class DataFolders(QDialog):
         self.open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl
         self.buttons: dict[str, QPushButton] = {}
         grid = QGridLayout()
-        for row, (name, what, folder) in enumerate(data_places(paths)):
+        self.texts: dict[str, QLabel] = {}
+        for row, (name, what, folder) in enumerate(data_places(paths, secrets)):
             title = QLabel(name)
             bold = title.font()
             bold.setBold(True)
             title.setFont(bold)
-            where = QLabel(f"{what}\n{folder}")
+            where = QLabel(what if folder is None else f"{what}\n{folder}")
             where.setTextFormat(Qt.TextFormat.PlainText)
             where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            grid.addWidget(title, row, 0, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(where, row, 1)
+            self.texts[name] = where
+            if folder is None:
+                continue
             button = QPushButton("Open")
             button.setAccessibleName(f"Open the {name.lower()} folder")
             if not folder.is_dir():
                 button.setEnabled(False)
                 button.setToolTip("Cairn has not made this folder yet.")
             button.clicked.connect(lambda _checked=False, f=folder: self.open_folder(f))
-            grid.addWidget(title, row, 0, Qt.AlignmentFlag.AlignTop)
-            grid.addWidget(where, row, 1)
             grid.addWidget(button, row, 2, Qt.AlignmentFlag.AlignTop)
             self.buttons[name] = button
         grid.setColumnStretch(1, 1)
@@ -188,14 +205,17 @@ class DataFolders(QDialog):
             self.problem.show()
 
 
-def add_help_actions(window: QMainWindow, menu: QMenu, paths: CairnPaths) -> tuple[QAction, QAction]:
-    """Keyboard shortcuts (Ctrl+/) and Where your data lives, in ``menu``."""
+def add_help_actions(
+    window: QMainWindow, menu: QMenu, paths: CairnPaths, secrets: Callable[[], SecretsView]
+) -> tuple[QAction, QAction]:
+    """Keyboard shortcuts (Ctrl+/) and Where your data lives (``secrets``: where keys are now),
+    in ``menu``."""
     keys = QAction("Keyboard shortcuts", window)
     keys.setShortcut(QKeySequence("Ctrl+/"))
     keys.triggered.connect(lambda: Shortcuts(window).open())
     window.addAction(keys)
     data = QAction("Where your data lives", window)
-    data.triggered.connect(lambda: DataFolders(window, paths).open())
+    data.triggered.connect(lambda: DataFolders(window, paths, secrets()).open())
     menu.addAction(keys)
     menu.addAction(data)
     return keys, data

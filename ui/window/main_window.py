@@ -36,6 +36,7 @@ from ui.window.chat_list_actions import ChatListActions
 from ui.window.context_inspector import INSPECTOR_WIDTH, Inspector
 from ui.window.help_dialogs import add_help_actions
 from ui.window.narrow import SIDEBAR_WIDTH, NarrowLayout
+from ui.window.secrets_notice import SecretsNotice
 from ui.window.sidebar import Sidebar
 from ui.window.start_page import StartPage
 from ui.window.window_state import fit_to_screen
@@ -107,6 +108,8 @@ class MainWindow(QMainWindow):
         right_column.setContentsMargins(0, 0, 0, 0)
         right_column.setSpacing(0)
         right_column.addWidget(self.read_only_banner)  # above both pages: a read-only journal shows on each
+        self.secrets_notice = SecretsNotice(self.client)
+        right_column.addWidget(self.secrets_notice)
         right_column.addWidget(self.pages, 1)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
@@ -166,7 +169,9 @@ class MainWindow(QMainWindow):
             view.addAction(zoom)
             self.zoom_actions[step] = zoom
         help_menu = self.menuBar().addMenu("&Help")
-        self.shortcuts_action, self.data_action = add_help_actions(self, help_menu, self.paths)
+        self.shortcuts_action, self.data_action = add_help_actions(
+            self, help_menu, self.paths, lambda: self.snapshot.secrets
+        )
         help_menu.addSeparator()
         self.about_action = help_menu.addAction("About Cairn")
         self.about_action.triggered.connect(lambda: show_about(self, self.paths))
@@ -233,6 +238,7 @@ class MainWindow(QMainWindow):
         """Fill the window from the core: accounts, sessions, and the last chat."""
         self.routes.refresh()
         self._show_read_only()
+        self.secrets_notice.check()
         self.sessions.refresh(select=last_session)
 
     def apply_snapshot(self, snapshot: AppSnapshot) -> None:

@@ -33,7 +33,8 @@ class StartPage(QWidget):
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         intro = QLabel(
             "Chat with a model on this computer, or with any OpenAI-compatible provider; every chat is kept on "
-            "your own disk, and an API key goes to the system keychain, never to a file."
+            "your own disk, and an API key goes to the system keychain (or, only if you choose, a file only you "
+            "can read)."
         )
         intro.setWordWrap(True)
         intro.setObjectName("Muted")
