@@ -8,8 +8,8 @@ window in the light and the dark theme, the first start's page, an empty chat's 
 versions of an answer, an error row, tool and approval cards, a narrow window, the Settings
 dialog (light and dark) and the context inspector, the MCP servers tab with a ready and a
 failed server and an import preview, attachments in the composer and in the chat, a chat's own
-settings and the assistants list, and the chat list grouped by day with pinned and archived
-chats (light and dark).
+settings and the assistants list, the chat list grouped by day with pinned and archived
+chats (light and dark), and a reply with inline and display math (light and dark).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from tools.shots_math import math_shots
 
 REPLY = """A **cairn** is a pile of stones that people build to mark a trail, a summit or a memory.
 
@@ -135,6 +137,7 @@ def shoot(out: Path) -> None:
             version_shots(run, provider, out)
             error_shot(run, provider, out)
             view_shots(run, provider, out, settle=settle, wait_for=wait_for)
+            math_shots(run, provider, out, settle=settle, wait_for=wait_for)
             tool_shots(run, out)
             compaction_shots(run, provider, out)
             attachment_shots(run, out)
