@@ -25,8 +25,9 @@ from ui.message_list.math_mathml import (
 
 __all__ = ["LAYOUT_BUDGET", "Laid", "MathEngine", "load_engine"]
 
-# Nodes ziamath may build for one formula: about 80 ms on a shared 2-core machine (a typical
-# formula builds 30 to 300; benchmarks/math_render.py). More shows the formula as code.
+# Nodes ziamath may build for one formula, about 110 ms on a quiet 2-core machine (a typical
+# formula builds 15 to 300; a 197-character one 791, in 71 ms: benchmarks/math_render.py). A
+# formula that needs more is shown as code.
 LAYOUT_BUDGET = 1_200
 
 
