@@ -173,15 +173,25 @@ def test_tex_that_cannot_be_read_is_shown_as_code(
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
-def test_a_formula_too_costly_to_lay_out_is_shown_as_code_at_once() -> None:
+@pytest.mark.parametrize(
+    "tex",
+    [
+        "{" * 14 + "x" + "}" * 14,  # each level doubles the layout's work: tens of seconds if drawn
+        r"\frac{\text{" + "a" * 300 + "}}{2}",  # each character costs about what a node does
+    ],
+)
+def test_a_formula_too_costly_to_lay_out_is_shown_as_code_at_once(tex: str) -> None:
     math_images.formula_html("x", colour="#000000", style=math_images.style_now(), display=False)  # loaded
-    nested = "{" * 14 + "x" + "}" * 14  # each level doubles the layout's work: minutes if drawn
     started = time.perf_counter()
-    document = full_document(f"${nested}$")
+    document = full_document(f"${tex}$")
     assert time.perf_counter() - started < 1.0
     assert images(document) == []
-    assert f"${nested}$" in chip_texts(document)
-    assert len(images(full_document(r"$\frac{\frac{\frac{\frac{x}{y}}{y}}{y}}{y}$"))) == 1
+    assert f"${tex}$" in chip_texts(document)
+
+
+def test_a_formula_within_the_layout_budget_is_drawn() -> None:
+    assert len(images(full_document(r"$\frac{\frac{\frac{\frac{\frac{x}{y}}{y}}{y}}{y}}{y}$"))) == 1
+    assert len(images(full_document(r"$\text{" + "a" * 150 + "}$"))) == 1
 
 
 def ink_rows(image: QImage) -> list[int]:

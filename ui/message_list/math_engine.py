@@ -25,10 +25,11 @@ from ui.message_list.math_mathml import (
 
 __all__ = ["LAYOUT_BUDGET", "Laid", "MathEngine", "load_engine"]
 
-# Nodes ziamath may build for one formula, about 110 ms on a quiet 2-core machine (a typical
-# formula builds 15 to 300; a 197-character one 791, in 71 ms: benchmarks/math_render.py). A
-# formula that needs more is shown as code.
-LAYOUT_BUDGET = 1_200
+# Nodes ziamath may build for one formula, about 170 ms on a quiet 2-core machine, once (then
+# the image is cached). A typical formula builds 15 to 400, a three-line derivation in an
+# aligned block about 1,100 (95 ms), a 197-character formula 791 (71 ms; benchmarks/math_render.py).
+# A formula that needs more is shown as code.
+LAYOUT_BUDGET = 2_000
 
 
 @dataclass(frozen=True)

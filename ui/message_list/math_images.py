@@ -11,7 +11,7 @@ caller shows the TeX itself as a code chip; ui.message_list.math_mathml says whi
 those are, and bounds the work one may cost.
 
 A formula is drawn once per size, then kept in small LRUs keyed by everything that changes its
-pixels (about 7 ms for a typical one, see benchmarks/math_render.py). The image travels as a
+pixels (about 8 ms for a typical one, see benchmarks/math_render.py). The image travels as a
 ``data:`` URI, which QTextDocument decodes itself, so a document needs no resources added and
 the HTML stays a plain string that can be cached and compared.
 
@@ -24,7 +24,7 @@ is cut off there and aligned to the baseline. Once one reaches below, all of the
 are aligned to the bottom of their line, which Qt makes exact only if every image on a line
 reaches equally far down: so the caller passes the paragraph's :func:`reach` to each of them.
 
-The first formula pays for importing ziamath and reading its font (about a sixth of a second),
+The first formula pays for importing ziamath and reading its font (about a fifth of a second),
 so :func:`prepare` starts that work on a background thread as soon as a formula's opening
 delimiter is seen in a streaming reply; the closing one usually arrives later.
 """

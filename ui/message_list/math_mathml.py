@@ -9,7 +9,8 @@ for (a CJK word in ``\\text{}``, an emoji) too: the text's own font shows it as 
 
 ziamath lays out every child of a row twice (once to measure it without stretched operators,
 then for real), so its work doubles with each row nested in a row: ``{{{{{{{{{{x}}}}}}}}}}``
-takes seconds. :func:`layout_cost` counts the nodes it will build, which a caller bounds.
+takes seconds; and a long ``\\text{}`` costs by the character. :func:`layout_cost` counts
+the work, which a caller bounds.
 
 Matrices and cases get TeX's column gap (:func:`spaced_tables`), and a fraction in running
 text keeps its parts at the text's size (:func:`full_size_fractions`).
@@ -109,8 +110,9 @@ def _empty(element: Element) -> bool:
 
 
 def layout_cost(root: Element) -> int:
-    """How many nodes ziamath builds to lay out ``root``: each node once for every row it sits
-    in, twice over (a row lays out its children twice)."""
+    """How many nodes ziamath builds to lay out ``root``, a token's characters counted one by one
+    (a glyph costs about what a node does): each once for every row it sits in, twice over (a
+    row lays out its children twice)."""
     cost = 0
     stack = [(root, 1)]
     while stack:
@@ -119,7 +121,7 @@ def layout_cost(root: Element) -> int:
         if tag in {"mstyle", "mtr"}:  # dissolved into its children, or never built itself
             stack.extend((child, weight) for child in element)
             continue
-        cost += weight
+        cost += weight * max(1, len(element.text or "") if tag in _TOKENS else 1)
         # A square root or an enclosure of several children puts them in a row of its own.
         row = tag in _ROWS or (tag in {"msqrt", "menclose"} and len(element) > 1)
         factor = 4 if tag == "mfenced" else 2 if row else 1
