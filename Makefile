@@ -61,12 +61,13 @@ $(VENV)/.created:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	touch $@
 
+# The math extra too, as the installers carry it: TeX in replies drawn, not shown as code.
 $(VENV)/.installed-run: $(VENV)/.created pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[model]'
+	$(BIN)/python -m pip install --quiet -e '.[model,math]'
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.created pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev,model]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,model,math]'
 	touch $@ $(VENV)/.installed-run
 
 $(VENV)/.installed-package: $(VENV)/.installed-dev pyproject.toml

@@ -1,16 +1,18 @@
-"""TeX in a reply: drawn by matplotlib's mathtext as an image in the text, or shown as code when
-matplotlib is missing or cannot read it; prices with dollar signs stay text."""
+"""TeX in a reply: drawn by ziamath as an image in the text, or shown as code when ziamath is
+missing or cannot read it; prices with dollar signs stay text."""
 
 from __future__ import annotations
 
 import base64
+import logging
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
+from PySide6.QtGui import QColor, QFontMetricsF, QGuiApplication, QImage, QPainter, QTextDocument
 
 from tests.markdown_docs import blocks, fragments, full_document
 from ui.message_list import math_images
@@ -20,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("qapp")
 
 
 @pytest.fixture(autouse=True)
-def fresh_mathtext() -> Iterator[None]:
+def fresh_engine() -> Iterator[None]:
     math_images.reset()
     yield
     math_images.reset()
@@ -115,15 +117,99 @@ def chip_texts(document: QTextDocument) -> list[str]:
     return [f.text() for f in fragments(document) if f.charFormat().background().style() != Qt.BrushStyle.NoBrush]
 
 
-@pytest.mark.parametrize("tex", [r"\frac{1}{", r"\notacommand{x}", r"x^^2", r"\left( x"])
-def test_tex_mathtext_cannot_read_is_shown_as_code(tex: str) -> None:
+LISTED = {
+    "le": r"0 \le x \le 1",
+    "ge": r"y \ge 0",
+    "neq": r"x \neq y",
+    "pmatrix": r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}",
+    "bmatrix": r"\begin{bmatrix} a & b \\ c & d \end{bmatrix}",
+    "cases": r"|x| = \begin{cases} x & \text{if } x \ge 0 \\ -x & \text{otherwise} \end{cases}",
+    "aligned": "\\begin{aligned}\n(a+b)^2 &= a^2 + 2ab + b^2 \\\\\n&\\le 2(a^2 + b^2)\n\\end{aligned}",
+}
+TWO_ROWS = {"pmatrix", "bmatrix", "cases", "aligned"}
+
+
+@pytest.mark.parametrize("name", sorted(LISTED))
+@pytest.mark.parametrize("display", [True, False])
+def test_symbols_and_environments_are_drawn(name: str, display: bool) -> None:
+    tex = LISTED[name]
+    one_line = " ".join(tex.split("\n"))
+    document = full_document(f"$$\n{tex}\n$$" if display else f"Then ${one_line}$ holds.")
+    (source,) = images(document)
+    assert chip_texts(document) == []
+    drawn = decoded(source)
+    line = decoded(images(full_document("$$\nx + y\n$$" if display else "Then $x + y$ holds."))[0])
+    if name in TWO_ROWS:  # two rows of math, one above the other
+        assert drawn.height() > 1.6 * line.height()
+    else:
+        assert drawn.height() < 1.6 * line.height()
+
+
+@pytest.mark.parametrize(
+    "tex",
+    [
+        r"\frac{1}{",
+        r"a + b}",
+        r"\notacommand{x}",
+        r"x^^2",
+        r"\left( x",
+        r"\frac{1}",
+        r"\begin{pmatrix} a & b",
+        r"\end{pmatrix}",
+        r"\begin{foo} x \end{foo}",
+        r"\text{<b>}",
+        r"\text{汉字} = x",  # no glyphs for these in the math font: the text's font shows them
+        "x = \U0001f600",
+    ],
+)
+def test_tex_that_cannot_be_read_is_shown_as_code(
+    tex: str, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     document = full_document(f"See ${tex}$ here.")
+    assert images(document) == []
+    assert f"${tex}$" in chip_texts(document)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+@pytest.mark.parametrize(
+    "tex",
+    [
+        "{" * 14 + "x" + "}" * 14,  # each level doubles the layout's work: tens of seconds if drawn
+        r"\frac{\text{" + "a" * 300 + "}}{2}",  # each character costs about what a node does
+    ],
+)
+def test_a_formula_too_costly_to_lay_out_is_shown_as_code_at_once(tex: str) -> None:
+    math_images.formula_html("x", colour="#000000", style=math_images.style_now(), display=False)  # loaded
+    started = time.perf_counter()
+    document = full_document(f"${tex}$")
+    assert time.perf_counter() - started < 1.0
     assert images(document) == []
     assert f"${tex}$" in chip_texts(document)
 
 
-def test_without_matplotlib_tex_is_shown_as_code(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "matplotlib.mathtext", None)  # "import" now raises ImportError
+def test_a_formula_within_the_layout_budget_is_drawn() -> None:
+    assert len(images(full_document(r"$\frac{\frac{\frac{\frac{\frac{x}{y}}{y}}{y}}{y}}{y}$"))) == 1
+    assert len(images(full_document(r"$\text{" + "a" * 150 + "}$"))) == 1
+
+
+def ink_rows(image: QImage) -> list[int]:
+    return [y for y in range(image.height()) if any(image.pixelColor(x, y).alpha() > 96 for x in range(image.width()))]
+
+
+def test_an_inline_fraction_is_as_tall_as_the_text() -> None:
+    # The fraction's bar is its widest row of ink; the numerator, above it, must be about as
+    # tall as a digit of the text (TeX's inline fraction, a script size down, is a third shorter).
+    image = decoded(images(full_document(r"Half is $\frac{1}{2}$ here."))[0])
+    bar = max(ink_rows(image), key=lambda y: sum(image.pixelColor(x, y).alpha() > 96 for x in range(image.width())))
+    numerator = [y for y in ink_rows(image) if y < bar - 1]
+    digit = QFontMetricsF(QGuiApplication.font()).tightBoundingRect("1").height()
+    assert max(numerator) - min(numerator) + 1 >= 0.9 * digit
+
+
+def test_without_ziamath_tex_is_shown_as_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ziamath", None)  # "import" now raises ImportError
     math_images.reset()
     document = full_document("Inline $E = mc^2$ and display:\n\n\\[\na^2 + b^2\n\\]")
     assert images(document) == []
@@ -186,7 +272,7 @@ TALL = r"n \frac{\sum_i a_i}{b_{j_k}}"
         (r"n + \alpha", "y"),
         ("n + y_p", None),  # ink below the baseline
         (r"n \frac{a}{b}", None),
-        (r"n_{ij} g", "x^2"),
+        (r"n_{ij} g", "x^2"),  # a formula taller than the text beside one that reaches below
         (TALL, "x"),
         ("n + y_p", TALL),  # two formulas that reach below by different amounts
         (r"n_{i}", r"\frac{a}{b_j}"),
@@ -197,7 +283,7 @@ def test_a_formula_sits_on_the_baseline_of_its_line(tex: str, beside: str | None
     # letters that have no descenders, next to another formula in blue, that first letter must
     # end where the black letters end.
     style = math_images.style_now()
-    deepest = max(math_images.reach(t, style=style, display=False) for t in (tex, beside or "x"))
+    deepest = math_images.reach([(tex, False), (beside or "x", False)], style=style)
     formula = math_images.formula_html(tex, colour="#ff0000", style=style, display=False, reach=deepest)
     other = (
         math_images.formula_html(beside, colour="#0000ff", style=style, display=False, reach=deepest) if beside else ""

@@ -332,9 +332,11 @@ def test_the_portable_archive_installs_for_the_current_user(tmp_path: Path) -> N
 
 
 def test_the_bundle_carries_the_icon_fonts_and_the_math_extra(root: Path) -> None:
-    """The window's buttons are drawn from qtawesome's fonts, and TeX in replies from
-    matplotlib's mathtext (the ``math`` extra, which the installers bundle)."""
+    """The window's buttons are drawn from qtawesome's fonts, and TeX in replies by ziamath (the
+    ``math`` extra, which the installers bundle) in its own font, read through latex2mathml's
+    table of symbols. matplotlib, which drew formulas before, stays out."""
     bundle = root / "opt" / "cairn" / "_internal"
     assert list((bundle / "qtawesome" / "fonts").glob("[Pp]hosphor*.ttf")), "qtawesome's Phosphor font is missing"
-    assert (bundle / "matplotlib" / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf").is_file()
-    assert list((bundle / "matplotlib").glob("ft2font*.so")), "matplotlib's font engine (for mathtext) is missing"
+    assert (bundle / "ziamath" / "fonts" / "STIXTwoMath-Regular.ttf").is_file(), "ziamath's math font is missing"
+    assert (bundle / "latex2mathml" / "unimathsymbols.txt").is_file(), "latex2mathml's symbols are missing"
+    assert not (bundle / "matplotlib").exists()

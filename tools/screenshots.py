@@ -9,7 +9,9 @@ versions of an answer, an error row, tool and approval cards, a narrow window, t
 dialog (light and dark) and the context inspector, the MCP servers tab with a ready and a
 failed server and an import preview, attachments in the composer and in the chat, a chat's own
 settings and the assistants list, the chat list grouped by day with pinned and archived
-chats (light and dark), and Cairn without a system keychain (``shots_secrets.py``).
+chats (light and dark), a reply with inline and display math (light and dark), the provider
+presets' forms, the first hour (``shots_first_hour.py``) and Cairn without a system keychain
+(``shots_secrets.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.shots_first_hour import first_hour_shots
+from tools.shots_math import math_shots
 from tools.shots_presets import preset_shots
 from tools.shots_secrets import secrets_shots
 
@@ -135,6 +138,7 @@ def shoot(out: Path) -> None:
             version_shots(run, provider, out)
             error_shot(run, provider, out)
             view_shots(run, provider, out, settle=settle, wait_for=wait_for)
+            math_shots(run, provider, out, settle=settle, wait_for=wait_for)
             tool_shots(run, out)
             compaction_shots(run, provider, out)
             attachment_shots(run, out)

@@ -149,15 +149,12 @@ def _math(_r: Any, tokens: list[Any], index: int, _o: Any, env: dict[str, Any]) 
     colour = env["palette"]["muted" if env["quotes"] else "text"]
     style = env["math_style"]
     # Formulas that reach below the baseline sit right on a line only if they reach equally far.
-    deepest = 0.0 if block else max(_reach(t, style) for t in tokens if t.type == "math_inline")
+    inline = [(t.content, bool(t.meta.get("display"))) for t in tokens if t.type == "math_inline"]
+    deepest = 0.0 if block else math_images.reach(inline, style=style)
     image = math_images.formula_html(token.content, colour=colour, style=style, display=display, reach=deepest)
     closers = {"$": "$", "$$": "$$", "\\(": "\\)", "\\[": "\\]"}
     shown = image or _chip(f"{token.markup}{token.content}{closers[token.markup]}", env)
     return f'<p align="center">{shown}</p>' if block else shown
-
-
-def _reach(token: Any, style: math_images.MathStyle) -> float:
-    return math_images.reach(token.content, style=style, display=bool(token.meta.get("display")))
 
 
 def _table_open(_r: Any, _t: list[Any], _i: int, _o: Any, env: dict[str, Any]) -> str:
