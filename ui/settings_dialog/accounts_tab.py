@@ -227,10 +227,10 @@ class AccountsTab(QWidget):
             item = QListWidgetItem(printable(account.name))
             item.setData(Qt.ItemDataRole.UserRole, account.id)
             self.list.addItem(item)
-        self.list.blockSignals(False)
         index = next((i for i, a in enumerate(accounts) if a.id == select), 0 if accounts else -1)
+        self.list.setCurrentRow(index)  # Cairn's own choice, not the person's: shown below, unasked
+        self.list.blockSignals(False)
         if index >= 0:
-            self.list.setCurrentRow(index)
             self._pick(index)
         else:
             self.new_account("deepseek")

@@ -126,25 +126,30 @@ class AssistantsTab(QWidget):
     # -- showing ---------------------------------------------------------------------------
 
     def show_assistants(self, assistants: tuple[Assistant, ...], select: str | None = None) -> None:
+        """The assistants as saved, ``select`` (else the first) in the form: Cairn's own filling
+        in, which is no change of the person's."""
         self.assistants = {a.id: a for a in assistants}
-        self.account.clear()
-        self.account.addItem(LAST_ROUTE, None)
-        for view in self.core.snapshot.accounts:
-            self.account.addItem(view.account.name, view.account.id)
+        self._showing = True
         self.list.blockSignals(True)
-        self.list.clear()
-        for assistant in assistants:
-            item = QListWidgetItem(assistant.name)
-            item.setData(Qt.ItemDataRole.UserRole, assistant.id)
-            self.list.addItem(item)
-        self.list.blockSignals(False)
-        chosen = select if select in self.assistants else next(iter(self.assistants), None)
+        try:
+            self.account.clear()
+            self.account.addItem(LAST_ROUTE, None)
+            for view in self.core.snapshot.accounts:
+                self.account.addItem(view.account.name, view.account.id)
+            self.list.clear()
+            for assistant in assistants:
+                item = QListWidgetItem(assistant.name)
+                item.setData(Qt.ItemDataRole.UserRole, assistant.id)
+                self.list.addItem(item)
+            chosen = select if select in self.assistants else next(iter(self.assistants), None)
+            rows = [r for r in range(self.list.count()) if self.list.item(r).data(Qt.ItemDataRole.UserRole) == chosen]
+            self.list.setCurrentRow(rows[0] if rows else -1)
+        finally:
+            self.list.blockSignals(False)
+            self._showing = False
         if chosen is None:
             self.new()
             return
-        for row in range(self.list.count()):
-            if self.list.item(row).data(Qt.ItemDataRole.UserRole) == chosen:
-                self.list.setCurrentRow(row)
         self._show(self.assistants[chosen])
 
     def _chosen(self, item: QListWidgetItem | None, previous: QListWidgetItem | None) -> None:
