@@ -106,6 +106,8 @@ class ContextTab(QWidget):
         super().showEvent(event)
 
     def show_snapshot(self, snapshot: AppSnapshot) -> None:
+        if self.saving.pending:
+            return  # what the person is changing stays theirs until it is saved
         with self.saving.showing():
             self._show(snapshot)
 

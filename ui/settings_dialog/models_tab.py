@@ -168,9 +168,10 @@ class ModelsTab(QWidget):
         self.list.setCurrentRow(min(max(row, 0), self.list.count() - 1))
         engine = overview.status.words() if overview.built else "The built-in engine is not built: run `make engine`."
         self.engine.setText(engine)
-        with self.saving.showing():
-            self.idle.setValue(overview.idle_minutes)
-            self.budget.setValue(overview.states_gb)
+        if not self.saving.pending:  # a value the person is changing is theirs, not the overview's
+            with self.saving.showing():
+                self.idle.setValue(overview.idle_minutes)
+                self.budget.setValue(overview.states_gb)
         self.disk.setText(f"Saved chats take {overview.states_bytes / 1e9:,.2f} GB now; the oldest go first.")
         self._picked(self.list.currentRow())
 
