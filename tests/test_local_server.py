@@ -32,7 +32,7 @@ def test_the_server_is_asked_for_its_template(api: str, template: str, supported
     assert report.supported is supported
     assert report.source == {"llama.cpp": "llama.cpp /props", "ollama": "Ollama /api/show"}[api]
     if not supported:
-        assert "Send Cairn's instructions in the first message" in report.advice
+        assert "Instructions in the first message" in report.advice
 
 
 def test_a_server_that_does_not_say_gives_no_verdict() -> None:

@@ -410,3 +410,19 @@ def test_changes_not_saved_are_named_before_they_would_be_lost(qtbot: QtBot, cai
         tab.guard.question.discard.click()
         qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT)
         assert [a.name for a in store.load().accounts] == ["First", "Second"]  # the changes went, as chosen
+
+
+def test_the_form_fits_its_dialog_with_room_for_a_wider_font(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    """The form scrolls only up and down, so whatever is wider than its column is cut off (the
+    Load models button, once). At the dialog's usual size the form needs at most three quarters
+    of its column: a desktop font a third wider than the tests' own still fits."""
+    with running_cairn(cairn_paths, secrets=SecretStore(keyring.backends.fail.Keyring())) as run:
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.accounts
+        tab.new_account("custom")  # the note about the missing keychain shows too
+        qtbot.wait(50)
+        inner = tab.form_scroll.widget()
+        assert inner.minimumSizeHint().width() <= 0.75 * tab.form_scroll.viewport().width()
+        right = tab.load_models.mapTo(dialog, tab.load_models.rect().topRight()).x()
+        assert right <= tab.form_scroll.mapTo(dialog, tab.form_scroll.rect().topRight()).x()
+        dialog.reject()

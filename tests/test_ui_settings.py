@@ -214,7 +214,7 @@ def test_test_connection_offers_instructions_in_the_first_message(qtbot: QtBot, 
         QTest.mouseClick(tab.test, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: tab.result.text().startswith("Connected"), timeout=WAIT)
         assert "chat template (llama.cpp /props) has no system role" in tab.result.text()
-        assert "Send Cairn's instructions in the first message" in tab.options.hint.text()
+        assert "Instructions in the first message" in tab.options.hint.text()
         tab.options.instructions_first.setChecked(True)
         QTest.mouseClick(tab.test, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: tab.options.hint.text() == "", timeout=WAIT)

@@ -54,7 +54,7 @@ class ServerReport:
         if self.supported is False:
             return (
                 f"This server's chat template ({self.source}) has no system role, so Cairn's instructions would be "
-                "dropped. Turn on \"Send Cairn's instructions in the first message\" in this account's options."
+                'dropped. Turn on "Instructions in the first message" in this account\'s options.'
             )
         return ""
 

@@ -22,7 +22,7 @@ class AccountOptions(QGroupBox):
         self.max_output = QSpinBox()
         self.max_output.setRange(0, 1_000_000)
         self.max_output.setSingleStep(256)
-        self.max_output.setSpecialValueText("Let the server decide")
+        self.max_output.setSpecialValueText("Server decides")
         self.max_output.setSuffix(" tokens")
         self.max_output.setAccessibleName("Longest reply")
         self.max_output.setToolTip(
@@ -33,23 +33,25 @@ class AccountOptions(QGroupBox):
         self.context.setRange(0, 100_000_000)
         self.context.setSingleStep(1_024)
         self.context.setGroupSeparatorShown(True)
-        self.context.setSpecialValueText("From the catalog or the server")
+        self.context.setSpecialValueText("Automatic")
         self.context.setSuffix(" tokens")
         self.context.setAccessibleName("Context size")
         self.context.setToolTip(
-            "The model's context. Set it when the server holds less than the model could (a local server "
-            "started with a small context, say): Cairn summarises earlier messages to stay within it."
+            "The model's context. Automatic: what the server says, else Cairn's model catalog. Set it when the "
+            "server holds less than the model could (a local server started with a small context, say): Cairn "
+            "summarises earlier messages to stay within it."
         )
         self.first_token = QSpinBox()
         self.first_token.setRange(0, 86_400)
         self.first_token.setSingleStep(30)
-        self.first_token.setSpecialValueText("Default (2 min; 10 min on this computer)")
+        self.first_token.setSpecialValueText("Default")
         self.first_token.setSuffix(" s")
         self.first_token.setAccessibleName("Wait for the first word")
         self.first_token.setToolTip(
-            "How long to wait for the reply to start. A model running on a CPU can take minutes to read a long chat."
+            "How long to wait for the reply to start. Default: 2 minutes, 10 on this computer (a model running on "
+            "a CPU can take minutes to read a long chat)."
         )
-        self.instructions_first = QCheckBox("Send Cairn's instructions in the first message")
+        self.instructions_first = QCheckBox("Instructions in the first message")
         self.instructions_first.setAccessibleName("Send instructions in the first message")
         self.instructions_first.setToolTip(
             "For models whose chat template has no system role (some Gemma builds, for example), which would "
@@ -68,6 +70,7 @@ class AccountOptions(QGroupBox):
             "its tools again."
         )
         for spin in (self.max_output, self.context, self.first_token):
+            spin.setMinimumWidth(140)  # a narrow form shrinks them rather than run off its edge
             editor = spin.findChild(QLineEdit)  # the box's own text field, named like the box
             if editor is not None:
                 editor.setAccessibleName(spin.accessibleName())

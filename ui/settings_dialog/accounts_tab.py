@@ -104,6 +104,8 @@ class AccountsTab(QWidget):
     def _build_form(self) -> QVBoxLayout:
         self.name = QLineEdit()
         self.provider = QComboBox()
+        self.provider.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.provider.setMinimumContentsLength(16)  # a narrow form shrinks it rather than run off its edge
         for preset in self.snapshot.transport.providers:
             self.provider.addItem(preset.name, preset.id)
         self.provider.addItem("Other OpenAI-compatible endpoint", CUSTOM)
