@@ -293,3 +293,28 @@ def test_a_retry_after_date_counts_from_now() -> None:
 
     error = asyncio.run(go())
     assert re.search(r"Slow down\) and asked to wait 7(199|200) s \(2 hours\); Cairn does not wait", str(error))
+
+
+@pytest.mark.parametrize("listing", [True, False])
+def test_a_name_that_cannot_be_looked_up_is_said_as_no_internet(listing: bool) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno -2] Name or service not known", request=request)
+
+    async def go() -> ProviderError:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
+            client = OpenAICompatClient(http, "https://api.example.com/v1", api_key=KEY, retry=RetryPolicy(attempts=1))
+
+            async def ask() -> None:
+                if listing:
+                    await client.list_models()
+                else:
+                    _ = [event async for event in client.stream(BODY)]
+
+            with pytest.raises(ProviderError) as caught:
+                await ask()
+            return caught.value
+
+    said = str(asyncio.run(go()))
+    assert said.startswith("Cairn could not look up api.example.com: this computer seems to have no internet")
+    assert "Errno" not in said  # the system's words stay in the log
+    assert_readable(said)

@@ -46,6 +46,7 @@ __all__ = [
     "status_error",
     "stream_error",
     "transport_detail",
+    "unreachable",
 ]
 
 Limit = Literal["connect", "first_token", "idle", "total"]
@@ -156,6 +157,28 @@ def host_port(url: httpx.URL) -> str:
     """Where a request went, as a person checks it: ``api.example.com:443``, ``127.0.0.1:8080``."""
     port = url.port or {"https": 443, "http": 80}.get(url.scheme)
     return f"{url.host}:{port}" if port else url.host
+
+
+_NO_NAME = re.compile(
+    r"name or service not known|temporary failure in name resolution|nodename nor servname|getaddrinfo failed|"
+    r"no address associated with hostname|name resolution",
+    re.IGNORECASE,
+)
+
+
+def unreachable(url: httpx.URL, exc: httpx.HTTPError) -> str:
+    """Why ``url`` could not be reached, and what to check, in words: a name that cannot be
+    looked up is most often no internet connection (or a mistyped address); a refused
+    connection is a server that is not running there."""
+    if _NO_NAME.search(str(exc)):
+        return (
+            f"Cairn could not look up {url.host}: this computer seems to have no internet connection, or the "
+            "address is mistyped. Check the connection, then the base URL."
+        )
+    return (
+        f"Could not reach {host_port(url)}: {transport_detail(exc)}. Is the server running there? "
+        "Check the base URL and your connection."
+    )
 
 
 def transport_detail(exc: httpx.HTTPError) -> str:

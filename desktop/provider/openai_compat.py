@@ -38,6 +38,7 @@ from desktop.provider.errors import (
     status_error,
     stream_error,
     transport_detail,
+    unreachable,
 )
 from desktop.provider.limits import ReplyWatch, Timeouts, timeouts_for
 from desktop.provider.stream import (
@@ -155,9 +156,7 @@ class OpenAICompatClient:
         except httpx.TimeoutException as exc:
             raise ProviderTimeout(f"{where} did not answer in time. Check the base URL and try again.") from exc
         except httpx.RequestError as exc:
-            raise ProviderConnectionError(
-                f"Could not reach {where}: {transport_detail(exc)}. Check the base URL."
-            ) from exc
+            raise ProviderConnectionError(unreachable(request.url, exc)) from exc
         content_type = response.headers.get("content-type", "")
         if response.status_code != 200:
             raise status_error(response.status_code, response.text, where, content_type=content_type)
@@ -225,10 +224,7 @@ class OpenAICompatClient:
                 "connect",
             ) from exc
         except (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
-            raise ProviderConnectionError(
-                f"Could not reach {host_port(request.url)}: {transport_detail(exc)}. Is the server running there? "
-                "Check the base URL and your connection."
-            ) from exc
+            raise ProviderConnectionError(unreachable(request.url, exc)) from exc
         except httpx.TransportError as exc:
             raise ProviderConnectionError(
                 f"{host_port(request.url)} hung up before answering: {transport_detail(exc)}. Try again."
