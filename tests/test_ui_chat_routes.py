@@ -122,6 +122,7 @@ def test_the_model_box_lists_what_the_endpoint_serves_and_a_chat_can_switch_to_i
             listed = lambda: [box.itemData(i) for i in range(box.count())]  # noqa: E731
             qtbot.waitUntil(lambda: "a-served-model" in listed(), timeout=WAIT)  # asked in the background
             assert listed()[0] == "loopback-chat"  # the account's own model first
+            assert box.lineEdit().cursorPosition() == 0  # a name too long for the box shows its start
             answered(qtbot, w, "first question")
             index = box.findData("a-served-model")
             box.setCurrentIndex(index)

@@ -54,6 +54,7 @@ class RouteBar(QWidget):
         self.chats_button.setCheckable(True)
         self.chats_button.hide()  # only in a narrow window
         self.accounts = QComboBox()
+        self.accounts.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # a renamed account fits
         self.accounts.setAccessibleName("Account")
         self.models = ModelBox()
         self.mode = QComboBox()
@@ -124,6 +125,8 @@ class RouteBar(QWidget):
                 self.models.setCurrentIndex(index)
             else:
                 self.models.setCurrentText(self._model_shown)
+            if (typed := self.models.lineEdit()) is not None:
+                typed.setCursorPosition(0)  # a long name shows its start, not its end
         return True
 
     def show_assistant(self, name: str | None) -> None:

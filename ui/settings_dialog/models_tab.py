@@ -3,8 +3,9 @@
 Each model shows what its file says it is and what it would need here now; one is the
 Built-in account's. A GGUF file is added where it is or copied into Cairn's folder (its
 header read and its hash taken off the GUI thread); a model is removed with the space that
-frees; threads, context and batch size can be set per model. Below, when an idle chat is
-saved and how much disk saved chats may take.
+frees; threads, context and batch size can be set per model. Below, when the engine keeps
+what it read of an idle chat on disk (so it need not read it again), and how much disk that
+may take. Chats themselves are in the journal and never go with it.
 """
 
 from __future__ import annotations
@@ -127,20 +128,20 @@ class ModelsTab(QWidget):
 
     def _saving(self) -> QFormLayout:
         self.idle = QDoubleSpinBox()
-        self.idle.setAccessibleName("Save an idle chat after")
+        self.idle.setAccessibleName("Keep what the engine read of an idle chat after")
         self.idle.setRange(0.1, 1440)
         self.idle.setSuffix(" minutes")
         self.idle.setDecimals(1)
         self.budget = QDoubleSpinBox()
-        self.budget.setAccessibleName("Disk for saved chats")
+        self.budget.setAccessibleName("Disk for what the engine read")
         self.budget.setRange(0, 10_000)
         self.budget.setSuffix(" GB")
         self.budget.setDecimals(1)
         self.saving = ApplyAsMade(self._save_saving, [self.idle.valueChanged, self.budget.valueChanged], self)
         self.disk = quiet_note("")
         form = QFormLayout()
-        form.addRow("Save an idle chat after", self.idle)
-        form.addRow("Disk for saved chats", self.budget)
+        form.addRow("Keep what the engine read of an idle chat after", self.idle)
+        form.addRow("Disk for what the engine read", self.budget)
         form.addRow(self.disk)
         return form
 
@@ -172,7 +173,10 @@ class ModelsTab(QWidget):
             with self.saving.showing():
                 self.idle.setValue(overview.idle_minutes)
                 self.budget.setValue(overview.states_gb)
-        self.disk.setText(f"Saved chats take {overview.states_bytes / 1e9:,.2f} GB now; the oldest go first.")
+        self.disk.setText(
+            f"What the engine read of chats takes {overview.states_bytes / 1e9:,.2f} GB now; past the limit the oldest "
+            "is forgotten first (it is read again when needed). Your chats themselves are never deleted."
+        )
         self._picked(self.list.currentRow())
 
     def _entry(self) -> ModelEntry | None:
