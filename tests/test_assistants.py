@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -161,3 +162,10 @@ def test_a_new_cairn_starts_with_four_assistants_and_an_older_file_gets_them_onc
     path.write_text(json.dumps({"schema_version": 1, "assistants": "all of them"}))
     with pytest.raises(SettingsError, match="bad value at assistants"):
         store.load()
+
+
+def test_a_chat_from_an_assistant_says_so_in_its_export(app: CairnApp, tmp_path: Path) -> None:
+    assistant = app.preferences.save_assistant(None, **{**PLAIN, "name": "Translator"})
+    session = app.chats.new_from(assistant.id)
+    app.chats.export(session.id, tmp_path / "chat.md")
+    assert "with the assistant Translator.*" in (tmp_path / "chat.md").read_text()

@@ -151,7 +151,7 @@ def test_markdown_export_joins_the_parts_and_json_keeps_them(cairn_paths: CairnP
     assert CONTINUE not in markdown
     assert markdown.count("## Assistant") == 2
     assert markdown.count("## You") == 2
-    assert "## You\n\nAnd then?\n\n## Assistant (custom/loopback-chat)\n\nNext answer." in markdown
+    assert "## You\n\nAnd then?\n\n## Assistant (loopback-chat)\n\nNext answer." in markdown
     rows = json.loads((tmp_path / "chat.json").read_text())["rows"]
     messages = [r for r in rows if r["role"] in ("user", "assistant")]
     assert [m["content"]["parts"][0]["text"] for m in messages] == [

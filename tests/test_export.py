@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 from desktop.app.cairn import CairnApp
@@ -39,8 +40,9 @@ def test_export_markdown_and_json(cairn_paths: CairnPaths, tmp_path: Path) -> No
     app.chats.export(session.id, tmp_path / "chat.json")
     markdown = (tmp_path / "chat.md").read_text()
     assert markdown.startswith("# How do I list stones?\n")
+    assert re.search(r"started \d{1,2} [A-Z][a-z]+ \d{4}, \d\d:\d\d UTC\.\*", markdown)  # a date a person reads
     assert "## You\n\nHow do I list stones?" in markdown
-    assert "## Assistant (custom/loopback-chat)" in markdown
+    assert "## Assistant (loopback-chat)" in markdown
     assert "<details><summary>Reasoning</summary>" in markdown
     assert "```sh\nls\n```" in markdown
     assert "better second" in markdown

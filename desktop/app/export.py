@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from desktop.app.attachments import shown_size
@@ -12,6 +13,7 @@ from host.content import (
     ImagePart,
     MessageContent,
     ReasoningPart,
+    StartedFrom,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -32,10 +34,12 @@ def to_markdown(session: SessionRecord, rows: list[TranscriptRow]) -> str:
     order; a message with other versions says which one it is."""
     gone = superseded(rows)
     versions = Versions.of(entries_of(rows))
+    started = next((m.name for m in (r.meta() for r in rows) if isinstance(m, StartedFrom)), None)
+    from_assistant = f" with the assistant {started}" if started else ""
     lines = [
         f"# {session.title or 'Untitled session'}",
         "",
-        f"*Exported from Cairn; started {session.created_at}.*",
+        f"*Exported from Cairn; started {_when(session.created_at)}{from_assistant}.*",
         "",
     ]
     continuing = False  # a continue prompt came last: the next reply goes on the one before it
@@ -70,8 +74,17 @@ def to_markdown(session: SessionRecord, rows: list[TranscriptRow]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _when(stamp: str) -> str:
+    """A journal time as a person reads it: "5 December 2026, 08:59 UTC"."""
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError:
+        return stamp
+    return f"{moment.day} {moment:%B %Y, %H:%M} UTC"
+
+
 def _heading(row: TranscriptRow, body: MessageContent, versions: Versions) -> list[str]:
-    model = body.model
+    model = body.model.split("/", 1)[1] if body.model and "/" in body.model else body.model  # the route's model
     heading = {"user": "You", "assistant": f"Assistant ({model})" if model else "Assistant", "tool": "Tool result"}
     lines = [f"## {heading.get(row.role, row.role)}", ""]
     if len(group := versions.siblings(row.id)) > 1:

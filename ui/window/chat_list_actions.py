@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QWidget
 
 from desktop.app import CairnApp, SessionRecord, Snippet
 from ui.bridge.core_client import CoreClient
@@ -121,4 +121,6 @@ class ChatListActions(QObject):
         path, _ = QFileDialog.getSaveFileName(self.window, "Export chat", suggested, suffix)
         self.composer.take_focus()
         if path:
-            self.core.run_on_core(lambda app: app.chats.export(session_id, Path(path)))
+            bar = self.window.statusBar() if isinstance(self.window, QMainWindow) else None
+            said = (lambda _r: bar.showMessage(f"Exported the chat to {path}.", 8000)) if bar is not None else None
+            self.core.run_on_core(lambda app: app.chats.export(session_id, Path(path)), said)
