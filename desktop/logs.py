@@ -42,4 +42,7 @@ def configure_logging(log_dir: Path, *, level: int = logging.INFO) -> Path | Non
         return None
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     root.addHandler(handler)
+    # httpx notes every request at INFO: waiting for the engine alone would fill the log with
+    # "GET /health 503". What went wrong is logged by Cairn itself, in its words.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     return path

@@ -90,4 +90,5 @@ class TurnRecords:
             error_row: TranscriptRow | None = self.writer.append(session_id, "assistant", content, hidden=True)
         except JournalWriteError:
             error_row = None
+        log.warning("a request of session %s failed (%s): %s", session_id, error.kind, message)
         self._emit(TurnFailed(message, error.kind, error.retryable, error_row, partial))
