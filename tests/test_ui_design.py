@@ -139,6 +139,8 @@ def test_text_size_zooms_is_kept_and_resets(qtbot: QtBot, cairn_paths: CairnPath
             assert QKeySequence("Ctrl+0") in actual.shortcuts()
             larger.trigger()
             qtbot.waitUntil(lambda: QApplication.font().pointSize() == before + 1, timeout=WAIT)
+            for widget in (w.composer.editor, w.sidebar.list, w.chat, w.menuBar(), w.route_bar.models):
+                assert widget.font().pointSize() == before + 1, widget  # every part of the window, not only the chat
             qtbot.waitUntil(lambda: store.load().text_size == before + 1, timeout=WAIT)
             smaller.trigger()
             smaller.trigger()

@@ -261,8 +261,14 @@ def apply_theme(app: QApplication, theme: str) -> bool:
 def apply_text_size(app: QApplication, points: int | None) -> int:
     """Set the application's text size in points (``None``: Cairn's default); return it."""
     size = DEFAULT_TEXT_SIZE if points is None else min(max(points, TEXT_SIZES[0]), TEXT_SIZES[-1])
-    if app.font().pointSize() != size:  # like the style sheet, a new font re-polishes every widget
+    if app.font().pointSize() != size:
         font = QFont(app.font())
         font.setPointSize(size)
         app.setFont(font)
+        # With a style sheet, widgets already polished keep the font they were polished with
+        # (only the chat, which lays itself out again, took the new one): polish them again.
+        sheet = app.styleSheet()
+        if sheet:
+            app.setStyleSheet("")
+            app.setStyleSheet(sheet)
     return size
