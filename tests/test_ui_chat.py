@@ -3,6 +3,8 @@ regenerate, switch route, close mid-reply, and a core that dies."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QGuiApplication
@@ -362,3 +364,28 @@ def test_a_server_that_is_not_there_is_named_with_its_port_and_the_account_is_on
         assert w.settings_dialog.tabs.currentWidget() is tab
         assert tab.name.text() == "Away"  # the chat's own account, to mend
         w.settings_dialog.reject()
+
+
+def test_a_file_tool_with_no_workspace_offers_to_choose_one(
+    qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from ui.message_list.display_message import message_html
+
+    add_loopback_account(cairn_paths, provider)
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        type_and_send(qtbot, w, 'Read my notes. [[call read_file {"path": "notes.txt"}]]')
+
+        def card() -> object:
+            return next((m for m in w.chat.model_rows().messages if m.tool_result is not None), None)
+
+        qtbot.waitUntil(lambda: card() is not None and idle(w), timeout=WAIT)
+        shown, _ = message_html(card(), dark=False, last_user=False, last_answer=False)
+        assert 'href="cairn:choose-workspace"' in shown  # a button, not advice written for the model
+        assert "Settings → Skills" not in shown
+        monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_args, **_kw: str(tmp_path))
+        w.controller.on_message_action(card().key, "choose-workspace")
+        qtbot.waitUntil(lambda: str(tmp_path) in w.statusBar().currentMessage(), timeout=WAIT)  # said where
+        assert run.app.settings.workspace == str(tmp_path)

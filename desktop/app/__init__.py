@@ -60,6 +60,7 @@ from host.rows import TranscriptRow
 from host.skills import SKILL_FILE, SkillCatalog, SkillStore
 from host.text import printable
 from host.tools import Tool
+from host.tools.builtin import NO_WORKSPACE
 from host.usage import RequestUsage, UsageTotals
 from host.versions import NotAVersion
 
@@ -74,6 +75,7 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "MODELS_DEV_URL",
     "NO_SNIPPET",
+    "NO_WORKSPACE",
     "PAGE",
     "SECRETS_FILE",
     "SKILL_FILE",

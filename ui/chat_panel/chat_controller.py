@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QStatusBar
+from PySide6.QtWidgets import QFileDialog, QStatusBar
 
 from desktop.app import PAGE, Attachment, CairnApp, SessionRecord, too_many
 from ui.bridge.core_client import CoreClient
@@ -169,6 +169,8 @@ class ChatController(QObject):
             self.start_turn(session_id, "retry" if action == "retry" else "regenerate")
         elif action == "account-settings":
             self.account_settings.emit()
+        elif action == "choose-workspace":
+            self.choose_workspace()
         elif action == "continue" and not busy:
             self.start_turn(session_id, "continue")
         elif action == "branch":
@@ -203,6 +205,22 @@ class ChatController(QObject):
         else:
             return False
         return True
+
+    def choose_workspace(self) -> None:
+        """A file tool found no workspace: the person picks the folder here, and the model can
+        use it from the next message (asking again is theirs to do)."""
+        chosen = QFileDialog.getExistingDirectory(self.view, "Choose a workspace folder")
+        self.composer.take_focus()
+        if not chosen:
+            return
+        folder = Path(chosen)
+        self.core.run_on_core(
+            lambda app: app.preferences.set_workspace(folder),
+            lambda _catalog: self.bar.showMessage(
+                f"The workspace is {folder}. Ask again and the model can use it.", 8000
+            ),
+            self.notice.show_error,
+        )
 
     def long_reply(self, text: str, action: str) -> None:
         """A reply too long for the chat: opened whole in its reader, or saved."""

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.app import NO_WORKSPACE
 from desktop.turn.events import Progress
 from host.content import ToolResultPart
 from ui.widgets.theme import Tokens
@@ -212,6 +213,10 @@ def tool_card_html(call: ShownCall | None, result: ToolResultPart, *, expanded: 
     title = _title(call or shown, palette, notes, colour=palette.danger if result.is_error else "")
     _, arguments = describe_call(shown.name, shown.arguments)
     body = _pre(arguments, palette, expanded=expanded, toggle="toggle-result")
+    if result.is_error and result.content == NO_WORKSPACE:  # the person can mend this one here
+        said = "This chat has no workspace folder, so Cairn's file tools have nothing to work with."
+        body += f'<p style="margin-top: 6px;">{said}</p>'
+        return title + body + _button("choose-workspace", "Choose a workspace folder…", palette, primary=True)
     if not refused:
         body += _pre(result.content or "(no output)", palette, expanded=expanded, toggle="toggle-result")
     return title + body
