@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider, Reply
@@ -130,3 +131,24 @@ def test_the_model_box_lists_what_the_endpoint_serves_and_a_chat_can_switch_to_i
             qtbot.waitUntil(lambda: w.chat_route is not None and w.chat_route.model == "a-served-model", timeout=WAIT)
             answered(qtbot, w, "second question")
             assert [r.body["model"] for r in provider.requests] == ["loopback-chat", "a-served-model"]
+
+
+def test_the_account_box_fits_the_longest_account_name(qtbot: QtBot, cairn_paths: CairnPaths, provider) -> None:
+    add_loopback_account(cairn_paths, provider, "Work laptop llama")
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.show()
+        w.resize(1400, 600)
+        box = w.route_bar.accounts
+        qtbot.waitUntil(lambda: box.count() == 1, timeout=WAIT)
+        qtbot.wait(20)
+        assert text_room(box) >= box.fontMetrics().horizontalAdvance("Work laptop llama")
+
+
+def text_room(box: QComboBox) -> int:
+    option = QStyleOptionComboBox()
+    box.initStyleOption(option)
+    field = box.style().subControlRect(
+        QStyle.ComplexControl.CC_ComboBox, option, QStyle.SubControl.SC_ComboBoxEditField, box
+    )
+    return field.width()

@@ -5,7 +5,7 @@ change them. In a narrow window it also holds the button that shows the chats.""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QSize, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QCompleter, QHBoxLayout, QLabel, QMessageBox, QToolButton, QWidget
+from PySide6.QtWidgets import QComboBox, QCompleter, QHBoxLayout, QLabel, QMessageBox, QSizePolicy, QToolButton, QWidget
 
 from desktop.app import BUILTIN_PROVIDER, AppSnapshot
 from ui.widgets.icons import icon
@@ -54,7 +54,11 @@ class RouteBar(QWidget):
         self.chats_button.setCheckable(True)
         self.chats_button.hide()  # only in a narrow window
         self.accounts = QComboBox()
-        self.accounts.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # a renamed account fits
+        # As wide as the longest account name (see show_snapshot), counted in characters rather
+        # than measured: a measured hint is cached by Qt and changes with each polish, so the
+        # box would change width when the inspector opens. Spare room goes to the stretch.
+        self.accounts.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.accounts.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.accounts.setAccessibleName("Account")
         self.models = ModelBox()
         self.mode = QComboBox()
@@ -106,6 +110,8 @@ class RouteBar(QWidget):
         self.accounts.clear()
         for account in accounts:
             self.accounts.addItem(account.name, account.id)
+        longest = max((len(account.name) for account in accounts), default=0)
+        self.accounts.setMinimumContentsLength(min(max(longest, 6), 24))  # a renamed account fits
         if not accounts:
             return False
         if snapshot.account(account_id) is None:
