@@ -8,13 +8,15 @@ BIN    := $(VENV)/bin
 # otherwise compile them again at every start (a fifth of a second of each launch).
 COMPILE = $(BIN)/python -m compileall -q desktop host ui
 
-.PHONY: run test lint typecheck unit bench screenshots clean package package-test engine run-engine
+PUBLIC_MCP := .mcp-public
+
+.PHONY: public-mcp run test lint typecheck unit bench screenshots clean package package-test engine run-engine
 
 run: $(VENV)/.installed-run run-engine
 	$(COMPILE)
 	$(BIN)/cairn
 
-test: $(VENV)/.installed-dev engine lint typecheck unit
+test: $(VENV)/.installed-dev engine public-mcp lint typecheck unit
 
 # The built-in engine (llama.cpp's llama-server) into .engine/<key>/: compiled on first use
 # (7 to 20 minutes on 2 cores, by the machine), copied from the user's cache after that. `make run` goes on
@@ -25,6 +27,19 @@ engine: $(VENV)/.created
 
 run-engine: $(VENV)/.created
 	-$(BIN)/python -m tools.build_engine
+
+# MCP servers nobody at Cairn wrote, which the tests run Cairn against: the reference
+# everything, filesystem and memory servers from npm, and mcp-server-time and mcp-server-git
+# from PyPI in a venv of their own (they bring their own mcp SDK). Pinned in tests/public_mcp/.
+public-mcp: $(PUBLIC_MCP)/.installed
+
+$(PUBLIC_MCP)/.installed: tests/public_mcp/package.json tests/public_mcp/package-lock.json tests/public_mcp/requirements.txt
+	mkdir -p $(PUBLIC_MCP)
+	cp tests/public_mcp/package.json tests/public_mcp/package-lock.json $(PUBLIC_MCP)/
+	cd $(PUBLIC_MCP) && npm ci --no-audit --no-fund --loglevel=error
+	test -x $(PUBLIC_MCP)/venv/bin/python || $(PYTHON) -m venv $(PUBLIC_MCP)/venv
+	$(PUBLIC_MCP)/venv/bin/python -m pip install --quiet -r tests/public_mcp/requirements.txt
+	touch $@
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
