@@ -174,6 +174,17 @@ class ToolResultPart(Frozen):
     elapsed_ms: float | None = None
     activated: list[str] | None = None  # a tool search's activations: evidence for recovery
     resolved: ToolIdentity | None = None  # a ``use_tool`` call's tool and the pin it was checked against
+    # Images the tool returned, kept in the attachment store: a route whose model takes images
+    # is sent them in a user message after the tool results (request-only, never a row).
+    media: list[ImagePart] | None = None
+
+    @model_serializer(mode="wrap")
+    def _media_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Every other result is stored exactly as Cairns before ``media`` wrote it.
+        data = handler(self)
+        if isinstance(data, dict) and self.media is None:
+            data.pop("media", None)
+        return data
 
 
 Part = Annotated[

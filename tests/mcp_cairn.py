@@ -53,6 +53,7 @@ class Cairn:
         self.mcp = CairnApp(self.services, titles=False).mcp
         self.session = self.journal.create_session().id
         self.events: list[RuntimeEvent] = []
+        self.account = loopback_account(provider)  # the route the chat takes; a test may choose another
 
     def run(self, before: Callable[[Cairn], Any] | None = None, *texts: str | Callable[[Cairn], Any]) -> list:
         """Start Cairn, run ``before``, send each text (or await each step between them) and
@@ -62,7 +63,7 @@ class Cairn:
             async with self.services.running():
                 if before is not None:
                     await before(self)
-                route = self.services.route(loopback_account(self.provider))
+                route = self.services.route(self.account)
                 settings = self.services.load_settings()
                 runtime = self.services.runtime(
                     route, None, lambda: self.services.system_state(settings), self.events.append,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from mcp.types import (
+    AudioContent,
     BlobResourceContents,
     CallToolResult,
     EmbeddedResource,
@@ -23,7 +24,7 @@ from pydantic import ValidationError
 from host.identity import tool_schema_sha256
 from host.mcp import McpServerConfig
 from host.mcp.names import tool_names
-from host.mcp.results import tool_output
+from host.mcp.results import MediaLimits, tool_output
 from host.mcp.schemas import canonical_schema, schema_problem
 from host.tools import TOOL_NAME_PATTERN, ToolSpec
 
@@ -138,42 +139,67 @@ def test_schema_problems_are_named(schema: object, problem: str | None) -> None:
 # -- results -------------------------------------------------------------------------------------
 
 
-def test_text_is_joined_and_structured_content_is_canonical_json() -> None:
-    result = CallToolResult(
-        content=[TextContent(type="text", text="one"), TextContent(type="text", text="two")],
-        structured_content={"b": [1, 2], "a": "é"},
-    )
-    out = tool_output(result, redact=same, max_chars=1000)
-    assert out.text == 'one\ntwo\n{"a":"é","b":[1,2]}'
+def test_text_is_joined_and_structured_content_alone_is_canonical_json() -> None:
+    texts = [TextContent(type="text", text="one"), TextContent(type="text", text="two")]
+    assert tool_output(CallToolResult(content=texts), redact=same, max_chars=1000).text == "one\ntwo"
+    alone = CallToolResult(content=[], structured_content={"b": [1, 2], "a": "é"})
+    out = tool_output(alone, redact=same, max_chars=1000)
+    assert out.text == '{"a":"é","b":[1,2]}'
     assert out.is_error is False
 
 
-def test_structured_content_already_in_the_text_is_not_repeated() -> None:
+def test_structured_content_is_sent_once() -> None:
+    """One faithful copy: the text, unless the tool declares an output schema and the text is
+    the same JSON (then the structured form, canonical)."""
+    file_text = "line one\nline two\n"
+    read = CallToolResult(content=[TextContent(type="text", text=file_text)], structured_content={"content": file_text})
+    assert tool_output(read, redact=same, max_chars=100).text == file_text  # the reference filesystem server
+    assert tool_output(read, redact=same, max_chars=100, declares_output=True).text == file_text
     as_json = CallToolResult(content=[TextContent(type="text", text='{\n  "a": 1\n}')], structured_content={"a": 1})
-    wrapped = CallToolResult(content=[TextContent(type="text", text="5")], structured_content={"result": 5})
-    text = CallToolResult(content=[TextContent(type="text", text="done")], structured_content={"result": "done"})
     assert tool_output(as_json, redact=same, max_chars=100).text == '{\n  "a": 1\n}'
-    assert tool_output(wrapped, redact=same, max_chars=100).text == "5"
-    assert tool_output(text, redact=same, max_chars=100).text == "done"
+    assert tool_output(as_json, redact=same, max_chars=100, declares_output=True).text == '{"a":1}'
+    wrapped = CallToolResult(content=[TextContent(type="text", text="5")], structured_content={"result": 5})
+    assert tool_output(wrapped, redact=same, max_chars=100, declares_output=True).text == "5"
+    summary = CallToolResult(content=[TextContent(type="text", text="3 files")], structured_content={"files": [1, 2]})
+    assert tool_output(summary, redact=same, max_chars=100).text == "3 files"
 
 
-def test_images_and_resources_are_described_not_inlined() -> None:
-    data = base64.b64encode(b"\0" * 3000).decode()
+def test_images_are_kept_resources_shown_and_links_say_how_to_read_them() -> None:
+    png = b"\x89PNG" + b"\0" * 2996
+    data = base64.b64encode(png).decode()
     result = CallToolResult(
         content=[
             ImageContent(type="image", data=data, mime_type="image/png"),
+            ImageContent(type="image", data=data, mime_type="image/tiff"),
+            ImageContent(type="image", data="not base64!", mime_type="image/png"),
+            AudioContent(type="audio", data=data, mime_type="audio/wav"),
             ResourceLink(type="resource_link", uri="file:///a.txt", name="a", mime_type="text/plain"),
             EmbeddedResource(type="resource", resource=TextResourceContents(uri="mem://t", text="hello" * 10)),
             EmbeddedResource(type="resource", resource=BlobResourceContents(uri="mem://b", blob=data)),
         ]
     )
-    out = tool_output(result, redact=same, max_chars=10_000)
+    out = tool_output(result, redact=same, max_chars=10_000, server="files")
     assert data not in out.text
-    assert "hello" not in out.text
-    assert "[image: image/png, 3,000 bytes" in out.text
-    assert "[resource link: file:///a.txt (text/plain)]" in out.text
-    assert "[resource: mem://t, 50 characters of text" in out.text
-    assert "[resource: mem://b, 3,000 bytes" in out.text
+    assert [(m.media_type, m.data) for m in out.media] == [("image/png", png)]
+    lines = out.text.split("\n")
+    assert lines[0] == "[image 1: image/png, 3,000 bytes]"
+    assert lines[1] == "[image: image/tiff, 3,000 bytes; not shown: a model is not sent image/tiff]"
+    assert lines[2] == "[image: image/png; not shown: its data is not valid base64]"
+    assert lines[3] == "[audio: audio/wav, 3,000 bytes; not shown to the model]"
+    assert lines[4] == '[resource link: file:///a.txt (text/plain); read_resource(server="files", uri=…) reads it]'
+    assert lines[5:7] == ["[resource: mem://t]", "hello" * 10]  # embedded text is shown
+    assert lines[7] == "[resource: mem://b, 3,000 bytes; binary, not shown]"
+
+
+def test_images_are_bounded_in_number_and_size() -> None:
+    data = base64.b64encode(b"\0" * 3000).decode()
+    many = CallToolResult(content=[ImageContent(type="image", data=data, mime_type="image/png")] * 6)
+    out = tool_output(many, redact=same, max_chars=10_000, media=MediaLimits(count=4, bytes=10_000))
+    assert len(out.media) == 4
+    assert out.text.count("not shown: Cairn sends at most 4 images") == 2
+    big = tool_output(many, redact=same, max_chars=10_000, media=MediaLimits(count=4, bytes=1_000))
+    assert big.media == ()
+    assert "larger than" in big.text
 
 
 def test_errors_are_errors_and_output_is_capped_and_redacted() -> None:
@@ -183,9 +209,9 @@ def test_errors_are_errors_and_output_is_capped_and_redacted() -> None:
     flood = CallToolResult(content=[TextContent(type="text", text="key=sk-SECRET " + "x" * 5000)])
     out = tool_output(flood, redact=lambda text: text.replace("sk-SECRET", "[redacted]"), max_chars=1000)
     assert "sk-SECRET" not in out.text
-    assert "[redacted]" in out.text
-    assert len(out.text) < 1200
-    assert "[cut: the tool's output was 5," in out.text
+    assert out.text.startswith("key=[redacted]")
+    assert len(out.text) == 1000
+    assert out.length == len("key=[redacted] ") + 5000  # the whole, redacted: the turn's one note says it
 
 
 # -- configs -------------------------------------------------------------------------------------

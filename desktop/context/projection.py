@@ -55,6 +55,11 @@ __all__ = [
 ]
 
 MISSING_RESULT = "This tool call was interrupted before it returned a result."
+TOOL_IMAGES = (
+    "[The images the tool results above returned, in order. Cairn sends them here because a tool "
+    "message carries text only.]"
+)
+TOOL_IMAGES_MAX = 10  # images after one step's results, as many as one message may attach
 OPENING_TAG = "system-instructions"
 SUMMARY_TAG = "conversation-summary"
 # Every tag Cairn frames content with. The same tags inside section content, tool results or
@@ -206,6 +211,7 @@ class _Projector:
         self.folded: list[str] = []  # updates waiting for the next user message
         self.deferred: list[str] = []  # in-place updates waiting for tool results to be placed
         self.open_calls: list[str] = []  # tool calls of the last assistant message without a result yet
+        self.media: list[ImagePart] = []  # images from the tool results just placed
 
     def messages(self, messages: list[Message]) -> list[dict[str, Any]]:
         leading = 0
@@ -257,14 +263,32 @@ class _Projector:
     def _tool_results(self, message: Message) -> None:
         for part in message.parts:
             if isinstance(part, ToolResultPart):
-                self.out.append({"role": "tool", "tool_call_id": part.call_id, "content": neutralize(part.content)})
+                content = neutralize(part.content) + self._tool_images(part.media or [])
+                self.out.append({"role": "tool", "tool_call_id": part.call_id, "content": content})
                 if part.call_id in self.open_calls:
                     self.open_calls.remove(part.call_id)
+
+    def _tool_images(self, media: list[ImagePart]) -> str:
+        """Take a result's images to send after the step's results; what the model is told of
+        any left out, to add to the result's text."""
+        if not media:
+            return ""
+        if not self._takes_tool_images():
+            return f"\n[{self.route.actual.model} is not known to take images, so the tool's images were not shown.]"
+        room = max(TOOL_IMAGES_MAX - len(self.media), 0)
+        self.media.extend(media[:room])
+        if len(media) <= room:
+            return ""
+        return f"\n[{room} of these images were shown: at most {TOOL_IMAGES_MAX} follow one step's results.]"
 
     def _close_calls(self) -> None:
         for call_id in self.open_calls:
             self.out.append({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT})
         self.open_calls = []
+        if self.media:  # tool messages take text only: the images follow every result, as the person's
+            blocks = [{"type": "text", "text": TOOL_IMAGES}, *(self._image(part) for part in self.media)]
+            self.out.append({"role": "user", "content": blocks})
+            self.media = []
         for block in self.deferred:
             self.out.append({"role": self.system_role, "content": block})
         self.deferred = []
@@ -274,7 +298,7 @@ class _Projector:
     def _user(self, message: Message) -> dict[str, Any]:
         blocks: list[dict[str, Any]] = [{"type": "text", "text": b} for b in self.folded]
         self.folded = []
-        accepts_images = self.route.model_info is None or self.route.model_info.accepts_images
+        accepts_images = self._accepts_images()
         for part in message.parts:
             if isinstance(part, TextPart):
                 blocks.append({"type": "text", "text": part.text})
@@ -292,6 +316,15 @@ class _Projector:
         if all(b["type"] == "text" for b in blocks):
             return {"role": "user", "content": "\n\n".join(b["text"] for b in blocks)}
         return {"role": "user", "content": blocks}
+
+    def _accepts_images(self) -> bool:
+        return self.route.model_info is None or self.route.model_info.accepts_images
+
+    def _takes_tool_images(self) -> bool:
+        """Stricter than an attachment: a person chose to attach an image, a tool did not, so
+        a tool's images go only to a model known to take them (a text-only one refuses the
+        whole request)."""
+        return self.route.model_info is not None and self.route.model_info.accepts_images
 
     def _image(self, part: ImagePart) -> dict[str, Any]:
         """An image as a data URI, or, when its bytes cannot be had, a sentence in its place.

@@ -137,7 +137,7 @@ class LoopbackProvider:
             self._state.requests.append(request)
 
 
-CALL = re.compile(r"\[\[call (\w+) (\{.*?\})\]\]")  # what a message writes to have a tool called
+CALL = re.compile(r"\[\[call ([\w.-]+) (\{.*?\})\]\]")  # what a message writes to have a tool called
 _UPDATE = re.compile(r'<system-update section="[^"]*"(?: removed="true"/>|>.*?</system-update>)', re.S)
 
 

@@ -120,6 +120,7 @@ class ChatRuntime:
             redactor=self.redactor,
             emit=self.emit,
             remember=remember or (lambda _target, _allow: None),
+            attachments=self.attachments,
         )
         self.steps = Steps(self)
 

@@ -11,6 +11,7 @@ it. Results are capped before they reach the model or the journal, and secrets r
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -27,11 +28,12 @@ from desktop.turn.events import (
     ToolResultCommitted,
     ToolStarted,
 )
-from host.content import ChatGrant, MessageContent, ToolApproval, ToolCallPart, ToolIdentity, ToolResultPart
+from host.attachments import AttachmentStore
+from host.content import ChatGrant, ImagePart, MessageContent, ToolApproval, ToolCallPart, ToolIdentity, ToolResultPart
 from host.errors import CairnError, JournalWriteError
 from host.permissions import Decision, Permissions, ToolGate, ToolRequest, identity_of
 from host.rows import TranscriptRow
-from host.tools import ToolCatalog
+from host.tools import ToolCatalog, ToolMedia
 from host.tools.progress import Reporter, reporting
 from host.transcript import TranscriptWriter
 
@@ -41,6 +43,8 @@ __all__ = [
     "ResultNotSaved",
     "ToolCalls",
 ]
+
+log = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 100_000  # what a model reads of one result; the rest is cut, and said so
 MAX_REASON_CHARS = 1_000  # what the record of a decision keeps of its reason
@@ -70,8 +74,10 @@ class ToolCalls:
         redactor: Redactor,
         emit: Callable[[RuntimeEvent], None],
         remember: Callable[[ToolIdentity, bool], None],
+        attachments: AttachmentStore | None = None,
     ) -> None:
         self.writer, self.gate, self.approver, self.redactor = writer, gate, approver, redactor
+        self.attachments = attachments
         self._emit = emit
         self._remember = remember
 
@@ -182,14 +188,30 @@ class ToolCalls:
         elapsed = (time.perf_counter() - started) * 1000
         result = ToolResultPart(
             call_id=request.call.call_id,
-            content=self.redactor.redact(_capped(output.text)),
+            content=self.redactor.redact(_capped(output.text, output.length)),
             is_error=output.is_error,
             decision="allow",
             reason=decision.reason,
             elapsed_ms=round(elapsed, 3),
             activated=list(output.activated) or None,
+            media=self._kept(output.media, request.call.name) or None,
         )
         return await self.gate.after(request, result)
+
+    def _kept(self, media: Iterable[ToolMedia], tool: str) -> list[ImagePart]:
+        """A result's images and sounds, written to the attachment store (the journal keeps
+        each once, by SHA-256, as it does attachments); one that cannot be written is left out."""
+        kept: list[ImagePart] = []
+        for item in media:
+            if self.attachments is None or item.kind != "image":  # no route here takes a sound from a tool yet
+                continue
+            try:
+                sha256 = self.attachments.put(item.data)
+            except OSError as exc:
+                log.warning("an image from %s was not kept: %s", tool, exc)
+                continue
+            kept.append(ImagePart(media_type=item.media_type, sha256=sha256, size=len(item.data), name=f"from {tool}"))
+        return kept
 
     def _refused(self, request: ToolRequest, decision: Decision) -> ToolResultPart:
         said = self.redactor.redact(decision.reason)  # it may quote the model's arguments: capped like any result
@@ -212,8 +234,12 @@ def _checked(request: ToolRequest) -> ToolIdentity:
     return current if request.pin is None else current.model_copy(update={"pin": request.pin})
 
 
-def _capped(text: str) -> str:
-    if len(text) <= MAX_RESULT_CHARS:
+def _capped(text: str, length: int | None = None) -> str:
+    """``text`` as the model reads it: at most ``MAX_RESULT_CHARS``, with one note saying how
+    much of the whole was left out. ``length``: the whole's length where ``text`` was already
+    cut to a bound where it was read (an MCP server's result)."""
+    whole = max(len(text), length or 0)
+    if whole <= MAX_RESULT_CHARS and whole == len(text):
         return text
-    cut = len(text) - MAX_RESULT_CHARS
-    return f"{text[:MAX_RESULT_CHARS]}\n[Cairn cut this result here: {cut:,} more characters were not shown.]"
+    shown = min(len(text), MAX_RESULT_CHARS)
+    return f"{text[:shown]}\n[Cairn cut this result here: {whole - shown:,} more characters were not shown.]"

@@ -1,15 +1,26 @@
-"""A tool call's result as the text the model reads.
+"""A tool call's result as the model reads it: one faithful copy of what the server sent.
 
-Text blocks are joined; structured content is written as canonical JSON, unless a text
-block already carries it (servers are asked to send both); images, audio and resources are
-described, never inlined, because the model cannot use base64 and the journal should not hold
-it. What the server says is redacted, and the whole is capped: a capped text says so.
+- Text blocks are joined. Structured content is sent only when it adds something: alone when
+  there is no text; in place of a text block that is the same JSON when the tool declares an
+  output schema; never beside a text that already says it (the reference filesystem server
+  sends a file's text and ``{"content": text}``: the model reads the text once).
+- An embedded text resource is shown under its address; a binary one is described.
+- An image is kept as bytes (``ToolOutput.media``, bounded in number and size) and described
+  in the text by its number; the turn sends it to a model that takes images. A sound is
+  described only (no route Cairn knows takes audio in a conversation yet).
+- A resource link says how to read it (``read_resource``, the core tool).
+- What the server says is redacted, then cut to ``max_chars`` *without* a note of its own:
+  ``ToolOutput.length`` carries the whole length, so the one note the model reads (the turn's)
+  is true.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.types import (
@@ -24,30 +35,43 @@ from mcp.types import (
 )
 
 from host.canonical import canonical_json_bytes
-from host.tools import ToolOutput
+from host.tools import ToolMedia, ToolOutput
 
-__all__ = ["cap_text", "resource_output", "tool_output"]
+__all__ = ["MediaLimits", "cap_text", "resource_output", "tool_output"]
+
+# What a model may be sent: the image types every vision route takes.
+_SENDABLE = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 
-def tool_output(result: CallToolResult, *, redact: Callable[[str], str], max_chars: int) -> ToolOutput:
-    parts: list[str] = []
-    texts: list[str] = []
-    for block in result.content:
-        if isinstance(block, TextContent):
-            texts.append(block.text)
-            parts.append(block.text)
-        else:
-            parts.append(_describe(block))
+@dataclass(frozen=True)
+class MediaLimits:
+    count: int = 4  # images kept from one result
+    bytes: int = 10 * 1024 * 1024  # each, decoded
+
+
+def tool_output(
+    result: CallToolResult,
+    *,
+    redact: Callable[[str], str],
+    max_chars: int,
+    server: str = "",
+    declares_output: bool = False,
+    media: MediaLimits | None = None,
+) -> ToolOutput:
+    """``declares_output``: the tool declared an output schema, so its structured content is
+    the form the server means; ``server`` names the server in how to read a linked resource."""
+    reader = _Reader(server, media or MediaLimits())
+    parts = [reader.block(block) for block in result.content]
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
     structured = result.structured_content
-    if structured is not None and not any(_carries(text, structured) for text in texts):
-        try:
-            parts.append(canonical_json_bytes(structured).decode("utf-8"))
-        except (TypeError, ValueError) as exc:
-            parts.append(f"[structured content that is not plain JSON: {exc}]")
+    if structured is not None and not texts:
+        parts.append(_json(structured))
+    elif structured is not None and declares_output:
+        parts = [_json(structured) if _same_json(part, structured) else part for part in parts]
     text = (
         "\n".join(parts) if parts else ("The tool reported an error and said nothing more." if result.is_error else "")
     )
-    return ToolOutput(cap_text(redact(text), max_chars), is_error=result.is_error)
+    return _capped(redact(text), max_chars, is_error=result.is_error, media=tuple(reader.kept))
 
 
 def resource_output(result: ReadResourceResult, *, redact: Callable[[str], str], max_chars: int) -> ToolOutput:
@@ -61,43 +85,83 @@ def resource_output(result: ReadResourceResult, *, redact: Callable[[str], str],
         else:
             parts.append(f"[{contents.uri}{mime}]\n{contents.text}")
     text = "\n\n".join(parts) if parts else "The resource is empty."
-    return ToolOutput(cap_text(redact(text), max_chars))
+    return _capped(redact(text), max_chars)
 
 
 def cap_text(text: str, max_chars: int) -> str:
+    """``text`` cut to ``max_chars``, saying so: for what Cairn keeps of a name, a description
+    or an error, where there is no later note."""
     if len(text) <= max_chars:
         return text
     return f"{text[:max_chars]}\n[cut: the tool's output was {len(text):,} characters; Cairn keeps {max_chars:,}]"
 
 
-def _carries(text: str, structured: Any) -> bool:
-    """Whether a text block is the structured content spelled out. The SDK's servers wrap a
-    result that is not an object as ``{"result": value}`` and send ``value`` as the text."""
-    wrapped = isinstance(structured, dict) and structured.keys() == {"result"}
-    if wrapped and structured["result"] == text:
-        return True
+def _capped(text: str, max_chars: int, *, is_error: bool = False, media: tuple[ToolMedia, ...] = ()) -> ToolOutput:
+    length = len(text) if len(text) > max_chars else None
+    return ToolOutput(text[:max_chars], is_error=is_error, length=length, media=media)
+
+
+class _Reader:
+    """The content blocks of one result, each as text; images and sounds kept as it goes."""
+
+    def __init__(self, server: str, limits: MediaLimits) -> None:
+        self.server = server
+        self.limits = limits
+        self.kept: list[ToolMedia] = []
+
+    def block(self, block: object) -> str:
+        if isinstance(block, TextContent):
+            return block.text
+        if isinstance(block, ImageContent):
+            return self._image(block)
+        if isinstance(block, AudioContent):
+            return f"[audio: {block.mime_type}, {_decoded_size(block.data)}; not shown to the model]"
+        if isinstance(block, ResourceLink):
+            what = f" ({block.mime_type})" if block.mime_type else ""
+            how = f'; read_resource(server="{self.server}", uri=…) reads it' if self.server else ""
+            return f"[resource link: {block.uri}{what}{how}]"
+        if isinstance(block, EmbeddedResource):
+            contents = block.resource
+            mime = f", {contents.mime_type}" if contents.mime_type else ""
+            if isinstance(contents, BlobResourceContents):
+                return f"[resource: {contents.uri}{mime}, {_decoded_size(contents.blob)}; binary, not shown]"
+            return f"[resource: {contents.uri}{mime}]\n{contents.text}"
+        return "[content of a kind Cairn does not know]"
+
+    def _image(self, block: ImageContent) -> str:
+        kind = "image"
+        said = f"{kind}: {block.mime_type}, {_decoded_size(block.data)}"
+        if block.mime_type not in _SENDABLE:
+            return f"[{said}; not shown: a model is not sent {block.mime_type}]"
+        if len(self.kept) >= self.limits.count:
+            return f"[{said}; not shown: Cairn sends at most {self.limits.count} images from one result]"
+        if len(block.data) * 3 // 4 > self.limits.bytes:
+            return f"[{said}; not shown: larger than {self.limits.bytes // (1024 * 1024)} MB]"
+        try:
+            data = base64.b64decode(block.data, validate=True)
+        except (binascii.Error, ValueError):
+            return f"[{kind}: {block.mime_type}; not shown: its data is not valid base64]"
+        self.kept.append(ToolMedia(kind, block.mime_type, data))
+        return f"[{kind} {len(self.kept)}: {block.mime_type}, {_size(len(data))}]"
+
+
+def _json(structured: Any) -> str:
     try:
-        parsed = json.loads(text)
+        return canonical_json_bytes(structured).decode("utf-8")
+    except (TypeError, ValueError) as exc:
+        return f"[structured content that is not plain JSON: {exc}]"
+
+
+def _same_json(text: str, structured: Any) -> bool:
+    try:
+        return bool(json.loads(text) == structured)
     except ValueError:
         return False
-    return parsed == structured or (wrapped and parsed == structured["result"])
-
-
-def _describe(block: ImageContent | AudioContent | ResourceLink | EmbeddedResource) -> str:
-    if isinstance(block, ImageContent):
-        return f"[image: {block.mime_type}, {_decoded_size(block.data)}; not shown to the model]"
-    if isinstance(block, AudioContent):
-        return f"[audio: {block.mime_type}, {_decoded_size(block.data)}; not shown to the model]"
-    if isinstance(block, ResourceLink):
-        what = f" ({block.mime_type})" if block.mime_type else ""
-        return f"[resource link: {block.uri}{what}]"
-    contents = block.resource
-    mime = f", {contents.mime_type}" if contents.mime_type else ""
-    if isinstance(contents, BlobResourceContents):
-        return f"[resource: {contents.uri}{mime}, {_decoded_size(contents.blob)}; not shown to the model]"
-    return f"[resource: {contents.uri}{mime}, {len(contents.text):,} characters of text; not shown to the model]"
 
 
 def _decoded_size(base64_text: str) -> str:
-    size = len(base64_text) * 3 // 4
+    return _size(len(base64_text) * 3 // 4)
+
+
+def _size(size: int) -> str:
     return f"{size:,} bytes" if size < 10_000 else f"{size / 1024:,.1f} KB"

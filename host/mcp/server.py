@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import TypeVar
 
 import anyio
@@ -73,6 +74,7 @@ class McpServer:
         self._limits = limits or McpLimits()
         self._status = ServerStatus(config.name, ServerState.STOPPED)
         self._tools: tuple[Tool, ...] = ()
+        self._shaped: frozenset[str] = frozenset()  # the tools that declare an output schema
         self._instructions = ""
         self._client: Client | None = None
         self._watch: ProcessWatch | None = None
@@ -291,6 +293,7 @@ class McpServer:
             stderr_tail=self._watch.stderr_tail() if self._watch else "",
             instructions=self._instructions,
         )
+        self._shaped = frozenset(tool.name for tool in listing if tool.output_schema is not None)
         current = self._status
         same = (current.tools_sha256, current.skipped, current.instructions)
         if current.state is ServerState.READY and same == (identity, status.skipped, status.instructions):
@@ -322,10 +325,11 @@ class McpServer:
                 report(progress, total, self._redact(message) if isinstance(message, str) else None)
 
         told = progressed if report is not None else None  # no token asked for: the server need not say
+        shaped = tool in self._shaped
         return await self._ask(
             ("the call", tool),
             lambda client: client.call_tool(tool, dict(arguments), progress_callback=told),
-            lambda result: tool_output(result, redact=self._redact, max_chars=limit),
+            partial(tool_output, redact=self._redact, max_chars=limit, server=self.name, declares_output=shaped),
         )
 
     async def read_resource(self, uri: str) -> ToolOutput:

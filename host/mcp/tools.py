@@ -46,6 +46,8 @@ def build_tools(
             continue
         seen.add(listed.name)
         problem = schema_problem(listed.input_schema)
+        if listed.execution is not None and listed.execution.task_support == "required":
+            problem = "it runs only as a task (taskSupport: required), and Cairn does not run MCP tasks yet"
         if problem is not None:
             skipped.append(SkippedTool(shown, redact(problem)))
             continue

@@ -1,6 +1,6 @@
 """Tools: their specifications, and the catalog a turn runs with."""
 
-from host.tools.catalog import Tool, ToolCatalog, ToolError, ToolOutput, ToolRun
+from host.tools.catalog import Tool, ToolCatalog, ToolError, ToolMedia, ToolOutput, ToolRun
 from host.tools.spec import TOOL_NAME_PATTERN, ToolSpec
 
 __all__ = [
@@ -8,6 +8,7 @@ __all__ = [
     "Tool",
     "ToolCatalog",
     "ToolError",
+    "ToolMedia",
     "ToolOutput",
     "ToolRun",
     "ToolSpec",

@@ -16,7 +16,7 @@ import host.identity  # a module, not its names: host.identity imports host.tool
 from host.errors import CairnError
 from host.tools.spec import ToolSpec
 
-__all__ = ["Tool", "ToolCatalog", "ToolError", "ToolOutput", "ToolRun"]
+__all__ = ["Tool", "ToolCatalog", "ToolError", "ToolMedia", "ToolOutput", "ToolRun"]
 
 
 class ToolError(CairnError):
@@ -24,10 +24,24 @@ class ToolError(CairnError):
 
 
 @dataclass(frozen=True)
+class ToolMedia:
+    """An image (or a sound) a tool returned, as bytes: a route whose model takes it is sent it
+    after the tool results; ``text`` describes it for every other."""
+
+    kind: str  # "image" or "audio"
+    media_type: str
+    data: bytes
+
+
+@dataclass(frozen=True)
 class ToolOutput:
     text: str
     is_error: bool = False
     activated: tuple[str, ...] = ()  # the deferred tools a tool search activated
+    # The whole output's length in characters when ``text`` is already cut to a bound (an MCP
+    # server's result is cut where it is read): the one note the model reads says this figure.
+    length: int | None = None
+    media: tuple[ToolMedia, ...] = ()
 
 
 ToolRun = Callable[[Mapping[str, JsonValue]], Awaitable[ToolOutput]]
