@@ -456,7 +456,11 @@ def chat_settings_shots(run: Any, out: Path) -> None:
     window, app = run.window, run.app
     for name, prompt, temperature in (
         ("Trail guide", "Answer as a mountain guide: routes, distances, daylight and safety first.", 0.4),
-        ("Translator", "Translate what I write into French; keep the tone.", None),
+        (
+            "French pen pal",
+            "Write back in simple French, as a friend would; correct one mistake of mine each time.",
+            None,
+        ),
     ):
         values = {"system_prompt": prompt, "account_id": None, "model": None, "temperature": temperature,
                   "max_output": 2048, "reasoning_effort": None}  # fmt: skip
