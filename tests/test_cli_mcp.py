@@ -61,6 +61,8 @@ def test_list_test_enable_disable_remove(cairn_paths: CairnPaths, tmp_path: Path
     assert crashed.returncode == 1
     assert crashed.stdout.startswith("crash: failed: the server exited with code 3")
     assert "What it wrote on stderr" in crashed.stderr
+    assert "  RuntimeError: cannot open the database" in crashed.stderr.splitlines()  # lines, not a literal \\n
+    assert "\\n" not in crashed.stderr
     assert cairn("mcp", "disable", "lab").stdout == "lab: disabled.\n"
     assert "[disabled]" in cairn("mcp", "list").stdout
     assert cairn("mcp", "test", "lab").returncode == 0  # a disabled server can still be tried
