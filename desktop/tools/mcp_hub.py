@@ -211,6 +211,7 @@ class McpHub:
 
     def _changed(self, status: ServerStatus) -> None:
         old = self._views.get(status.server)
+        _log_change(old.status if old is not None else None, status)
         if old is None or not old.enabled:
             return  # a server just removed or disabled, stopping
         view = ServerView(status.server, old.setting, status)
@@ -225,3 +226,15 @@ class McpHub:
                 listener(view)
             except Exception:
                 log.exception("showing the status of the MCP server %s failed", view.name)
+
+
+def _log_change(old: ServerStatus | None, new: ServerStatus) -> None:
+    """cairn.log gets one line per start, failure and stop of a server (not per status update):
+    outside the window, this is where a crashed or hung server leaves its word."""
+    if old is not None and old.state is new.state:
+        return
+    if new.state is ServerState.FAILED:
+        tail = new.stderr_tail.strip().splitlines()[-1:] if new.stderr_tail.strip() else []
+        log.warning("MCP server %s: failed: %s%s", new.server, new.reason, f" (stderr: {tail[0]})" if tail else "")
+    elif new.state is not ServerState.STOPPED or old is not None:
+        log.info("%s", "MCP server " + new.describe())
