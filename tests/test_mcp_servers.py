@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -265,6 +266,27 @@ def test_a_streamable_http_server(http_server: tuple[subprocess.Popen[str], str]
         again = await server.start()
         assert again.state is ServerState.FAILED
         assert f"could not be reached at {url}" in again.reason
+
+    asyncio.run(scenario())
+
+
+def test_stopping_an_http_server_ends_its_session_with_a_delete(
+    http_server: tuple[subprocess.Popen[str], str],
+) -> None:
+    process, url = http_server
+    assert process.stdout is not None
+    said = process.stdout
+
+    async def scenario() -> None:
+        config = McpServerConfig(name="web", transport="http", url=url, call_timeout=5, trusted=True)
+        server = McpServer(config)
+        for _ in range(2):  # a stop, then a restart's stop: each ends its own session
+            assert (await server.start()).state is ServerState.READY
+            await server.stop()
+            # stop() has returned, so the DELETE has been sent already: no waiting on the loop.
+            ready, _, _ = select.select([said], [], [], 5.0)
+            assert ready, "the server saw no DELETE"
+            assert said.readline().strip() == "DELETE"
 
     asyncio.run(scenario())
 
