@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import select
 import subprocess
@@ -319,3 +320,24 @@ def test_a_call_reports_the_progress_its_server_sends_checked_and_spaced_out() -
         await server.stop()
 
     asyncio.run(scenario())
+
+
+def test_stopping_the_public_everything_server_over_http_ends_its_session(caplog: pytest.LogCaptureFixture) -> None:
+    import httpx2
+
+    from tests.public_mcp import everything_over_http
+
+    caplog.set_level(logging.INFO, logger="mcp.client.streamable_http")
+    with everything_over_http() as url:
+
+        async def scenario() -> None:
+            server = McpServer(McpServerConfig(name="everything", transport="http", url=url, trusted=True))
+            assert (await server.start()).state is ServerState.READY
+            await server.stop()
+
+        asyncio.run(scenario())
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Received session ID: ")]
+        session = said[0].removeprefix("Received session ID: ")
+        # Had Cairn left the session alive, the server would end it now (200); it is gone (400).
+        again = httpx2.delete(url, headers={"mcp-session-id": session}, timeout=5)
+        assert again.status_code == 400, again.text
