@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -202,15 +203,21 @@ class McpServer:
     @asynccontextmanager
     async def _http(self) -> AsyncIterator[TransportStreams]:
         assert self.config.url is not None
-        # The SDK's read timeout stays long (a server holds its event stream open); connecting,
-        # writing and waiting for a connection are bounded like a start, so stop() is never slow.
+        # Reads wait long (a server holds its event stream open); all else is bounded like a start.
         bound = min(10.0, self.config.start_timeout)
         timeout = httpx2.Timeout(bound, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
-        async with (
-            create_mcp_http_client(headers=dict(self.config.headers) or None, timeout=timeout) as http,
-            streamable_http_client(self.config.url, http_client=http) as streams,
-        ):
-            yield streams
+        async with create_mcp_http_client(headers=dict(self.config.headers) or None, timeout=timeout) as http:
+            # The SDK's DELETE on leaving would be cancelled at once by a stop: leave shielded.
+            with anyio.CancelScope() as leaving:
+                async with streamable_http_client(self.config.url, http_client=http) as streams:
+                    try:
+                        yield streams
+                    finally:
+                        failure = sys.exc_info()[1]
+                        leaving.shield = True
+                        leaving.deadline = anyio.current_time() + bound
+            if leaving.cancelled_caught and failure is not None:
+                raise failure  # the DELETE ran out of time; what ended the session still counts
 
     def _on_fault(self, _reason: str) -> None:
         if self._life is not None:
