@@ -15,6 +15,7 @@ import pytest
 from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SERVICE, SecretStore
 from desktop.tools.mcp_sign_in import SignIns
+from desktop.tools.redirect_catcher import RedirectCatcher
 from host.mcp import McpServerConfig, ServerState
 from host.mcp.config import McpOAuth
 from host.mcp.servers import McpServers
@@ -153,3 +154,19 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def test_the_redirect_catcher_takes_only_the_state_it_was_sent_with() -> None:
+    async def scenario() -> None:
+        catcher = RedirectCatcher(timeout=5)
+        await catcher.open()
+        catcher.expect("http://issuer/authorize?state=right&code_challenge=x")
+        async with httpx.AsyncClient() as browser:
+            wrong = await browser.get(catcher.redirect_uri, params={"code": "evil", "state": "wrong"})
+            probe = await browser.get(catcher.redirect_uri.replace("/callback", "/"))
+            right = await browser.get(catcher.redirect_uri, params={"code": "good", "state": "right"})
+        assert (wrong.status_code, probe.status_code, right.status_code) == (400, 400, 200)
+        caught = await catcher.result()
+        assert (caught.code, caught.state) == ("good", "right")
+
+    asyncio.run(scenario())
