@@ -19,27 +19,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import sys
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TypeVar
 
 import anyio
 import httpx2
 from mcp import Client
 from mcp import types as mcp_types
-from mcp.client._transport import TransportStreams
 from mcp.client.session import IncomingMessage
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import JsonValue, ValidationError
 
 import host.identity
 from host.mcp.config import McpLimits, McpServerConfig
-from host.mcp.failures import Refused, explain, leaf
+from host.mcp.failures import SIGN_IN_AGAIN, Refused, WatchedAuth, explain, leaf, needs_sign_in
+from host.mcp.remote import open_http
 from host.mcp.results import cap_text, resource_output, tool_output
 from host.mcp.status import ServerState, ServerStatus
 from host.mcp.stdio import ProcessWatch, open_stdio
@@ -67,8 +63,13 @@ class McpServer:
         redact: Callable[[str], str] | None = None,
         on_change: Callable[[ServerStatus], None] | None = None,
         limits: McpLimits | None = None,
+        auth: httpx2.Auth | None = None,
     ) -> None:
         self.config = config
+        # Sign-in for a remote server: the caller builds the SDK's OAuthClientProvider with its
+        # own token storage and browser; host/ only hands it to the HTTP client.
+        self._auth = WatchedAuth(auth, self._refused) if auth is not None else None
+        self._signed_out = False
         self._redact: Callable[[str], str] = redact or _same
         self._on_change = on_change
         self._limits = limits or McpLimits()
@@ -114,7 +115,7 @@ class McpServer:
         starts anew."""
         if self._task is None or self._task.done():
             self._settled = asyncio.Event()
-            self._stop_requested = False
+            self._stop_requested = self._signed_out = False
             self._changes.clear()
             self._relist.clear()
             self._task = asyncio.get_running_loop().create_task(self._own(), name=f"mcp server {self.name}")
@@ -151,6 +152,7 @@ class McpServer:
         watch = ProcessWatch(self._limits, self._redact, self._on_fault)
         self._watch = watch
         reason: str | None = None
+        signed_out = False
         life = anyio.CancelScope(deadline=anyio.current_time() + self.config.start_timeout)
         try:
             with life:
@@ -168,6 +170,7 @@ class McpServer:
                     await self._serve(client)
         except Exception as exc:  # noqa: BLE001 - whatever the server does, the chat goes on
             reason = explain(exc, self.config)
+            signed_out = self._signed_out or needs_sign_in(exc)
         except asyncio.CancelledError:
             self._stop_requested = True  # the loop is closing: the task was cancelled from outside
             raise
@@ -176,14 +179,16 @@ class McpServer:
             if self._stop_requested:
                 self._set(ServerStatus(self.name, ServerState.STOPPED))
             else:
-                if watch.fault is not None:
+                if self._signed_out:
+                    signed_out, reason = True, f"sign in again to {self.name}"
+                elif watch.fault is not None:
                     reason = watch.fault
                 elif reason is None and life.cancelled_caught:
                     reason = f"it did not finish starting within {self.config.start_timeout:g} s ({self._phase})"
                 self._set(
                     ServerStatus(
                         self.name,
-                        ServerState.FAILED,
+                        ServerState.SIGN_IN if signed_out else ServerState.FAILED,
                         reason=self._redact(reason or "it stopped without saying why"),
                         stderr_tail=watch.stderr_tail(),
                     )
@@ -191,7 +196,11 @@ class McpServer:
             self._settled.set()
 
     def _connect(self, watch: ProcessWatch) -> Client:
-        transport = open_stdio(self.config, watch, self._limits) if self.config.transport == "stdio" else self._http()
+        transport = (
+            open_stdio(self.config, watch, self._limits)
+            if self.config.transport == "stdio"
+            else open_http(self.config, self._auth)
+        )
         return Client(
             transport,
             mode="legacy",  # the initialize handshake: what every server in use today speaks
@@ -199,25 +208,6 @@ class McpServer:
             message_handler=self._on_message,
             client_info=_CLIENT_INFO,
         )
-
-    @asynccontextmanager
-    async def _http(self) -> AsyncIterator[TransportStreams]:
-        assert self.config.url is not None
-        # Reads wait long (a server holds its event stream open); all else is bounded like a start.
-        bound = min(10.0, self.config.start_timeout)
-        timeout = httpx2.Timeout(bound, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
-        async with create_mcp_http_client(headers=dict(self.config.headers) or None, timeout=timeout) as http:
-            # The SDK's DELETE on leaving would be cancelled at once by a stop: leave shielded.
-            with anyio.CancelScope() as leaving:
-                async with streamable_http_client(self.config.url, http_client=http) as streams:
-                    try:
-                        yield streams
-                    finally:
-                        failure = sys.exc_info()[1]
-                        leaving.shield = True
-                        leaving.deadline = anyio.current_time() + bound
-            if leaving.cancelled_caught and failure is not None:
-                raise failure  # the DELETE ran out of time; what ended the session still counts
 
     def _on_fault(self, _reason: str) -> None:
         if self._life is not None:
@@ -365,6 +355,8 @@ class McpServer:
         except TimeoutError:
             text = f"The MCP server {self.name!r} did not answer {named!r} within {timeout:g} s."
         except MCPError as exc:
+            if self._signed_out:
+                return ToolOutput(self._unavailable(), is_error=True)
             if self._stop_requested:
                 text = f"The MCP server {self.name!r} was stopped during {during}."
             elif watch.fault is not None or exc.code == mcp_types.CONNECTION_CLOSED:
@@ -376,15 +368,23 @@ class McpServer:
             kind = "a tool result" if during == "the call" else "a resource"
             text = f"The MCP server {self.name!r} answered {named!r} with something that is not {kind}."
         except Exception as exc:  # noqa: BLE001 - a broken server never breaks the turn
+            if needs_sign_in(exc) or self._signed_out:
+                return ToolOutput(self._unavailable(), is_error=True)
             text = f"{during.capitalize()} {preposition} {named!r} on the MCP server {self.name!r} failed: {leaf(exc)}"
         else:
             return output(result)
         return ToolOutput(cap_text(self._redact(text), self._limits.max_result_chars), is_error=True)
 
+    def _refused(self) -> None:
+        self._signed_out = True
+        self._set(ServerStatus(self.name, ServerState.SIGN_IN, reason=f"sign in again to {self.name}"))
+
     def _unavailable(self) -> str:
         status = self._status
         if status.state is ServerState.FAILED:
             return f"The MCP server {self.name!r} is not available: {status.reason}"
+        if status.state is ServerState.SIGN_IN:
+            return SIGN_IN_AGAIN.format(name=self.name)
         return f"The MCP server {self.name!r} is {status.state.value}; its tools cannot run now."
 
     def _set(self, status: ServerStatus) -> None:
