@@ -4,15 +4,19 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from pathlib import Path
 
 from desktop.cli import add_commands, run_command
+from desktop.cli.chat import _Printer
+from desktop.loopback import LoopbackProvider
 from desktop.settings.mcp_servers import secret_id
 from desktop.settings.secrets import SecretStore
+from desktop.turn.events import RequestStarted
 from host.paths import CairnPaths
-from tests.cli_fixtures import cairn
+from tests.cli_fixtures import KEY, cairn
 from tests.fake_keyring import MemoryKeyring
 from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
 
@@ -61,6 +65,8 @@ def test_list_test_enable_disable_remove(cairn_paths: CairnPaths, tmp_path: Path
     assert crashed.returncode == 1
     assert crashed.stdout.startswith("crash: failed: the server exited with code 3")
     assert "What it wrote on stderr" in crashed.stderr
+    assert "  RuntimeError: cannot open the database" in crashed.stderr.splitlines()  # lines, not a literal \\n
+    assert "\\n" not in crashed.stderr
     assert cairn("mcp", "disable", "lab").stdout == "lab: disabled.\n"
     assert "[disabled]" in cairn("mcp", "list").stdout
     assert cairn("mcp", "test", "lab").returncode == 0  # a disabled server can still be tried
@@ -116,3 +122,22 @@ def test_a_broken_file_is_reported(cairn_paths: CairnPaths, tmp_path: Path) -> N
     assert done.returncode == 2
     assert "is not valid JSON" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_chat_names_each_failed_server_on_stderr_once(cairn_paths: CairnPaths, tmp_path: Path) -> None:
+    with LoopbackProvider(api_key=KEY) as provider:
+        cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
+        assert cairn("mcp", "import", str(claude_file(tmp_path, {"lab": LAB, "crash": CRASH})), "--yes").returncode == 0
+        done = cairn("chat", "hello")
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "MCP server" in line]
+    assert said == ["cairn: the MCP server crash: failed: the server exited with code 3"], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_terminal_is_told_of_a_failed_server_once_not_on_every_request() -> None:
+    err = io.StringIO()
+    printer = _Printer(None, err)
+    for _ in range(3):
+        printer(RequestStarted("s", "r", b"", (), servers=("lab: ready, 12 tools", "crash: failed: it exited")))
+    assert err.getvalue() == "cairn: the MCP server crash: failed: it exited\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,9 @@ def test_a_changed_tool_list_starts_a_new_epoch_and_voids_the_activation(cairn: 
     assert results[-1].content == "new"
 
 
-def test_a_server_that_fails_or_dies_costs_only_its_own_tools(cairn: Cairn) -> None:
+def test_a_server_that_fails_or_dies_costs_only_its_own_tools(cairn: Cairn, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="desktop.tools.mcp_hub")
+
     async def add(cairn: Cairn) -> None:
         await cairn.mcp.put(lab(cairn.services.secrets))
         crash = {"name": "crash", "command": sys.executable, "args": [str(BAD_SERVER), "exit"], "start_timeout": 10}
@@ -100,6 +103,12 @@ def test_a_server_that_fails_or_dies_costs_only_its_own_tools(cairn: Cairn) -> N
     assert lines["crash"].startswith("failed: the server exited with code 3")
     assert lines["lab"].startswith("failed: the server exited with code 7")
     assert cairn.provider.requests[-1].body["messages"][-1]["content"] == "still there?"
+    logged = [record.getMessage() for record in caplog.records if record.name == "desktop.tools.mcp_hub"]
+    assert "MCP server crash: starting" in logged  # cairn.log: each start, failure and stop
+    assert "MCP server lab: ready, 12 tools" in logged
+    assert any(line.startswith("MCP server crash: failed: the server exited with code 3") for line in logged)
+    assert any(line.startswith("MCP server lab: failed: the server exited with code 7") for line in logged)
+    assert logged.count("MCP server crash: starting") == 1  # one line per change, not per status update
 
 
 def test_a_disabled_server_never_starts_and_a_removed_one_leaves_nothing(cairn: Cairn) -> None:

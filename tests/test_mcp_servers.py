@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import select
 import subprocess
 import sys
 from collections.abc import Iterator
 
 import pytest
 
+import host.mcp.server
 from host.mcp import McpLimits, McpServerConfig, ServerState, ServerStatus
 from host.mcp.server import McpServer
 from host.mcp.servers import McpServers
@@ -145,19 +148,19 @@ def test_tools_list_changed_is_followed_and_identity_moves_only_with_the_specs()
     ]
 
 
-def test_a_burst_of_list_changed_costs_one_listing() -> None:
+def test_a_burst_of_list_changed_costs_one_listing(monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> int:
         server = McpServer(tools_server("burst"), limits=McpLimits(relist_debounce=0.3))
         await server.start()
         listings = 0
-        real = server._list
+        real = host.mcp.server.list_tools
 
-        async def counted(client):  # type: ignore[no-untyped-def]
+        async def counted(client, limits):  # type: ignore[no-untyped-def]
             nonlocal listings
             listings += 1
-            return await real(client)
+            return await real(client, limits)
 
-        server._list = counted  # type: ignore[method-assign]
+        monkeypatch.setattr(host.mcp.server, "list_tools", counted)
         await server.call("touch", {"times": 20})
         await asyncio.sleep(0.8)
         await server.stop()
@@ -269,6 +272,27 @@ def test_a_streamable_http_server(http_server: tuple[subprocess.Popen[str], str]
     asyncio.run(scenario())
 
 
+def test_stopping_an_http_server_ends_its_session_with_a_delete(
+    http_server: tuple[subprocess.Popen[str], str],
+) -> None:
+    process, url = http_server
+    assert process.stdout is not None
+    said = process.stdout
+
+    async def scenario() -> None:
+        config = McpServerConfig(name="web", transport="http", url=url, call_timeout=5, trusted=True)
+        server = McpServer(config)
+        for _ in range(2):  # a stop, then a restart's stop: each ends its own session
+            assert (await server.start()).state is ServerState.READY
+            await server.stop()
+            # stop() has returned, so the DELETE has been sent already: no waiting on the loop.
+            ready, _, _ = select.select([said], [], [], 5.0)
+            assert ready, "the server saw no DELETE"
+            assert said.readline().strip() == "DELETE"
+
+    asyncio.run(scenario())
+
+
 def test_a_call_reports_the_progress_its_server_sends_checked_and_spaced_out() -> None:
     said: list[Progress] = []
 
@@ -297,3 +321,24 @@ def test_a_call_reports_the_progress_its_server_sends_checked_and_spaced_out() -
         await server.stop()
 
     asyncio.run(scenario())
+
+
+def test_stopping_the_public_everything_server_over_http_ends_its_session(caplog: pytest.LogCaptureFixture) -> None:
+    import httpx2
+
+    from tests.public_mcp import everything_over_http
+
+    caplog.set_level(logging.INFO, logger="mcp.client.streamable_http")
+    with everything_over_http() as url:
+
+        async def scenario() -> None:
+            server = McpServer(McpServerConfig(name="everything", transport="http", url=url, trusted=True))
+            assert (await server.start()).state is ServerState.READY
+            await server.stop()
+
+        asyncio.run(scenario())
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Received session ID: ")]
+        session = said[0].removeprefix("Received session ID: ")
+        # Had Cairn left the session alive, the server would end it now (200); it is gone (400).
+        again = httpx2.delete(url, headers={"mcp-session-id": session}, timeout=5)
+        assert again.status_code == 400, again.text

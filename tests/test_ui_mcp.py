@@ -450,7 +450,7 @@ def test_an_entry_that_cannot_be_read_is_listed_with_the_reason_and_left_alone(
 def test_each_state_reads_in_plain_words(qtbot: QtBot) -> None:
     from desktop.tools.mcp_hub import ServerView
     from host.mcp import ServerState, ServerStatus, SkippedTool
-    from ui.settings_dialog.mcp_phrases import status_phrase
+    from ui.settings_dialog.mcp_phrases import status_dot, status_phrase
 
     lazy = McpServerSetting(name="lab", command="x")
     eager = lazy.model_copy(update={"start_at_launch": True})
@@ -464,12 +464,14 @@ def test_each_state_reads_in_plain_words(qtbot: QtBot) -> None:
         (view(eager, ServerState.READY, 1), "ready with 1 tool"),
         (view(eager, ServerState.READY, 3, skipped=skipped), "ready with 3 tools (1 left out)"),
         (view(eager, ServerState.FAILED, reason="it hung"), "failed: it hung"),
+        (view(eager, ServerState.SIGN_IN, reason="sign in again to lab"), "Sign in again to lab"),
         (view(eager, ServerState.STOPPED), "stopped"),
         (view(lazy, ServerState.STOPPED), "stopped; starts when a chat needs its tools"),
         (ServerView("lab", lazy.model_copy(update={"enabled": False})), "disabled"),
         (ServerView("lab", lazy, problem="a secret is missing"), "cannot run: a secret is missing"),
     ]
     assert [status_phrase(view) for view, _ in cases] == [phrase for _, phrase in cases]
+    assert not status_dot(view(eager, ServerState.SIGN_IN)).isNull()  # a state every dot knows
 
 
 def test_a_server_typed_and_not_saved_is_named_before_settings_closes(qtbot: QtBot, cairn_paths: CairnPaths) -> None:

@@ -100,6 +100,23 @@ class McpServers:
                 "enable it, or use Test to try it."
             ) from None
 
+    async def sign_in(self, name: str, open_url: Callable[[str], None]) -> ServerView:
+        """Sign in to a remote server in the person's browser (``open_url`` opens a page; the
+        window passes one that opens it on its own thread); its view once ready or failed."""
+        server = self._server(name)
+        if server.oauth is None:
+            raise McpSettingsError(f"The MCP server {server.name!r} has no sign-in; add one in its form first.")
+        try:
+            return await self._hub.sign_in(server.name, open_url)
+        except KeyError:
+            raise McpSettingsError(
+                f"The MCP server {server.name!r} is not running because it is disabled or cannot run; enable it first."
+            ) from None
+
+    def signed_in(self, name: str) -> bool:
+        """Whether sign-in tokens are kept for the server (it may still refuse them)."""
+        return self._hub.signed_in(name)
+
     async def test(self, name: str) -> tuple[ServerStatus, list[Tool]]:
         """Start a server on its own (enabled or not), list its tools, stop it."""
         return await self._hub.probe(self._server(name))

@@ -23,6 +23,7 @@ from desktop.cli.common import CommandError, account_for, api_key_for, printable
 from desktop.turn.events import (
     CompactionHeld,
     ReasoningDelta,
+    RequestStarted,
     Retrying,
     RuntimeEvent,
     TextDelta,
@@ -140,6 +141,7 @@ class _Printer:
     def __init__(self, out: TextIO | None, err: TextIO | None) -> None:
         self.out, self.err = out, err
         self.stopped_shown = False
+        self.failed_servers: set[str] = set()  # said once each, not on every request
 
     def _write(self, stream: TextIO | None, text: str) -> None:
         if stream is None:
@@ -166,10 +168,21 @@ class _Printer:
             self._write(self.err, f"[the model is reading the prompt… {event.elapsed:.0f} s]\n")
         elif isinstance(event, TurnFailed | CompactionHeld):
             self._write(self.err, f"\ncairn: {printable(event.message)}\n")
+        elif isinstance(event, RequestStarted):
+            self._say_failed_servers(event.servers)
         elif isinstance(event, TurnCancelled):
             kept = "what arrived is kept" if event.partial_row is not None else "nothing had arrived yet"
             self._write(self.err, f"\n[stopped; {kept}]\n")
             self.stopped_shown = True
+
+    def _say_failed_servers(self, lines: tuple[str, ...]) -> None:
+        """A server that failed is named on stderr once, with why: the model only sees its
+        tools missing, and the person would otherwise have no word of it."""
+        for line in lines:
+            name, _, state = line.partition(": ")
+            if state.startswith("failed") and name not in self.failed_servers:
+                self.failed_servers.add(name)
+                self._write(self.err, f"cairn: the MCP server {printable(line)}\n")
 
 
 def _shown(text: str) -> str:

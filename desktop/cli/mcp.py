@@ -105,7 +105,9 @@ def _test(name: str, app: CairnApp) -> int:
     for skipped in status.skipped:
         print(printable(f"  left out {skipped.name}: {skipped.reason}"), file=sys.stderr)
     if status.stderr_tail and status.state.value == "failed":
-        print(printable(f"What it wrote on stderr:\n{status.stderr_tail}"), file=sys.stderr)
+        print("What it wrote on stderr:", file=sys.stderr)
+        for line in status.stderr_tail.splitlines():  # line by line: printable() escapes a newline
+            print(printable(f"  {line}"), file=sys.stderr)
     return 0 if status.state.value == "ready" else 1
 
 

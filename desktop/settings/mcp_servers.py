@@ -23,7 +23,7 @@ from desktop.settings.problems import problem_text
 from desktop.settings.secret_file import SecretFileError
 from desktop.settings.secrets import KeychainUnavailable, SecretStore
 from host.errors import CairnError
-from host.mcp.config import SERVER_NAME_PATTERN, McpServerConfig
+from host.mcp.config import SERVER_NAME_PATTERN, McpOAuth, McpServerConfig
 from host.text import printable
 
 __all__ = [
@@ -86,6 +86,9 @@ class McpServerSetting(BaseModel):
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     secret_headers: list[str] = Field(default_factory=list)
+    oauth: McpOAuth | None = Field(
+        default=None, description="Sign-in for a remote server; its tokens are kept with the secrets, never here."
+    )
     trusted: bool = False
     start_at_launch: bool = False
     start_timeout: float = Field(default=30.0, gt=0, le=600)
@@ -121,6 +124,7 @@ class McpServerSetting(BaseModel):
             cwd=self.cwd,
             url=self.url,
             headers=headers,
+            oauth=self.oauth,
             trusted=self.trusted,
             start_at_launch=self.start_at_launch,
             start_timeout=self.start_timeout,

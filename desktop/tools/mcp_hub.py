@@ -30,6 +30,7 @@ from host.mcp import McpServerConfig, ServerState, ServerStatus
 from host.tools import Tool, ToolOutput
 
 if TYPE_CHECKING:
+    from desktop.tools.mcp_sign_in import SignIns
     from host.mcp.servers import McpServers
 
 __all__ = ["McpHub", "ServerView"]
@@ -70,6 +71,7 @@ class McpHub:
     ) -> None:
         """``remembered``: the file keeping each server's instructions between runs."""
         self._settings, self._secrets, self._redactor = settings, secrets, redactor
+        self._signing: SignIns | None = None
         self._remembered = Remembered(remembered)
         self._servers: McpServers | None = None
         self._views: dict[str, ServerView] = {}
@@ -124,7 +126,9 @@ class McpHub:
         if configs and self._servers is None:
             from host.mcp.servers import McpServers  # the SDK: only when a server is to run
 
-            self._servers = McpServers([], redact=self._redactor.redact, on_change=self._changed)
+            self._servers = McpServers(
+                [], redact=self._redactor.redact, on_change=self._changed, auth=self._sign_ins().quiet
+            )
         if self._servers is not None:
             await self._servers.reconfigure(configs)
             for server in self._servers.servers.values():
@@ -146,6 +150,30 @@ class McpHub:
         await self._servers.restart(name)
         return self._views[name]
 
+    def _sign_ins(self) -> SignIns:
+        if self._signing is None:
+            from desktop.tools.mcp_sign_in import SignIns  # the SDK's client auth
+
+            self._signing = SignIns(self._secrets, self._redactor)
+        return self._signing
+
+    async def sign_in(self, name: str, open_url: Callable[[str], None]) -> ServerView:
+        """Sign in to the remote server ``name``: its browser page through ``open_url`` (the
+        window's), the redirect caught on loopback, and the server started with the new
+        tokens. The view's status says how it went."""
+        if self._servers is None or name not in self._servers.servers:
+            raise KeyError(name)
+        auth, catcher = await self._sign_ins().asking(self._servers.servers[name].config, open_url)
+        try:
+            await self._servers.sign_in(name, auth)
+        finally:
+            catcher.close()
+        return self._views[name]
+
+    def signed_in(self, name: str) -> bool:
+        """Whether sign-in tokens are kept for ``name`` (the server may still refuse them)."""
+        return self._sign_ins().tokens(name).signed_in()
+
     async def probe(self, setting: McpServerSetting) -> tuple[ServerStatus, list[Tool]]:
         """Start ``setting``'s server on its own (enabled or not), list its tools, stop it.
         ``ValueError`` when its entry cannot run (a secret is missing, say)."""
@@ -154,7 +182,8 @@ class McpHub:
         config, secrets = setting.config(self._secrets)
         for value in secrets:
             self._redactor.add(value)
-        server = McpServer(config, redact=self._redactor.redact)
+        auth = self._sign_ins().quiet(config) if config.oauth is not None else None
+        server = McpServer(config, redact=self._redactor.redact, auth=auth)
         try:
             status = await server.start()
             return status, server.tools()
@@ -211,6 +240,7 @@ class McpHub:
 
     def _changed(self, status: ServerStatus) -> None:
         old = self._views.get(status.server)
+        _log_change(old.status if old is not None else None, status)
         if old is None or not old.enabled:
             return  # a server just removed or disabled, stopping
         view = ServerView(status.server, old.setting, status)
@@ -225,3 +255,15 @@ class McpHub:
                 listener(view)
             except Exception:
                 log.exception("showing the status of the MCP server %s failed", view.name)
+
+
+def _log_change(old: ServerStatus | None, new: ServerStatus) -> None:
+    """cairn.log gets one line per start, failure and stop of a server (not per status update):
+    outside the window, this is where a crashed or hung server leaves its word."""
+    if old is not None and old.state is new.state:
+        return
+    if new.state is ServerState.FAILED:
+        tail = new.stderr_tail.strip().splitlines()[-1:] if new.stderr_tail.strip() else []
+        log.warning("MCP server %s: failed: %s%s", new.server, new.reason, f" (stderr: {tail[0]})" if tail else "")
+    elif new.state is not ServerState.STOPPED or old is not None:
+        log.info("%s", "MCP server " + new.describe())

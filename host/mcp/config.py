@@ -12,12 +12,28 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["SERVER_NAME_PATTERN", "McpLimits", "McpServerConfig"]
+__all__ = ["SERVER_NAME_PATTERN", "McpLimits", "McpOAuth", "McpServerConfig"]
 
 # A server's name starts every tool name (``<server>__<tool>``) and sits in its scopes
 # (``mcp.<server>.read``): no dot, and no ``__`` or ``_`` at either end, so the text before a
 # tool name's first ``__`` is always its server and two servers' tools can never share a name.
 SERVER_NAME_PATTERN = r"^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$"
+
+
+class McpOAuth(BaseModel):
+    """What signing in to a remote server needs beyond its url.
+
+    ``client_id`` is for a server that does not offer dynamic registration: the person
+    registers Cairn with it (redirect address ``http://127.0.0.1:<redirect_port>/callback``) and
+    enters the id. ``scopes`` empty means the server's own choice.
+    Tokens are never here: they live in the secret store.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    client_id: str | None = Field(default=None, max_length=512)
+    scopes: tuple[str, ...] = ()
+    redirect_port: int | None = Field(default=None, ge=1024, le=65535)
 
 
 class McpServerConfig(BaseModel):
@@ -40,6 +56,7 @@ class McpServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    oauth: McpOAuth | None = None
     trusted: bool = False
     start_at_launch: bool = False
     start_timeout: float = Field(default=30.0, gt=0, le=600)
@@ -58,6 +75,8 @@ class McpServerConfig(BaseModel):
                 raise ValueError(f"the MCP server {self.name!r} runs over HTTP, so it needs an http(s) url")
             if self.command is not None:
                 raise ValueError(f"the MCP server {self.name!r} runs over HTTP, so it takes no command")
+        if self.oauth is not None and self.transport != "http":
+            raise ValueError(f"the MCP server {self.name!r} runs over stdio, so it has no sign-in")
         return self
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import httpx2
@@ -10,11 +11,53 @@ from pydantic import ValidationError
 
 from host.mcp.config import McpServerConfig
 
-__all__ = ["Refused", "explain", "leaf"]
+__all__ = ["SIGN_IN_AGAIN", "Refused", "SignInNeeded", "WatchedAuth", "explain", "leaf", "needs_sign_in"]
+
+# What a call to a server that refused Cairn's sign-in returns: words for the model to pass on.
+SIGN_IN_AGAIN = (
+    "Sign in again to {name}: the server refused Cairn's sign-in. "
+    "Ask the person to sign in to it in Settings (MCP servers), then try again."
+)
 
 
 class Refused(Exception):
     """The server answered, but with something Cairn will not take; the message says what."""
+
+
+class SignInNeeded(Exception):
+    """A remote server wants the person to sign in (no tokens kept, or the server refused them
+    and refreshing failed), and no one is there to open a browser. Raised by the caller's
+    sign-in (the ``auth`` handed to ``McpServer``); the server's status then says so."""
+
+
+class WatchedAuth(httpx2.Auth):
+    """A caller's sign-in that tells its server when it gave up for want of the person: a
+    refusal inside a request closes the connection, and the call must still say why."""
+
+    def __init__(self, inner: httpx2.Auth, on_refused: Callable[[], None]) -> None:
+        self._inner, self._on_refused = inner, on_refused
+        self.requires_request_body = inner.requires_request_body
+        self.requires_response_body = inner.requires_response_body
+
+    async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = self._inner.async_auth_flow(request)
+        try:
+            sent = await flow.__anext__()
+            while True:
+                response = yield sent
+                sent = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        except SignInNeeded:
+            self._on_refused()
+            raise
+        finally:
+            await flow.aclose()
+
+
+def needs_sign_in(exc: BaseException) -> bool:
+    """Whether ``exc``, or the first real exception inside it, is a ``SignInNeeded``."""
+    return isinstance(leaf(exc), SignInNeeded)
 
 
 def leaf(exc: BaseException) -> BaseException:
@@ -28,6 +71,8 @@ def explain(exc: BaseException, config: McpServerConfig) -> str:
     exc = leaf(exc)
     if isinstance(exc, Refused):
         return str(exc)
+    if isinstance(exc, SignInNeeded):
+        return f"sign in again to {config.name}"
     if isinstance(exc, FileNotFoundError) and config.transport == "stdio":
         return f"its command {config.command!r} was not found; check the command and its path"
     if isinstance(exc, PermissionError) and config.transport == "stdio":

@@ -21,8 +21,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import TypeVar
 
@@ -30,20 +29,18 @@ import anyio
 import httpx2
 from mcp import Client
 from mcp import types as mcp_types
-from mcp.client._transport import TransportStreams
 from mcp.client.session import IncomingMessage
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import JsonValue, ValidationError
 
 import host.identity
 from host.mcp.config import McpLimits, McpServerConfig
-from host.mcp.failures import Refused, explain, leaf
+from host.mcp.failures import SIGN_IN_AGAIN, Refused, WatchedAuth, explain, leaf, needs_sign_in
+from host.mcp.remote import open_http
 from host.mcp.results import cap_text, resource_output, tool_output
 from host.mcp.status import ServerState, ServerStatus
 from host.mcp.stdio import ProcessWatch, open_stdio
-from host.mcp.tools import build_tools
+from host.mcp.tools import build_tools, list_tools
 from host.tools import Tool, ToolOutput, ToolRun
 from host.tools.progress import reporter
 
@@ -67,8 +64,13 @@ class McpServer:
         redact: Callable[[str], str] | None = None,
         on_change: Callable[[ServerStatus], None] | None = None,
         limits: McpLimits | None = None,
+        auth: httpx2.Auth | None = None,
     ) -> None:
         self.config = config
+        # Sign-in for a remote server: the caller builds the SDK's OAuthClientProvider with its
+        # own token storage and browser; host/ only hands it to the HTTP client.
+        self._auth = WatchedAuth(auth, self._refused) if auth is not None else None
+        self._signed_out = False
         self._redact: Callable[[str], str] = redact or _same
         self._on_change = on_change
         self._limits = limits or McpLimits()
@@ -115,7 +117,7 @@ class McpServer:
         starts anew."""
         if self._task is None or self._task.done():
             self._settled = asyncio.Event()
-            self._stop_requested = False
+            self._stop_requested = self._signed_out = False
             self._changes.clear()
             self._relist.clear()
             self._task = asyncio.get_running_loop().create_task(self._own(), name=f"mcp server {self.name}")
@@ -152,6 +154,7 @@ class McpServer:
         watch = ProcessWatch(self._limits, self._redact, self._on_fault)
         self._watch = watch
         reason: str | None = None
+        signed_out = False
         life = anyio.CancelScope(deadline=anyio.current_time() + self.config.start_timeout)
         try:
             with life:
@@ -162,13 +165,14 @@ class McpServer:
                 async with self._connect(watch) as client:
                     self._instructions = self._said(client.instructions)
                     self._phase = "listing its tools"
-                    listing = await self._list(client)
+                    listing = await list_tools(client, self._limits)
                     life.deadline = math.inf
                     self._client = client
                     self._publish(listing)
                     await self._serve(client)
         except Exception as exc:  # noqa: BLE001 - whatever the server does, the chat goes on
             reason = explain(exc, self.config)
+            signed_out = self._signed_out or needs_sign_in(exc)
         except asyncio.CancelledError:
             self._stop_requested = True  # the loop is closing: the task was cancelled from outside
             raise
@@ -177,14 +181,16 @@ class McpServer:
             if self._stop_requested:
                 self._set(ServerStatus(self.name, ServerState.STOPPED))
             else:
-                if watch.fault is not None:
+                if self._signed_out:
+                    signed_out, reason = True, f"sign in again to {self.name}"
+                elif watch.fault is not None:
                     reason = watch.fault
                 elif reason is None and life.cancelled_caught:
                     reason = f"it did not finish starting within {self.config.start_timeout:g} s ({self._phase})"
                 self._set(
                     ServerStatus(
                         self.name,
-                        ServerState.FAILED,
+                        ServerState.SIGN_IN if signed_out else ServerState.FAILED,
                         reason=self._redact(reason or "it stopped without saying why"),
                         stderr_tail=watch.stderr_tail(),
                     )
@@ -192,7 +198,11 @@ class McpServer:
             self._settled.set()
 
     def _connect(self, watch: ProcessWatch) -> Client:
-        transport = open_stdio(self.config, watch, self._limits) if self.config.transport == "stdio" else self._http()
+        transport = (
+            open_stdio(self.config, watch, self._limits)
+            if self.config.transport == "stdio"
+            else open_http(self.config, self._auth)
+        )
         return Client(
             transport,
             mode="legacy",  # the initialize handshake: what every server in use today speaks
@@ -200,19 +210,6 @@ class McpServer:
             message_handler=self._on_message,
             client_info=_CLIENT_INFO,
         )
-
-    @asynccontextmanager
-    async def _http(self) -> AsyncIterator[TransportStreams]:
-        assert self.config.url is not None
-        # The SDK's read timeout stays long (a server holds its event stream open); connecting,
-        # writing and waiting for a connection are bounded like a start, so stop() is never slow.
-        bound = min(10.0, self.config.start_timeout)
-        timeout = httpx2.Timeout(bound, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
-        async with (
-            create_mcp_http_client(headers=dict(self.config.headers) or None, timeout=timeout) as http,
-            streamable_http_client(self.config.url, http_client=http) as streams,
-        ):
-            yield streams
 
     def _on_fault(self, _reason: str) -> None:
         if self._life is not None:
@@ -247,7 +244,7 @@ class McpServer:
             self._relist.clear()
             try:
                 with anyio.fail_after(self._limits.list_timeout):
-                    listing = await self._list(client)
+                    listing = await list_tools(client, self._limits)
             except TimeoutError:
                 raise Refused(
                     f"it did not list its tools within {self._limits.list_timeout:g} s after saying they changed"
@@ -255,23 +252,6 @@ class McpServer:
             self._publish(listing)
 
     # -- tools ---------------------------------------------------------------------------------
-
-    async def _list(self, client: Client) -> list[mcp_types.Tool]:
-        listed: list[mcp_types.Tool] = []
-        cursor: str | None = None
-        for _ in range(self._limits.max_list_pages):
-            page = await client.list_tools(cursor=cursor)
-            listed.extend(page.tools)
-            if len(listed) > self._limits.max_tools:
-                more = "" if page.next_cursor is None else "at least "
-                raise Refused(
-                    f"it offers {more}{len(listed)} tools, and Cairn takes at most {self._limits.max_tools} "
-                    "from one server rather than choose some"
-                )
-            cursor = page.next_cursor
-            if cursor is None:
-                return listed
-        raise Refused(f"its tool list did not end within {self._limits.max_list_pages} pages")
 
     def _publish(self, listing: Sequence[mcp_types.Tool]) -> None:
         """Turn a listing into tools; change the status (and tell) only if something changed."""
@@ -362,6 +342,8 @@ class McpServer:
         except TimeoutError:
             text = f"The MCP server {self.name!r} did not answer {named!r} within {timeout:g} s."
         except MCPError as exc:
+            if self._signed_out:
+                return ToolOutput(self._unavailable(), is_error=True)
             if self._stop_requested:
                 text = f"The MCP server {self.name!r} was stopped during {during}."
             elif watch.fault is not None or exc.code == mcp_types.CONNECTION_CLOSED:
@@ -373,15 +355,23 @@ class McpServer:
             kind = "a tool result" if during == "the call" else "a resource"
             text = f"The MCP server {self.name!r} answered {named!r} with something that is not {kind}."
         except Exception as exc:  # noqa: BLE001 - a broken server never breaks the turn
+            if needs_sign_in(exc) or self._signed_out:
+                return ToolOutput(self._unavailable(), is_error=True)
             text = f"{during.capitalize()} {preposition} {named!r} on the MCP server {self.name!r} failed: {leaf(exc)}"
         else:
             return output(result)
         return ToolOutput(cap_text(self._redact(text), self._limits.max_result_chars), is_error=True)
 
+    def _refused(self) -> None:
+        self._signed_out = True
+        self._set(ServerStatus(self.name, ServerState.SIGN_IN, reason=f"sign in again to {self.name}"))
+
     def _unavailable(self) -> str:
         status = self._status
         if status.state is ServerState.FAILED:
             return f"The MCP server {self.name!r} is not available: {status.reason}"
+        if status.state is ServerState.SIGN_IN:
+            return SIGN_IN_AGAIN.format(name=self.name)
         return f"The MCP server {self.name!r} is {status.state.value}; its tools cannot run now."
 
     def _set(self, status: ServerStatus) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 
+import httpx2
+
 from host.mcp.config import McpLimits, McpServerConfig
 from host.mcp.server import McpServer
 from host.mcp.status import ServerState, ServerStatus
@@ -29,16 +31,20 @@ class McpServers:
         redact: Callable[[str], str] | None = None,
         on_change: Callable[[ServerStatus], None] | None = None,
         limits: McpLimits | None = None,
+        auth: Callable[[McpServerConfig], httpx2.Auth | None] | None = None,
     ) -> None:
-        self._redact, self._on_change, self._limits = redact, on_change, limits
+        """``auth``: the sign-in for a server whose config has an ``oauth`` block."""
+        self._redact, self._on_change, self._limits, self._auth = redact, on_change, limits, auth
         self.servers: dict[str, McpServer] = {}
         for config in configs:
             if config.name in self.servers:
                 raise ValueError(f"two MCP servers are both named {config.name!r}; server names must be unique")
             self.servers[config.name] = self._server(config)
 
-    def _server(self, config: McpServerConfig) -> McpServer:
-        return McpServer(config, redact=self._redact, on_change=self._on_change, limits=self._limits)
+    def _server(self, config: McpServerConfig, auth: httpx2.Auth | None = None) -> McpServer:
+        if auth is None and config.oauth is not None and self._auth is not None:
+            auth = self._auth(config)
+        return McpServer(config, redact=self._redact, on_change=self._on_change, limits=self._limits, auth=auth)
 
     async def reconfigure(self, configs: Iterable[McpServerConfig]) -> None:
         """Make the servers these: one whose config is unchanged keeps running; one removed or
@@ -72,6 +78,14 @@ class McpServers:
         server = self.servers[name]
         await server.stop()
         return await server.start()
+
+    async def sign_in(self, name: str, auth: httpx2.Auth) -> ServerStatus:
+        """Start the server again with ``auth``, a sign-in that may ask the person (their
+        browser), and return its status once it is ready or has failed."""
+        old = self.servers[name]
+        await old.stop()
+        self.servers[name] = self._server(old.config, auth)
+        return await self.servers[name].start()
 
     async def stop(self) -> None:
         """Stop every server, side by side; each in order, each within its time limit."""

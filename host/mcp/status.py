@@ -13,6 +13,7 @@ class ServerState(StrEnum):
     STARTING = "starting"
     READY = "ready"
     FAILED = "failed"
+    SIGN_IN = "sign in"  # a remote server that needs the person to sign in (again)
 
 
 @dataclass(frozen=True)
@@ -47,4 +48,6 @@ class ServerStatus:
             return f"{self.server}: ready, {tools}{left_out}"
         if self.state is ServerState.FAILED:
             return f"{self.server}: failed: {self.reason}"
+        if self.state is ServerState.SIGN_IN:
+            return f"{self.server}: sign in again to {self.server}"
         return f"{self.server}: {self.state.value}"

@@ -4,19 +4,41 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from mcp import Client
 from mcp import types as mcp_types
 from pydantic import ValidationError
 
 from host.canonical import canonical_json_bytes
+from host.mcp.config import McpLimits
+from host.mcp.failures import Refused
 from host.mcp.names import tool_names
 from host.mcp.results import cap_text
 from host.mcp.schemas import canonical_schema, schema_problem
 from host.mcp.status import SkippedTool
 from host.tools import Tool, ToolRun, ToolSpec
 
-__all__ = ["build_tools"]
+__all__ = ["build_tools", "list_tools"]
 
 _SHOWN_NAME = 200  # characters of a left-out tool's own name kept in the status
+
+
+async def list_tools(client: Client, limits: McpLimits) -> list[mcp_types.Tool]:
+    """Every tool the server lists, page by page, within ``limits``; ``Refused`` past them."""
+    listed: list[mcp_types.Tool] = []
+    cursor: str | None = None
+    for _ in range(limits.max_list_pages):
+        page = await client.list_tools(cursor=cursor)
+        listed.extend(page.tools)
+        if len(listed) > limits.max_tools:
+            more = "" if page.next_cursor is None else "at least "
+            raise Refused(
+                f"it offers {more}{len(listed)} tools, and Cairn takes at most {limits.max_tools} "
+                "from one server rather than choose some"
+            )
+        cursor = page.next_cursor
+        if cursor is None:
+            return listed
+    raise Refused(f"its tool list did not end within {limits.max_list_pages} pages")
 
 
 def build_tools(

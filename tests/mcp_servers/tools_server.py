@@ -185,7 +185,13 @@ def serve_http(server: MCPServer) -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)  # connections wait in the backlog until uvicorn is up, never refused
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    app = server.streamable_http_app()
+    inner = server.streamable_http_app()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "DELETE":
+            print("DELETE", flush=True)  # the test sees the client end its session
+        await inner(scope, receive, send)
+
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
 

@@ -9,7 +9,13 @@ from desktop.app import ServerState, ServerStatus, ServerView
 
 __all__ = ["state_phrase", "status_dot", "status_phrase"]
 
-_COLOURS = {"ready": "#2e7d32", "starting": "#f9a825", "failed": "#c62828", "stopped": "#9e9e9e"}
+_COLOURS = {
+    "ready": "#2e7d32",
+    "starting": "#f9a825",
+    "failed": "#c62828",
+    "stopped": "#9e9e9e",
+    "sign in": "#f9a825",
+}
 
 
 def status_phrase(view: ServerView) -> str:
@@ -33,6 +39,8 @@ def state_phrase(status: ServerStatus) -> str:
         return f"ready with {tools}{left_out}"
     if status.state is ServerState.FAILED:
         return f"failed: {status.reason}"
+    if status.state is ServerState.SIGN_IN:
+        return f"Sign in again to {status.server}"
     return "starting…" if status.state is ServerState.STARTING else "stopped"
 
 
