@@ -1,18 +1,22 @@
 """The MCP servers tab of Settings, in the real window offscreen: real server processes (the
 SDK's tools_server.py and a crashing one), the settings file on disk, a memory keychain at the
-keyring seam, and Claude Desktop files good and bad."""
+keyring seam, Claude Desktop files good and bad, and signing in to a remote server (a local
+authorisation and MCP server built with the SDK's server auth; the browser played by httpx at
+the opener seam)."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import keyring.backends.fail
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractButton, QLabel, QLineEdit, QPlainTextEdit, QWidget
 from pytestqt.qtbot import QtBot
@@ -23,6 +27,7 @@ from desktop.settings.store import Settings, SettingsStore
 from host.paths import CairnPaths
 from tests.fake_keyring import BrokenKeyring
 from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
+from tests.mcp_servers.oauth_server import SignInServer
 from tests.ui_fixtures import Running, open_settings, running_cairn
 from ui.settings_dialog.dialog import SettingsDialog
 from ui.settings_dialog.keys_questions import NowhereQuestion
@@ -493,3 +498,69 @@ def test_a_server_typed_and_not_saved_is_named_before_settings_closes(qtbot: QtB
         qtbot.waitUntil(lambda: tab.guard.question is not None and tab.guard.question.isVisible(), timeout=10_000)
         tab.guard.question.discard.click()
         qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=10_000)
+
+
+def test_a_remote_server_is_signed_in_to_from_its_status(
+    qtbot: QtBot, cairn_paths: CairnPaths, cairn: tuple[Running, SettingsDialog, McpTab]
+) -> None:
+    _run, _dialog, tab = cairn
+    opened: list[str] = []
+
+    def browser(url: QUrl) -> bool:  # the person's browser, at the seam
+        opened.append(url.toString())
+        threading.Thread(
+            target=lambda: httpx.get(url.toString(), follow_redirects=True, timeout=10), daemon=True
+        ).start()
+        return True
+
+    tab.signing.opener = browser
+    with SignInServer() as remote:
+        QTest.mouseClick(tab.new, Qt.MouseButton.LeftButton)
+        form = tab.form
+        form.name.setText("tracker")
+        form.transport.setCurrentIndex(form.transport.findData("http"))
+        assert not form.signs_in.isHidden()
+        assert not form.client_id.isEnabled()  # only with sign-in
+        form.url.setText(remote.url)
+        form.signs_in.setChecked(True)
+        form.start.setCurrentIndex(form.start.findData(True))
+        save(qtbot, tab, "Saved tracker.")
+        (entry,) = servers_on_disk(cairn_paths)
+        assert entry["oauth"] == {"client_id": None, "scopes": [], "redirect_port": None}
+        button = tab.signing.button
+        qtbot.waitUntil(lambda: button.isVisible() and button.text() == "Sign in again…", timeout=WAIT)
+        assert "Sign in again to tracker" in tab.state.text()
+        assert opened == []  # never a browser unasked
+
+        QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "ready with" in tab.message.text(), timeout=WAIT)
+        assert len(opened) == 1
+        assert button.text() == "Sign in…"
+        (access,) = remote.approver.access
+    no_file_holds(access)
+
+
+def test_a_stdio_server_has_no_sign_in(qtbot: QtBot, cairn: tuple[Running, SettingsDialog, McpTab]) -> None:
+    _run, _dialog, tab = cairn
+    QTest.mouseClick(tab.new, Qt.MouseButton.LeftButton)
+    assert tab.form.signs_in.isHidden()
+    assert tab.signing.button.isHidden()
+
+
+def test_what_a_running_server_logged_shows_under_its_status(
+    qtbot: QtBot, cairn: tuple[Running, SettingsDialog, McpTab]
+) -> None:
+    run, _dialog, tab = cairn
+    fill(tab, "lab", str(TOOLS_SERVER), "logs")
+    save(qtbot, tab, "Saved lab.")
+    qtbot.waitUntil(lambda: "ready with 1 tool" in tab.state.text(), timeout=WAIT)
+
+    async def say() -> None:  # as a chat would call it
+        (tool,) = [t for t in run.app.mcp._hub.tools() if t.name == "lab__say"]
+        await tool.run({"times": 3, "text": "indexed"})
+
+    run.window.core.submit(say).result(timeout=20)
+    tab.list.setCurrentRow(-1)
+    select(tab, "lab")
+    qtbot.waitUntil(lambda: "What it logged lately:" in tab.stderr.toPlainText(), timeout=WAIT)
+    assert tab.stderr.toPlainText().splitlines()[-3:] == ["info: indexed 0", "info: indexed 1", "info: indexed 2"]

@@ -55,6 +55,10 @@ class McpServers:
     def views(self) -> list[ServerView]:
         return self._hub.views()
 
+    def log_lines(self, name: str) -> list[str]:
+        """What the server logged lately (``notifications/message``), for its status panel."""
+        return self._hub.log_lines(name)
+
     async def save(
         self,
         fields: Mapping[str, object],

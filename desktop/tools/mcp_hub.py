@@ -217,6 +217,11 @@ class McpHub:
     def view(self, name: str) -> ServerView | None:
         return self._views.get(name)
 
+    def log_lines(self, name: str) -> list[str]:
+        """What the server ``name`` logged lately (redacted, printable), oldest first."""
+        running = self._servers.servers.get(name) if self._servers is not None else None
+        return running.log.lines() if running is not None else []
+
     def subscribe(self, listener: Callable[[ServerView], None]) -> Callable[[], None]:
         """Call ``listener`` (on the event loop) with each server's view when it changes;
         returns what unsubscribes it."""

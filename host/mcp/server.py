@@ -17,6 +17,7 @@ reason and the tail of its stderr, and a call to it returns an error ``ToolOutpu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import time
@@ -38,6 +39,7 @@ from host.mcp.config import McpLimits, McpServerConfig
 from host.mcp.failures import SIGN_IN_AGAIN, Refused, WatchedAuth, explain, leaf, needs_sign_in
 from host.mcp.remote import open_http
 from host.mcp.results import cap_text, resource_output, tool_output
+from host.mcp.server_log import ServerLog
 from host.mcp.status import ServerState, ServerStatus
 from host.mcp.stdio import ProcessWatch, open_stdio
 from host.mcp.tools import build_tools, list_tools
@@ -76,6 +78,7 @@ class McpServer:
         self._limits = limits or McpLimits()
         self._status = ServerStatus(config.name, ServerState.STOPPED)
         self._tools: tuple[Tool, ...] = ()
+        self.log = ServerLog(config.name, self._redact)  # what it logged, for its panel and cairn.log
         self._shaped: frozenset[str] = frozenset()  # the tools that declare an output schema
         self._instructions = ""
         self._client: Client | None = None
@@ -164,6 +167,9 @@ class McpServer:
                 self._phase = "waiting for its answer to initialize"
                 async with self._connect(watch) as client:
                     self._instructions = self._said(client.instructions)
+                    if client.server_capabilities.logging is not None:  # older servers: ask once
+                        with contextlib.suppress(MCPError):  # a server that refuses it still runs
+                            await client.set_logging_level("info")
                     self._phase = "listing its tools"
                     listing = await list_tools(client, self._limits)
                     life.deadline = math.inf
@@ -208,6 +214,8 @@ class McpServer:
             mode="legacy",  # the initialize handshake: what every server in use today speaks
             cache=None,
             message_handler=self._on_message,
+            logging_callback=self.log.said,
+            log_level="info",  # servers of the 2026-07-28 protocol log only what a request asks for
             client_info=_CLIENT_INFO,
         )
 

@@ -3,7 +3,7 @@
     python tools_server.py [MODE] [--http]
 
 Modes: ``normal`` (the default), ``seeds`` (an enum and a ``required`` list built from sets),
-``many N`` (N tools), ``progress`` (tools that report progress), ``schemas`` (tools with
+``many N`` (N tools), ``progress`` (tools that report progress), ``logs`` (a tool that logs), ``schemas`` (tools with
 broken input schemas), ``flood-stderr`` (a working server whose stderr never stops). With
 ``--http`` it serves streamable HTTP on a free port of 127.0.0.1 and prints ``PORT <n>`` on
 stdout. ``LAB_INSTRUCTIONS`` in its
@@ -168,6 +168,15 @@ def progress(server: MCPServer) -> None:
         return "said a lot"
 
 
+def logs(server: MCPServer) -> None:
+    @server.tool()
+    async def say(ctx: Context, times: int = 1, text: str = "hello") -> str:
+        """Log ``text`` ``times`` times, at info."""
+        for n in range(times):
+            await ctx.info(f"{text} {n}")
+        return f"said it {times} times"
+
+
 def flood_stderr() -> None:
     def flood() -> None:
         line = "noise " * 2000 + "\n"
@@ -208,6 +217,8 @@ def main() -> None:
         normal(server)
     elif mode == "progress":
         progress(server)
+    elif mode == "logs":
+        logs(server)
     elif mode == "many":
         many(server, int(args[1]))
     elif mode == "flood-stderr":

@@ -56,6 +56,15 @@ class McpServerForm(QWidget):
         self.url.setPlaceholderText("https://mcp.example.com/mcp")
         self.env = ValueRows("environment variable")
         self.headers = ValueRows("header", headers=True)
+        self.signs_in = QCheckBox("Sign in through the browser (OAuth)")
+        self.signs_in.setToolTip("For a remote server that asks you to sign in; Sign in… then opens your browser.")
+        self.client_id = QLineEdit()
+        self.client_id.setPlaceholderText("Only if the server does not register Cairn itself")
+        self.client_id.setToolTip(
+            "Some servers need you to register Cairn first (redirect address http://127.0.0.1:<port>/callback) "
+            "and enter the client id they gave you here."
+        )
+        self.signs_in.toggled.connect(self.client_id.setEnabled)
         self.trusted = QCheckBox("Trusted")
         self.trusted_hint = QLabel("A tool a trusted server marks read-only may run without write permission.")
         self.trusted_hint.setWordWrap(True)
@@ -68,7 +77,8 @@ class McpServerForm(QWidget):
             (self.name, "Server name"), (self.description, "Description"), (self.transport, "Transport"),
             (self.command, "Command"), (self.args, "Arguments"), (self.cwd, "Working folder"),
             (self.choose_cwd, "Choose working folder"),
-            (self.url, "Server URL"), (self.trusted, "Trusted"), (self.start, "Start"), (self.enabled, "Enabled"),
+            (self.url, "Server URL"), (self.signs_in, "Sign in through the browser"), (self.client_id, "Client id"),
+            (self.trusted, "Trusted"), (self.start, "Start"), (self.enabled, "Enabled"),
         ):  # fmt: skip
             widget.setAccessibleName(accessible)
         self._lay_out()
@@ -92,6 +102,8 @@ class McpServerForm(QWidget):
         self.form.addRow("Environment", self.env)
         self.form.addRow("URL", self.url)
         self.form.addRow("Headers", self.headers)
+        self.form.addRow("Sign-in", self.signs_in)
+        self.form.addRow("Client id", self.client_id)
         self.form.addRow("Starts", self.start)
         self.form.addRow("", self.trusted)
         self.form.addRow("", self.trusted_hint)
@@ -114,6 +126,9 @@ class McpServerForm(QWidget):
         self.url.setText(shown.url or "")
         self.env.load(shown.env, shown.secret_env)
         self.headers.load(shown.headers, shown.secret_headers)
+        self.signs_in.setChecked(shown.oauth is not None)
+        self.client_id.setText(shown.oauth.client_id or "" if shown.oauth is not None else "")
+        self.client_id.setEnabled(shown.oauth is not None)
         self.trusted.setChecked(shown.trusted)
         self.start.setCurrentIndex(self.start.findData(shown.start_at_launch))
         self.enabled.setChecked(shown.enabled)
@@ -133,6 +148,7 @@ class McpServerForm(QWidget):
             "args": [a for a in self.args.toPlainText().splitlines() if a.strip()] if stdio else [],
             "cwd": (self.cwd.text().strip() or None) if stdio else None,
             "url": None if stdio else (self.url.text().strip() or None),
+            "oauth": None if stdio or not self.signs_in.isChecked() else self._oauth(base.get("oauth")),
             "trusted": self.trusted.isChecked(),
             "start_at_launch": bool(self.start.currentData()),
             "enabled": self.enabled.isChecked(),
@@ -141,11 +157,17 @@ class McpServerForm(QWidget):
         headers = {} if stdio else self.headers.values()
         return fields, env, headers
 
+    def _oauth(self, kept: object) -> dict[str, Any]:
+        """The sign-in block as entered, keeping what the form does not show (scopes, port)."""
+        block = dict(kept) if isinstance(kept, dict) else {}
+        block["client_id"] = self.client_id.text().strip() or None
+        return block
+
     def _show_transport(self) -> None:
         stdio = self.transport.currentData() == "stdio"
         for widget in (self.command, self.args, self.cwd_row, self.env):
             self.form.setRowVisible(widget, stdio)
-        for widget in (self.url, self.headers):
+        for widget in (self.url, self.headers, self.signs_in, self.client_id):
             self.form.setRowVisible(widget, not stdio)
 
     def _choose_cwd(self) -> None:

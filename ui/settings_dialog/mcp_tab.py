@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
@@ -22,7 +21,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMessageBox,
-    QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QVBoxLayout,
@@ -40,9 +38,11 @@ from desktop.app import (
 )
 from ui.bridge.core_client import CoreClient
 from ui.settings_dialog.claude_import import ClaudeImport, ImportPreview
+from ui.settings_dialog.mcp_details import StatusDetails
 from ui.settings_dialog.mcp_form import McpServerForm
 from ui.settings_dialog.mcp_phrases import state_phrase, status_dot, status_phrase
 from ui.settings_dialog.mcp_saving import McpSaving
+from ui.settings_dialog.mcp_sign_in import SignIn
 from ui.settings_dialog.unsaved import UnsavedGuard
 
 __all__ = ["McpTab"]
@@ -95,17 +95,16 @@ class McpTab(QWidget):
         self.state.setWordWrap(True)
         self.state.setTextFormat(Qt.TextFormat.PlainText)  # a server's words are never markup
         self.state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.stderr = QPlainTextEdit()
-        self.stderr.setReadOnly(True)
-        self.stderr.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.stderr.setMaximumHeight(110)
+        self.details = StatusDetails(self.core, self.selected_name)
+        self.stderr = self.details.box
         self.restart = QPushButton("Restart")
         self.test = QPushButton("Test")
         self.toggle = QPushButton("Disable")
+        self.signing = SignIn(self.core, self.say, self._failed, self.selected)
         for widget, name in (
             (self.new, "New MCP server"), (self.remove, "Remove MCP server"),
             (self.import_claude, "Import from Claude Desktop"), (self.import_file, "Import a Claude Desktop file"),
-            (self.state, "Server status"), (self.stderr, "What the server wrote on stderr"),
+            (self.state, "Server status"),
             (self.restart, "Restart server"), (self.test, "Test server"), (self.toggle, "Disable or enable server"),
         ):  # fmt: skip
             widget.setAccessibleName(name)
@@ -122,7 +121,7 @@ class McpTab(QWidget):
         box.addWidget(self.state)
         box.addWidget(self.stderr)
         actions = QHBoxLayout()
-        for button in (self.restart, self.test, self.toggle):
+        for button in (self.signing.button, self.restart, self.test, self.toggle):
             actions.addWidget(button)
         box.addLayout(actions)
 
@@ -294,22 +293,13 @@ class McpTab(QWidget):
         self.toggle.setEnabled(view is not None and view.setting is not None)
         disabled = view is not None and view.setting is not None and not view.enabled
         self.toggle.setText("Enable" if disabled else "Disable")
+        self.signing.show_for(view)
         if view is None:
             self.state.setText("Pick a server to see how it is, or fill in the form to add one.")
-            self._show_stderr("")
+            self.details.show(None)
             return
         self.state.setText(printable(f"{view.name}: {status_phrase(view)}"))
-        status = view.status
-        details = ""
-        if status is not None and status.state is ServerState.FAILED:
-            details = status.stderr_tail
-        elif status is not None and status.skipped:
-            details = "\n".join(f"left out {s.name}: {s.reason}" for s in status.skipped)
-        self._show_stderr(details)
-
-    def _show_stderr(self, text: str) -> None:
-        self.stderr.setPlainText(printable(text.strip(), keep_newlines=True))
-        self.stderr.setVisible(bool(text.strip()))
+        self.details.show(view)
 
     # -- changes -----------------------------------------------------------------------------
 
@@ -360,7 +350,7 @@ class McpTab(QWidget):
                 self.say(f"Test: {name} started and is {state_phrase(status)}.")
             else:
                 self.say(f"Test: {name} {state_phrase(status)}")
-                self._show_stderr(status.stderr_tail)
+                self.details.show_text(status.stderr_tail)
 
         self.say(f"Testing {name}: starting it on its own…")
         self.core.run_on_core(lambda app: app.mcp.test(name), tested, self._failed)
