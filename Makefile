@@ -54,7 +54,7 @@ unit: $(VENV)/.installed-dev
 	$(COMPILE) tests
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
-bench: $(VENV)/.installed-dev engine
+bench: $(VENV)/.installed-dev engine public-mcp
 	$(COMPILE)
 	$(BIN)/python -m benchmarks.journal_append
 	$(BIN)/python -m benchmarks.adapter_throughput
@@ -65,6 +65,8 @@ bench: $(VENV)/.installed-dev engine
 	$(BIN)/python -m benchmarks.long_chat
 	$(BIN)/python -m benchmarks.tool_latency
 	$(BIN)/python -m benchmarks.mcp_latency
+	$(BIN)/python -m benchmarks.mcp_public
+	$(BIN)/python -m benchmarks.mcp_idle_servers
 	$(BIN)/python -m benchmarks.compaction_cost
 	$(BIN)/python -m benchmarks.versions_speed
 	$(BIN)/python -m benchmarks.math_render

@@ -469,7 +469,10 @@ def test_each_state_reads_in_plain_words(qtbot: QtBot) -> None:
         (view(eager, ServerState.READY, 1), "ready with 1 tool"),
         (view(eager, ServerState.READY, 3, skipped=skipped), "ready with 3 tools (1 left out)"),
         (view(eager, ServerState.FAILED, reason="it hung"), "failed: it hung"),
-        (view(eager, ServerState.SIGN_IN, reason="sign in again to lab"), "Sign in again to lab"),
+        (
+            view(eager, ServerState.SIGN_IN, reason="sign in again to lab"),
+            "waiting for you to sign in (Sign in… below)",
+        ),
         (view(eager, ServerState.STOPPED), "stopped"),
         (view(lazy, ServerState.STOPPED), "stopped; starts when a chat needs its tools"),
         (ServerView("lab", lazy.model_copy(update={"enabled": False})), "disabled"),
@@ -528,14 +531,15 @@ def test_a_remote_server_is_signed_in_to_from_its_status(
         (entry,) = servers_on_disk(cairn_paths)
         assert entry["oauth"] == {"client_id": None, "scopes": [], "redirect_port": None}
         button = tab.signing.button
-        qtbot.waitUntil(lambda: button.isVisible() and button.text() == "Sign in again…", timeout=WAIT)
-        assert "Sign in again to tracker" in tab.state.text()
+        qtbot.waitUntil(lambda: button.isVisible() and "waiting for you to sign in" in tab.state.text(), timeout=WAIT)
+        assert button.text() == "Sign in…"
         assert opened == []  # never a browser unasked
 
         QTest.mouseClick(button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: "ready with" in tab.message.text(), timeout=WAIT)
         assert len(opened) == 1
         assert button.text() == "Sign in…"
+        assert "ready with" in tab.state.text()
         (access,) = remote.approver.access
     no_file_holds(access)
 

@@ -169,7 +169,7 @@ class McpServer:
                     self._instructions = self._said(client.instructions)
                     if client.server_capabilities.logging is not None:  # older servers: ask once
                         with contextlib.suppress(MCPError):  # a server that refuses it still runs
-                            await client.set_logging_level("info")
+                            await client.set_logging_level("info")  # deprecated in 2026-07-28, not before
                     self._phase = "listing its tools"
                     listing = await list_tools(client, self._limits)
                     life.deadline = math.inf

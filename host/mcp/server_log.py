@@ -12,16 +12,23 @@ from __future__ import annotations
 import json
 import logging
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable
 
 from mcp import types as mcp_types
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from host.text import printable
 
 __all__ = ["ServerLog"]
 
 log = logging.getLogger("host.mcp.server_log")
+
+# ``logging/setLevel`` is deprecated from the 2026-07-28 protocol on, and is what every server
+# of the handshake era understands: Cairn asks it of those only, so the SDK's warning (printed
+# on a person's terminal by ``cairn chat``) says nothing they could act on.
+warnings.filterwarnings("ignore", message="The logging capability is deprecated", category=MCPDeprecationWarning)
 
 KEPT = 200  # lines kept per server for its panel
 LINE_CHARS = 500

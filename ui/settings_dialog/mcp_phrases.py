@@ -40,7 +40,7 @@ def state_phrase(status: ServerStatus) -> str:
     if status.state is ServerState.FAILED:
         return f"failed: {status.reason}"
     if status.state is ServerState.SIGN_IN:
-        return f"Sign in again to {status.server}"
+        return "waiting for you to sign in (Sign in… below)"
     return "starting…" if status.state is ServerState.STARTING else "stopped"
 
 

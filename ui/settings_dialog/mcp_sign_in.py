@@ -1,5 +1,6 @@
 """Signing in to a remote MCP server from Settings: a "Sign in…" button beside a server whose
-entry signs in through the browser ("Sign in again…" once the server refused its tokens).
+entry signs in through the browser; the status says when the server waits for it (never
+signed in, or its tokens refused).
 
 The sign-in runs on the core (``app.mcp.sign_in``); the browser is opened on the GUI thread,
 through a queued signal, because the core asks for it from its own thread.
@@ -13,7 +14,7 @@ from PySide6.QtCore import QObject, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QPushButton
 
-from desktop.app import ServerState, ServerView
+from desktop.app import ServerView
 from ui.bridge.core_client import CoreClient
 from ui.settings_dialog.mcp_phrases import status_phrase
 
@@ -43,8 +44,6 @@ class SignIn(QObject):
     def show_for(self, view: ServerView | None) -> None:
         signs_in = view is not None and view.setting is not None and view.setting.oauth is not None
         self.button.setVisible(signs_in)
-        refused = view is not None and view.status is not None and view.status.state is ServerState.SIGN_IN
-        self.button.setText("Sign in again…" if refused else "Sign in…")
         self.button.setEnabled(signs_in and view is not None and view.enabled and not view.problem)
 
     def sign_in(self) -> None:
