@@ -109,6 +109,14 @@ __all__ = [
 # -- message parts ---------------------------------------------------------------------------
 
 
+def _when_set(data: Any, model: Frozen, field: str) -> Any:
+    """A model's serialized ``data`` without ``field`` while it is unset: every row that has no
+    use for a field added later is stored exactly as Cairns before it wrote it."""
+    if isinstance(data, dict) and getattr(model, field) is None:
+        data.pop(field, None)
+    return data
+
+
 class TextPart(Frozen):
     kind: Literal["text"] = "text"
     text: str
@@ -180,11 +188,7 @@ class ToolResultPart(Frozen):
 
     @model_serializer(mode="wrap")
     def _media_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # Every other result is stored exactly as Cairns before ``media`` wrote it.
-        data = handler(self)
-        if isinstance(data, dict) and self.media is None:
-            data.pop("media", None)
-        return data
+        return _when_set(handler(self), self, "media")
 
 
 Part = Annotated[
@@ -211,11 +215,7 @@ class MessageContent(Frozen):
 
     @model_serializer(mode="wrap")
     def _continues_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # Every other message is stored exactly as Cairns before ``continues`` wrote it.
-        data = handler(self)
-        if isinstance(data, dict) and self.continues is None:
-            data.pop("continues", None)
-        return data
+        return _when_set(handler(self), self, "continues")
 
     def text(self) -> str:
         return "".join(p.text for p in self.parts if isinstance(p, TextPart))

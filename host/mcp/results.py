@@ -129,8 +129,7 @@ class _Reader:
         return "[content of a kind Cairn does not know]"
 
     def _image(self, block: ImageContent) -> str:
-        kind = "image"
-        said = f"{kind}: {block.mime_type}, {_decoded_size(block.data)}"
+        said = f"image: {block.mime_type}, {_decoded_size(block.data)}"
         if block.mime_type not in _SENDABLE:
             return f"[{said}; not shown: a model is not sent {block.mime_type}]"
         if len(self.kept) >= self.limits.count:
@@ -140,9 +139,9 @@ class _Reader:
         try:
             data = base64.b64decode(block.data, validate=True)
         except (binascii.Error, ValueError):
-            return f"[{kind}: {block.mime_type}; not shown: its data is not valid base64]"
-        self.kept.append(ToolMedia(kind, block.mime_type, data))
-        return f"[{kind} {len(self.kept)}: {block.mime_type}, {_size(len(data))}]"
+            return f"[image: {block.mime_type}; not shown: its data is not valid base64]"
+        self.kept.append(ToolMedia("image", block.mime_type, data))
+        return f"[image {len(self.kept)}: {block.mime_type}, {_size(len(data))}]"
 
 
 def _json(structured: Any) -> str:
