@@ -46,6 +46,7 @@ from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, Settings, SettingsStore
 from desktop.tools.mcp_hub import McpHub
 from desktop.tools.registry import ToolRegistry
+from desktop.tools.server_memory import ServerMemory
 from desktop.tools.sources import builtin_source, mcp_source, resource_source, skill_tools
 from desktop.turn.approvals import Approver, WaitingApprovals
 from desktop.turn.events import RuntimeEvent
@@ -89,6 +90,7 @@ class Root:
         secrets: SecretStore | None = None,
         gate: ToolGate | None = None,
         approver: Approver | None = None,
+        servers_on_demand: bool = False,
     ) -> None:
         self.paths = paths
         self.settings_store = SettingsStore(paths.config_dir / "settings.json")
@@ -119,7 +121,8 @@ class Root:
         self.slots = SlotKeeper(self.local_engine, states, self._slot_limits)
         self._engine_clients: dict[str, httpx.AsyncClient] = {}
         self._engine_watchers: list[Callable[[EngineStatus], None]] = []
-        self.mcp = McpHub(self.load_settings, self.secrets, self.redactor, paths.cache_dir / "mcp-instructions.json")
+        memory = ServerMemory(paths.cache_dir / "mcp-servers.json", earlier=paths.cache_dir / "mcp-instructions.json")
+        self.mcp = McpHub(self.load_settings, self.secrets, self.redactor, memory, on_demand=servers_on_demand)
         sources = [skill_tools, resource_source(self.mcp), builtin_source(self.http), mcp_source(self.mcp)]
         self.engine = ContextEngine(ToolRegistry(sources), guidance=self.mcp.guidance)
         self.gate: ToolGate = gate or CatalogGate()
@@ -285,7 +288,7 @@ class Root:
             remember=remember or self._remember,
             budget=self.limits.budget,
             learn=lambda route: self.limits.learn(route, api_key),
-            ready=self.mcp.ready,
+            ready=self.mcp.prepare,
             status_lines=self.mcp.status_lines,
             summarizer=self.summaries.summarizer,
             stated=self.limits.note_stated,

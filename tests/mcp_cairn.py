@@ -46,9 +46,12 @@ def call(name: str, arguments: str = "{}") -> str:
 class Cairn:
     """Cairn's services on a temporary home, chatting with the loopback provider in auto mode."""
 
-    def __init__(self, paths: CairnPaths, provider: LoopbackProvider, keyring: MemoryKeyring) -> None:
+    def __init__(
+        self, paths: CairnPaths, provider: LoopbackProvider, keyring: MemoryKeyring, *, servers_on_demand: bool = False
+    ) -> None:
+        """``servers_on_demand``: as ``cairn chat`` runs them (``McpHub``)."""
         self.paths, self.provider = paths, provider
-        self.services = Root(paths, secrets=SecretStore(keyring))
+        self.services = Root(paths, secrets=SecretStore(keyring), servers_on_demand=servers_on_demand)
         self.journal = self.services.open_journal()
         self.mcp = CairnApp(self.services, titles=False).mcp
         self.session = self.journal.create_session().id

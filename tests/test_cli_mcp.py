@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -129,10 +130,25 @@ def test_a_chat_names_each_failed_server_on_stderr_once(cairn_paths: CairnPaths,
         cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
         assert cairn("mcp", "import", str(claude_file(tmp_path, {"lab": LAB, "crash": CRASH})), "--yes").returncode == 0
         done = cairn("chat", "hello")
-    assert done.returncode == 0, done.stderr
-    said = [line for line in done.stderr.splitlines() if "MCP server" in line]
-    assert said == ["cairn: the MCP server crash: failed: the server exited with code 3"], done.stderr
-    assert "Traceback" not in done.stderr
+        again = cairn("chat", "hello again")
+        listed = cairn("mcp", "list")
+    for chat in (done, again):
+        assert chat.returncode == 0, chat.stderr
+        said = [line for line in chat.stderr.splitlines() if "MCP server" in line]
+        assert len(said) == 1, chat.stderr
+        assert re.fullmatch(
+            r"cairn: the MCP server crash: failed: the server exited with code 3 "
+            r"\(Cairn tries it again after \d\d:\d\d\)",
+            said[0],
+        ), said
+        assert "Traceback" not in chat.stderr
+    # The failure is remembered: the second chat did not pay for a start that fails again.
+    logged = (cairn_paths.log_dir / "cairn.log").read_text(encoding="utf-8")
+    assert logged.count("MCP server crash: failed") == 1, logged
+    assert "MCP server crash: starting" in logged
+    # `cairn mcp list` says how each server did when it last ran, without starting it.
+    assert re.search(r"^lab: .*\n  started fine last time, \d+ tools$", listed.stdout, re.M), listed.stdout
+    assert re.search(r"^crash: .*\n  failed at \d\d:\d\d: the server exited with code 3$", listed.stdout, re.M)
 
 
 def test_the_terminal_is_told_of_a_failed_server_once_not_on_every_request() -> None:

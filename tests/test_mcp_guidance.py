@@ -90,6 +90,7 @@ def test_the_server_is_described_in_its_own_words_once_and_again_only_when_that_
 
     async def edits(cairn: Cairn) -> None:
         await cairn.mcp.put(entry(cairn, "Sums only now.", description="Sums."), replacing="lab")
+        await cairn.mcp.restart("lab")  # a turn does not wait for a server whose tools it knows
 
     assert again.run(edits, "and now?") == [None]
     latest = updates(again)

@@ -134,12 +134,14 @@ def open_cairn(
     workspace: Path | None = None,
     titles: bool = True,
     open_journal: bool = True,
+    servers_on_demand: bool = False,
 ) -> CairnApp:
     """Assemble Cairn (``desktop.root``) and the app on top of it; use it in a ``with`` block,
     which closes the journal. The journal opens now, or, without ``open_journal``, when first
     needed. Raises ``JournalOpenError``, ``CatalogError``, ``SettingsError`` or
-    ``WorkspaceError`` saying what is wrong, with nothing left open."""
-    root = Root(paths, secrets=secrets, approver=approver)
+    ``WorkspaceError`` saying what is wrong, with nothing left open. ``servers_on_demand``: an
+    MCP server whose tools Cairn knows starts only when a call needs it (``McpHub``)."""
+    root = Root(paths, secrets=secrets, approver=approver, servers_on_demand=servers_on_demand)
     try:
         if open_journal:
             root.open_journal()

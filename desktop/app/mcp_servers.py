@@ -55,6 +55,10 @@ class McpServers:
     def views(self) -> list[ServerView]:
         return self._hub.views()
 
+    def last_known(self, server: McpServerSetting) -> str:
+        """How ``server`` did when it last ran (its tools, or its failure), without starting it."""
+        return self._hub.last_known(server)
+
     def log_lines(self, name: str) -> list[str]:
         """What the server logged lately (``notifications/message``), for its status panel."""
         return self._hub.log_lines(name)

@@ -147,7 +147,8 @@ def _dispatch(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore 
     if args.command == "chat":
         printer, on_event = turn_printer()
         approver = TerminalApprover(preset=args.approve)
-        with opened(on_event=on_event, approver=approver, workspace=args.workspace) as app:
+        # One turn, then the process ends: a server starts only when a call needs it.
+        with opened(on_event=on_event, approver=approver, workspace=args.workspace, servers_on_demand=True) as app:
             return run_chat(args, app, printer)
     if args.command == "compact":
         with opened(on_event=compact_progress) as app:

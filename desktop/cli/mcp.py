@@ -86,6 +86,7 @@ def _list(app: CairnApp) -> int:
         flags += [f"secrets: {', '.join([*server.secret_env, *server.secret_headers])}"] if (
             server.secret_env or server.secret_headers) else []  # fmt: skip
         print(printable(f"{server.name}: {what}" + (f" [{'; '.join(flags)}]" if flags else "")))
+        print(printable(f"  {app.mcp.last_known(server)}"))
     for problem in entries.problems:
         print(printable(problem), file=sys.stderr)
     return 0

@@ -3,9 +3,14 @@
 It reads the settings' servers, brings their secrets back from the keychain (into the
 redactor first), and keeps one ``McpServers`` in step with them: ``reload()`` after a change
 stops only what was removed or changed. A server starts when Cairn starts if its entry says
-so, else before the first turn that needs tools. Its tools are a tool source of the registry;
-a changed list (``tools/list_changed``) reaches the next request's catalog, which starts a
-new declaration epoch.
+so, else when a turn begins; the turn does not wait for it. Its tools are a tool source of
+the registry: while a server is ready, the tools it lists; otherwise the ones it listed when
+it last ran (``desktop.tools.server_memory``), whose calls wait for it to be ready (a
+while) or say why it cannot answer. So the catalog changes only when a listing really does
+(``tools/list_changed``, or a server listing other tools than it did before), which starts a
+new declaration epoch; a server starting, failing or stopping never does. A turn waits only
+for a server Cairn has never seen list its tools. A failure is remembered, and the server
+tried again after a while (``RETRY_AFTER``), not on every turn.
 
 The SDK is imported only when some server is enabled, so Cairn without MCP servers never
 pays for it.
@@ -13,27 +18,31 @@ pays for it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from desktop.settings.mcp_servers import McpServerSetting
+from desktop.settings.mcp_servers import McpServerSetting, ServerEntries
 from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings, SettingsError
-from desktop.tools.server_guidance import PREFIX, Remembered, guidance_text, ran_as
+from desktop.tools.remembered_tools import remembered_call
+from desktop.tools.server_guidance import PREFIX, guidance_text
+from desktop.tools.server_memory import ServerMemory, ran_as
 from host.mcp import McpServerConfig, ServerState, ServerStatus
-from host.tools import Tool, ToolOutput
+from host.tools import Tool, ToolOutput, ToolSpec
 
 if TYPE_CHECKING:
     from desktop.tools.mcp_sign_in import SignIns
+    from host.mcp.server import McpServer
     from host.mcp.servers import McpServers
 
-__all__ = ["McpHub", "ServerView"]
+__all__ = ["McpHub", "ServerView", "clock"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +55,7 @@ class ServerView:
     setting: McpServerSetting | None  # None: its entry in the settings cannot be read
     status: ServerStatus | None = None  # None: disabled, or it cannot run
     problem: str = ""
+    retry_at: float | None = None  # failed: when Cairn tries it again (epoch seconds)
 
     @property
     def enabled(self) -> bool:
@@ -58,6 +68,8 @@ class ServerView:
         if not self.enabled:
             return f"{self.name}: disabled"
         assert self.status is not None
+        if self.status.state is ServerState.FAILED and self.retry_at is not None:
+            return f"{self.status.describe()} (Cairn tries it again after {clock(self.retry_at)})"
         return self.status.describe()
 
 
@@ -67,12 +79,18 @@ class McpHub:
         settings: Callable[[], Settings],
         secrets: SecretStore,
         redactor: Redactor,
-        remembered: Path | None = None,
+        memory: ServerMemory | None = None,
+        *,
+        on_demand: bool = False,
     ) -> None:
-        """``remembered``: the file keeping each server's instructions between runs."""
+        """``memory``: what is kept of each server between runs (nothing, without one).
+        ``on_demand``: a turn launches only the servers whose tools are not known; the others
+        start when a call needs them (``cairn chat``, whose process ends with its turn, so a
+        server launched for nothing would cost its start and its stop)."""
         self._settings, self._secrets, self._redactor = settings, secrets, redactor
+        self._on_demand = on_demand
         self._signing: SignIns | None = None
-        self._remembered = Remembered(remembered)
+        self._memory = memory or ServerMemory(None)
         self._servers: McpServers | None = None
         self._views: dict[str, ServerView] = {}
         self._listeners: list[Callable[[ServerView], None]] = []
@@ -102,6 +120,30 @@ class McpHub:
         except SettingsError as exc:
             log.warning("MCP servers not reloaded: %s", exc)
             return
+        views, configs = self._read(entries)
+        self._views = views
+        self._memory.keep({setting.name for setting in entries.servers})
+        if configs and self._servers is None:
+            from host.mcp.servers import McpServers  # the SDK: only when a server is to run
+
+            self._servers = McpServers(
+                [], redact=self._redactor.redact, on_change=self._changed, auth=self._sign_ins().quiet
+            )
+        if self._servers is not None:
+            created = await self._servers.reconfigure(configs)
+            for server in self._servers.servers.values():
+                setting = views[server.name].setting
+                assert setting is not None
+                views[server.name] = self._view(setting, server.status)
+            for server in created:
+                if server.config.start_at_launch:
+                    self.launch(server)
+        for view in list(views.values()):
+            self._notify(view)
+
+    def _read(self, entries: ServerEntries) -> tuple[dict[str, ServerView], list[McpServerConfig]]:
+        """Each entry's view (stopped, disabled, or what keeps it from running), and the
+        configs of those to run, their secrets given to the redactor first."""
         views: dict[str, ServerView] = {}
         configs: list[McpServerConfig] = []
         for problem in entries.problems:
@@ -121,32 +163,39 @@ class McpHub:
             views[setting.name] = ServerView(setting.name, setting, ServerStatus(setting.name, ServerState.STOPPED))
         for number, problem in enumerate(entries.problems, start=1):
             views[f"entry {number}"] = ServerView(f"entry {number}", None, problem=problem)
-        self._views = views
-        self._remembered.keep({setting.name for setting in entries.servers})
-        if configs and self._servers is None:
-            from host.mcp.servers import McpServers  # the SDK: only when a server is to run
+        return views, configs
 
-            self._servers = McpServers(
-                [], redact=self._redactor.redact, on_change=self._changed, auth=self._sign_ins().quiet
-            )
-        if self._servers is not None:
-            await self._servers.reconfigure(configs)
-            for server in self._servers.servers.values():
-                self._changed(server.status)
-        for view in views.values():
-            if view.status is None:
-                self._notify(view)
+    async def prepare(self) -> None:
+        """What a turn awaits before its first request: launch each enabled server that is not
+        running (a failed one only once its retry is due; one waiting for a sign-in waits for
+        the person), and wait only for those Cairn has never seen list their tools, each
+        within its start time limit. Every other server's tools are the ones it listed last,
+        so the request goes at once and the catalog does not change."""
+        if self._servers is None:
+            return
+        waits = []
+        for server in list(self._servers.servers.values()):
+            known = self._known(server.name) is not None
+            stopped = server.status.state in (ServerState.STOPPED, ServerState.FAILED)
+            if stopped and ((known and self._on_demand) or not self.launch(server)):
+                continue
+            if server.status.state is ServerState.STARTING and not known:
+                waits.append(server.settled())
+        await asyncio.gather(*waits)
 
-    async def ready(self) -> None:
-        """Start the enabled servers that are stopped, and wait for those starting: a turn
-        awaits this before it builds its catalog. A failed server stays failed until it is
-        restarted."""
-        if self._servers is not None:
-            await self._servers.ensure_started()
+    def launch(self, server: McpServer) -> bool:
+        """Launch ``server`` unless it failed and its retry is not due yet."""
+        view = self._views.get(server.name)
+        failure = self._memory.failure(server.name, ran_as(view.setting)) if view and view.setting else None
+        if failure is not None and not failure.due():
+            return False
+        server.launch()
+        return True
 
     async def restart(self, name: str) -> ServerView:
         if self._servers is None or name not in self._servers.servers:
             raise KeyError(name)
+        self._memory.forgive(name)
         await self._servers.restart(name)
         return self._views[name]
 
@@ -164,6 +213,7 @@ class McpHub:
         if self._servers is None or name not in self._servers.servers:
             raise KeyError(name)
         auth, catcher = await self._sign_ins().asking(self._servers.servers[name].config, open_url)
+        self._memory.forgive(name)
         try:
             await self._servers.sign_in(name, auth)
         finally:
@@ -193,8 +243,33 @@ class McpHub:
     # -- what it offers ---------------------------------------------------------------------
 
     def tools(self, _inputs: object = None) -> list[Tool]:
-        """The ready servers' tools: a tool source of the registry."""
-        return self._servers.tools() if self._servers is not None else []
+        """A tool source of the registry: each enabled server's tools, as it lists them while
+        it is ready, else as it listed them when it last ran (none, if it never did)."""
+        tools: list[Tool] = []
+        for view in self._views.values():
+            running = self.running(view.name) if view.enabled and view.status is not None else None
+            if running is None:
+                continue
+            if running.status.state is ServerState.READY:
+                tools.extend(running.tools())
+            else:
+                known = self._known(view.name) or ()
+                tools.extend(Tool(spec, remembered_call(self, view.name, own, spec)) for own, spec in known)
+        return tools
+
+    def running(self, name: str) -> McpServer | None:
+        """The server ``name`` as it runs (or is stopped), if it is configured to run."""
+        return self._servers.servers.get(name) if self._servers is not None else None
+
+    def held_back(self, name: str) -> str | None:
+        """Why the failed server ``name`` is not tried again yet (its line), or None."""
+        view = self._views.get(name)
+        failed = view is not None and view.status is not None and view.status.state is ServerState.FAILED
+        return view.describe() if failed and view is not None and view.retry_at is not None else None
+
+    def _known(self, name: str) -> list[tuple[str, ToolSpec]] | None:
+        view = self._views.get(name)
+        return self._memory.tools(name, ran_as(view.setting)) if view is not None and view.setting else None
 
     async def read_resource(self, server: str, uri: str) -> ToolOutput:
         """Read ``uri`` from the configured server ``server``; an error output says why not."""
@@ -238,7 +313,7 @@ class McpHub:
         }
 
     def _said(self, setting: McpServerSetting) -> str:
-        return self._remembered.get(setting.name, ran_as(setting))
+        return self._memory.said(setting.name, ran_as(setting))
 
     def status_lines(self) -> tuple[str, ...]:
         return tuple(view.describe() for view in self._views.values())
@@ -246,13 +321,37 @@ class McpHub:
     def _changed(self, status: ServerStatus) -> None:
         old = self._views.get(status.server)
         _log_change(old.status if old is not None else None, status)
-        if old is None or not old.enabled:
+        if old is None or old.setting is None or not old.enabled:
             return  # a server just removed or disabled, stopping
-        view = ServerView(status.server, old.setting, status)
+        running = self.running(status.server)
+        if status.state is ServerState.READY and running is not None:
+            self._memory.ready(status.server, ran_as(old.setting), status.instructions, running.listed())
+        elif status.state is ServerState.FAILED:
+            self._memory.failed(status.server, ran_as(old.setting), status.reason)
+        view = self._view(old.setting, status)
         self._views[status.server] = view
-        if status.state is ServerState.READY and old.setting is not None:
-            self._remembered.note(status.server, ran_as(old.setting), status.instructions)
         self._notify(view)
+
+    def _view(self, setting: McpServerSetting, status: ServerStatus) -> ServerView:
+        """A running server's view; a stopped or failed one whose failure is remembered shows it,
+        with when it is tried again."""
+        failure = self._memory.failure(setting.name, ran_as(setting))
+        if failure is None or failure.due() or status.state not in (ServerState.STOPPED, ServerState.FAILED):
+            return ServerView(setting.name, setting, status)
+        if status.state is ServerState.STOPPED:
+            status = ServerStatus(setting.name, ServerState.FAILED, reason=failure.reason)
+        return ServerView(setting.name, setting, status, retry_at=failure.retry_at)
+
+    def last_known(self, setting: McpServerSetting) -> str:
+        """What Cairn knows of ``setting``'s server from its last run, for a command that does
+        not start it: its tools, or its failure."""
+        failure = self._memory.failure(setting.name, ran_as(setting))
+        if failure is not None:
+            return f"failed at {clock(failure.at)}: {failure.reason}"
+        known = self._memory.tools(setting.name, ran_as(setting))
+        if known is None:
+            return "not started yet"
+        return f"started fine last time, {len(known)} tool{'' if len(known) == 1 else 's'}"
 
     def _notify(self, view: ServerView) -> None:
         for listener in list(self._listeners):
@@ -272,3 +371,8 @@ def _log_change(old: ServerStatus | None, new: ServerStatus) -> None:
         log.warning("MCP server %s: failed: %s%s", new.server, new.reason, f" (stderr: {tail[0]})" if tail else "")
     elif new.state is not ServerState.STOPPED or old is not None:
         log.info("%s", "MCP server " + new.describe())
+
+
+def clock(at: float) -> str:
+    """A time of day, for a person: 16:42."""
+    return time.strftime("%H:%M", time.localtime(at))

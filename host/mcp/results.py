@@ -35,9 +35,10 @@ from mcp.types import (
 )
 
 from host.canonical import canonical_json_bytes
+from host.mcp.config import McpLimits
 from host.tools import ToolMedia, ToolOutput
 
-__all__ = ["MediaLimits", "cap_text", "resource_output", "tool_output"]
+__all__ = ["MediaLimits", "cap_text", "instructions_text", "resource_output", "tool_output"]
 
 # What a model may be sent: the image types every vision route takes.
 _SENDABLE = {"image/png", "image/jpeg", "image/gif", "image/webp"}
@@ -164,3 +165,11 @@ def _decoded_size(base64_text: str) -> str:
 
 def _size(size: int) -> str:
     return f"{size:,} bytes" if size < 10_000 else f"{size / 1024:,.1f} KB"
+
+
+def instructions_text(instructions: object, redact: Callable[[str], str], limits: McpLimits) -> str:
+    """A server's ``instructions`` as Cairn keeps them: text only, redacted, then capped (so
+    no secret is cut in half before it is recognised)."""
+    if not isinstance(instructions, str):
+        return ""
+    return redact(instructions.strip())[: limits.max_instructions_chars]

@@ -20,8 +20,6 @@ import asyncio
 import contextlib
 import logging
 import math
-import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import TypeVar
@@ -37,13 +35,15 @@ from pydantic import JsonValue, ValidationError
 import host.identity
 from host.mcp.config import McpLimits, McpServerConfig
 from host.mcp.failures import SIGN_IN_AGAIN, Refused, WatchedAuth, explain, leaf, needs_sign_in
+from host.mcp.names import tool_names
+from host.mcp.rate import Rate
 from host.mcp.remote import open_http
-from host.mcp.results import cap_text, resource_output, tool_output
+from host.mcp.results import cap_text, instructions_text, resource_output, tool_output
 from host.mcp.server_log import ServerLog
 from host.mcp.status import ServerState, ServerStatus
 from host.mcp.stdio import ProcessWatch, open_stdio
 from host.mcp.tools import build_tools, list_tools
-from host.tools import Tool, ToolOutput, ToolRun
+from host.tools import Tool, ToolOutput, ToolRun, ToolSpec
 from host.tools.progress import reporter
 
 __all__ = ["McpServer"]
@@ -80,6 +80,7 @@ class McpServer:
         self._tools: tuple[Tool, ...] = ()
         self.log = ServerLog(config.name, self._redact)  # what it logged, for its panel and cairn.log
         self._shaped: frozenset[str] = frozenset()  # the tools that declare an output schema
+        self._theirs: dict[str, str] = {}  # each tool's name in Cairn: its name on the server
         self._instructions = ""
         self._client: Client | None = None
         self._watch: ProcessWatch | None = None
@@ -87,7 +88,7 @@ class McpServer:
         self._life: anyio.CancelScope | None = None
         self._settled = asyncio.Event()
         self._relist = asyncio.Event()
-        self._changes: deque[float] = deque()
+        self._changes = Rate(self._limits.list_changed_max, self._limits.list_changed_window)
         self._stop_requested = False
         self._phase = ""
 
@@ -111,6 +112,15 @@ class McpServer:
     def tools(self) -> list[Tool]:
         """The server's tools while it is ready; none otherwise."""
         return list(self._tools) if self._status.state is ServerState.READY else []
+
+    def listed(self) -> list[tuple[str, ToolSpec]]:
+        """Each of ``tools()`` as the server names it, with its spec: what a host remembers."""
+        return [(self._theirs[tool.spec.name], tool.spec) for tool in self.tools()]
+
+    async def settled(self) -> ServerStatus:
+        """Wait until the current start has ended, ready or not, and return the status."""
+        await self._settled.wait()
+        return self._status
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -166,7 +176,7 @@ class McpServer:
                     life.cancel()
                 self._phase = "waiting for its answer to initialize"
                 async with self._connect(watch) as client:
-                    self._instructions = self._said(client.instructions)
+                    self._instructions = instructions_text(client.instructions, self._redact, self._limits)
                     if client.server_capabilities.logging is not None:  # older servers: ask once
                         with contextlib.suppress(MCPError):  # a server that refuses it still runs
                             await client.set_logging_level("info")  # deprecated in 2026-07-28, not before
@@ -231,11 +241,7 @@ class McpServer:
         if isinstance(message, Exception):
             watch.report(f"its connection failed: {leaf(message)}")
         elif isinstance(message, mcp_types.ToolListChangedNotification):
-            now = time.monotonic()
-            self._changes.append(now)
-            while self._changes and self._changes[0] < now - self._limits.list_changed_window:
-                self._changes.popleft()
-            if len(self._changes) > self._limits.list_changed_max:
+            if not self._changes.allow():
                 watch.report(
                     f"it said its tools changed more than {self._limits.list_changed_max} times "
                     f"in {self._limits.list_changed_window:g} s"
@@ -282,6 +288,7 @@ class McpServer:
             instructions=self._instructions,
         )
         self._shaped = frozenset(tool.name for tool in listing if tool.output_schema is not None)
+        self._theirs = {ours: own for own, ours in tool_names(self.name, (tool.name for tool in listing)).items()}
         current = self._status
         same = (current.tools_sha256, current.skipped, current.instructions)
         if current.state is ServerState.READY and same == (identity, status.skipped, status.instructions):
@@ -289,12 +296,6 @@ class McpServer:
         self._tools = tuple(tools)
         self._set(status)
         self._settled.set()
-
-    def _said(self, instructions: object) -> str:
-        """The server's instructions as Cairn keeps them: text only, redacted, capped."""
-        if not isinstance(instructions, str):
-            return ""
-        return self._redact(instructions.strip())[: self._limits.max_instructions_chars]  # no secret half cut
 
     def _runner(self, tool: str) -> ToolRun:
         async def run(arguments: Mapping[str, JsonValue]) -> ToolOutput:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import warnings
 from collections import deque
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from collections.abc import Callable
 from mcp import types as mcp_types
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from host.mcp.rate import Rate
 from host.text import printable
 
 __all__ = ["ServerLog"]
@@ -54,7 +54,7 @@ class ServerLog:
         self.server = server
         self._redact = redact
         self._lines: deque[str] = deque(maxlen=KEPT)
-        self._recent: deque[float] = deque()
+        self._rate = Rate(BURST, WINDOW)
         self._dropped = 0
 
     def lines(self) -> list[str]:
@@ -62,16 +62,12 @@ class ServerLog:
         return list(self._lines)
 
     async def said(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
-        now = time.monotonic()
-        while self._recent and self._recent[0] < now - WINDOW:
-            self._recent.popleft()
-        if len(self._recent) >= BURST:
+        if not self._rate.allow():
             self._dropped += 1
             return
         if self._dropped:
             self._keep(logging.WARNING, f"{self._dropped:,} more lines were dropped: it logged too fast")
             self._dropped = 0
-        self._recent.append(now)
         level = params.level if params.level in _LEVELS else "info"
         source = f"{params.logger}: " if isinstance(params.logger, str) and params.logger else ""
         self._keep(_LEVELS[level], f"{level}: {source}{_text(params.data)}")

@@ -18,10 +18,10 @@ __all__ = ["McpServers"]
 class McpServers:
     """The configured servers, by name.
 
-    For the composition root: ``Component("mcp", servers.start_at_launch, servers.stop)``.
     ``start_at_launch()`` returns at once (start-up never waits on a slow server);
-    ``ensure_started()`` is what a turn awaits before it builds its catalog, so lazy servers
-    start then; ``tools`` is a tool source (it ignores its argument).
+    ``ensure_started()`` starts every stopped server and waits for all of them; ``tools`` is a
+    tool source (it ignores its argument). The app's hub (``desktop.tools.mcp_hub``) decides
+    itself which to launch and which to wait for.
     """
 
     def __init__(
@@ -46,20 +46,18 @@ class McpServers:
             auth = self._auth(config)
         return McpServer(config, redact=self._redact, on_change=self._on_change, limits=self._limits, auth=auth)
 
-    async def reconfigure(self, configs: Iterable[McpServerConfig]) -> None:
+    async def reconfigure(self, configs: Iterable[McpServerConfig]) -> list[McpServer]:
         """Make the servers these: one whose config is unchanged keeps running; one removed or
-        changed is stopped (a changed one is then created afresh, stopped, and started as its
-        config says)."""
+        changed is stopped (a changed one is then created afresh). Returns the servers created,
+        all stopped: the caller launches those it wants running."""
         wanted = {config.name: config for config in configs}
         going = [s for name, s in self.servers.items() if name not in wanted or s.config != wanted[name]]
         await asyncio.gather(*(server.stop() for server in going))
         for server in going:
             del self.servers[server.name]
-        for name, config in wanted.items():
-            if name not in self.servers:
-                self.servers[name] = self._server(config)
-                if config.start_at_launch:
-                    self.servers[name].launch()
+        created = [self._server(config) for name, config in wanted.items() if name not in self.servers]
+        self.servers.update((server.name, server) for server in created)
+        return created
 
     async def start_at_launch(self) -> None:
         """Launch the servers whose config says ``start_at_launch``, and return at once."""

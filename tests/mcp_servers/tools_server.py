@@ -8,7 +8,8 @@ broken input schemas), ``flood-stderr`` (a working server whose stderr never sto
 ``--http`` it serves streamable HTTP on a free port of 127.0.0.1 and prints ``PORT <n>`` on
 stdout. ``LAB_INSTRUCTIONS`` in its
 environment becomes the ``instructions`` of its initialize result; ``LAB_FAIL_AT_START`` makes
-it exit at once.
+it exit at once; ``LAB_SLOW_START`` (seconds) makes it wait that long before it serves;
+``LAB_ADD_DOC`` replaces the description of its ``add`` tool.
 """
 
 import asyncio
@@ -18,6 +19,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from typing import Any
 
 from mcp.server import MCPServer
@@ -37,7 +39,7 @@ def normal(server: MCPServer) -> None:
         """A photo of the bench."""
         return b"\x89PNG\r\n\x1a\n" + bytes(600)
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True), description=os.environ.get("LAB_ADD_DOC"))
     def add(a: int, b: int) -> int:
         """Add two numbers."""
         return a + b
@@ -208,6 +210,8 @@ def serve_http(server: MCPServer) -> None:
 def main() -> None:
     if os.environ.get("LAB_FAIL_AT_START"):  # a server that breaks without its entry changing
         sys.exit(3)
+    if slow := os.environ.get("LAB_SLOW_START"):  # a server that takes its time to start
+        time.sleep(float(slow))
     args = [arg for arg in sys.argv[1:] if arg != "--http"]
     mode = args[0] if args else "normal"
     made = {"seeds": seeds, "schemas": schemas}

@@ -1,0 +1,71 @@
+"""A call to a tool a server listed when it last ran, while it is not ready now.
+
+The catalog keeps a server's last listed tools while the server starts, has failed for now or
+waits for a sign-in (``desktop.tools.server_memory``), so the model may call one. The call
+starts the server if it is stopped (a failed one only once its retry is due), waits for it to
+be ready (at most ``CALL_WAIT`` seconds, else it says the server is still starting), and then
+runs the tool as the server lists it now, only if its spec is still the one the model saw:
+a tool gone or changed is refused in words saying so, never as a name the model forged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
+
+from pydantic import JsonValue
+
+from host.mcp import ServerState
+from host.tools import ToolOutput, ToolRun, ToolSpec
+
+if TYPE_CHECKING:
+    from host.mcp.server import McpServer
+
+__all__ = ["CALL_WAIT", "Servers", "remembered_call"]
+
+CALL_WAIT = 30.0  # seconds a call waits for its server to finish starting
+
+
+class Servers(Protocol):
+    def running(self, name: str) -> McpServer | None: ...
+
+    def launch(self, server: McpServer) -> bool: ...
+
+    def held_back(self, name: str) -> str | None: ...
+
+
+def remembered_call(servers: Servers, name: str, own: str, spec: ToolSpec) -> ToolRun:
+    """The run of the remembered tool ``spec``, called ``own`` on the server ``name``."""
+
+    async def run(arguments: Mapping[str, JsonValue]) -> ToolOutput:
+        server = servers.running(name)
+        if server is None:
+            return _error(f"The MCP server {name!r} is not running: it was removed or turned off.")
+        if server.status.state in (ServerState.STOPPED, ServerState.FAILED):
+            servers.launch(server)
+        if server.status.state is ServerState.STARTING:
+            try:
+                await asyncio.wait_for(server.settled(), CALL_WAIT)
+            except TimeoutError:
+                return _error(f"The MCP server {name!r} is still starting; call {spec.name} again in a moment.")
+        held = servers.held_back(name)
+        if held is not None:
+            return _error(f"The MCP server {held}")
+        if server.status.state is not ServerState.READY:
+            return await server.call(own, arguments)  # in its own words, why it cannot
+        now = next((tool for tool in server.tools() if tool.spec.name == spec.name), None)
+        if now is None:
+            return _error(f"The MCP server {name!r} no longer offers {spec.name}: its tools changed since it last ran.")
+        if now.spec != spec:
+            return _error(
+                f"The definition of {spec.name} changed since the MCP server {name!r} last ran, so this call, "
+                "made against the old one, was not sent. The next request carries the new definition."
+            )
+        return await now.run(arguments)
+
+    return run
+
+
+def _error(text: str) -> ToolOutput:
+    return ToolOutput(text, is_error=True)
