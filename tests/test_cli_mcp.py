@@ -57,11 +57,13 @@ def test_import_shows_the_plan_and_saves_only_when_told(cairn_paths: CairnPaths,
 def test_list_test_enable_disable_remove(cairn_paths: CairnPaths, tmp_path: Path) -> None:
     assert cairn("mcp", "import", str(claude_file(tmp_path, {"lab": LAB, "crash": CRASH})), "--yes").returncode == 0
     listed = cairn("mcp", "list")
-    assert listed.stdout.splitlines()[0] == f"lab: {sys.executable} {TOOLS_SERVER}"
+    assert listed.stdout.splitlines()[:2] == [f"lab: {sys.executable} {TOOLS_SERVER}", "  not started yet"]
     tested = cairn("mcp", "test", "lab")
     assert tested.returncode == 0, tested.stderr
     assert tested.stdout.splitlines()[0] == "lab: ready, 12 tools"
     assert "  lab__shout: Say it louder." in tested.stdout
+    # A test that went well is remembered: the first chat with the server need not wait for it.
+    assert cairn("mcp", "list").stdout.splitlines()[1] == "  started fine last time, 12 tools"
     crashed = cairn("mcp", "test", "crash")
     assert crashed.returncode == 1
     assert crashed.stdout.startswith("crash: failed: the server exited with code 3")

@@ -116,6 +116,13 @@ def test_on_demand_a_known_server_starts_only_when_a_call_needs_it(
     assert [plan.reason for plan in cairn.plans()] == ["first_request"]
     cairn.services.close()
 
+    # A resource read starts the server the same way.
+    reader = again(cairn_paths, provider, keyring, first, on_demand=True)
+    read = call("read_resource", json.dumps({"server": "lab", "uri": "lab://notes"}))
+    assert reader.run(None, read) == [None]
+    assert reader.results()[-1].content == "[lab://notes (text/plain)]\nNotebook: the teal flask is empty."
+    reader.services.close()
+
 
 def test_a_tool_that_changed_while_its_server_started_is_refused_in_words(
     cairn_paths: CairnPaths, provider: LoopbackProvider, keyring: MemoryKeyring

@@ -31,7 +31,7 @@ from desktop.settings.mcp_servers import McpServerSetting, ServerEntries
 from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings, SettingsError
-from desktop.tools.remembered_tools import remembered_call
+from desktop.tools.remembered_tools import remembered_call, until_ready
 from desktop.tools.server_guidance import PREFIX, guidance_text
 from desktop.tools.server_memory import ServerMemory, ran_as
 from host.mcp import McpServerConfig, ServerState, ServerStatus
@@ -236,6 +236,8 @@ class McpHub:
         server = McpServer(config, redact=self._redactor.redact, auth=auth)
         try:
             status = await server.start()
+            if status.state is ServerState.READY:  # the first chat with it need not wait for it
+                self._memory.ready(setting.name, ran_as(setting), status.instructions, server.listed())
             return status, server.tools()
         finally:
             await server.stop()
@@ -279,11 +281,11 @@ class McpHub:
             return ToolOutput(f"No MCP server is called {server!r}; the servers are: {known}.", is_error=True)
         if not view.enabled:
             return ToolOutput(f"The MCP server {server!r} is turned off in Settings.", is_error=True)
-        running = self._servers.servers.get(server) if self._servers is not None else None
-        if running is None:
-            return ToolOutput(
-                f"The MCP server {server!r} cannot run: {view.problem or 'it is not started'}.", is_error=True
-            )
+        if view.problem:
+            return ToolOutput(f"The MCP server {server!r} cannot run: {view.problem}.", is_error=True)
+        running = await until_ready(self, server, f"read {uri!r}")
+        if isinstance(running, ToolOutput):
+            return running
         return await running.read_resource(uri)
 
     def views(self) -> list[ServerView]:

@@ -22,7 +22,7 @@ from host.tools import ToolOutput, ToolRun, ToolSpec
 if TYPE_CHECKING:
     from host.mcp.server import McpServer
 
-__all__ = ["CALL_WAIT", "Servers", "remembered_call"]
+__all__ = ["CALL_WAIT", "Servers", "remembered_call", "until_ready"]
 
 CALL_WAIT = 30.0  # seconds a call waits for its server to finish starting
 
@@ -39,19 +39,9 @@ def remembered_call(servers: Servers, name: str, own: str, spec: ToolSpec) -> To
     """The run of the remembered tool ``spec``, called ``own`` on the server ``name``."""
 
     async def run(arguments: Mapping[str, JsonValue]) -> ToolOutput:
-        server = servers.running(name)
-        if server is None:
-            return _error(f"The MCP server {name!r} is not running: it was removed or turned off.")
-        if server.status.state in (ServerState.STOPPED, ServerState.FAILED):
-            servers.launch(server)
-        if server.status.state is ServerState.STARTING:
-            try:
-                await asyncio.wait_for(server.settled(), CALL_WAIT)
-            except TimeoutError:
-                return _error(f"The MCP server {name!r} is still starting; call {spec.name} again in a moment.")
-        held = servers.held_back(name)
-        if held is not None:
-            return _error(f"The MCP server {held}")
+        server = await until_ready(servers, name, f"call {spec.name}")
+        if isinstance(server, ToolOutput):
+            return server
         if server.status.state is not ServerState.READY:
             return await server.call(own, arguments)  # in its own words, why it cannot
         now = next((tool for tool in server.tools() if tool.spec.name == spec.name), None)
@@ -65,6 +55,24 @@ def remembered_call(servers: Servers, name: str, own: str, spec: ToolSpec) -> To
         return await now.run(arguments)
 
     return run
+
+
+async def until_ready(servers: Servers, name: str, again: str) -> McpServer | ToolOutput:
+    """The server ``name`` once it has started (launched if it is stopped, or failed and due a
+    retry), ready or not; or an error output saying why not yet. ``again``: what to do again
+    in a moment if it is still starting ("call lab__add")."""
+    server = servers.running(name)
+    if server is None:
+        return _error(f"The MCP server {name!r} is not running: it was removed or turned off.")
+    if server.status.state in (ServerState.STOPPED, ServerState.FAILED):
+        servers.launch(server)
+    if server.status.state is ServerState.STARTING:
+        try:
+            await asyncio.wait_for(server.settled(), CALL_WAIT)
+        except TimeoutError:
+            return _error(f"The MCP server {name!r} is still starting; {again} again in a moment.")
+    held = servers.held_back(name)
+    return _error(f"The MCP server {held}") if held is not None else server
 
 
 def _error(text: str) -> ToolOutput:
