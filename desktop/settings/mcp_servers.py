@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from desktop.settings.mcp_roots import folder_uris, offered_folders
 from desktop.settings.problems import problem_text
 from desktop.settings.secret_file import SecretFileError
 from desktop.settings.secrets import KeychainUnavailable, SecretStore
@@ -93,6 +94,16 @@ class McpServerSetting(BaseModel):
     start_at_launch: bool = False
     start_timeout: float = Field(default=30.0, gt=0, le=600)
     call_timeout: float = Field(default=120.0, gt=0, le=3600)
+    roots_enabled: bool = Field(
+        default=False, description="Offer the server folders as its roots (it may then reach those instead)."
+    )
+    roots: list[str] = Field(
+        default_factory=list, description="The folders offered; none: the existing folders among its arguments."
+    )
+
+    def offered_roots(self) -> list[str] | None:
+        """The folders the server is offered as roots, or ``None`` when roots are off."""
+        return offered_folders(self.roots_enabled, self.roots, self.args, self.cwd)
 
     def config(self, secrets: SecretStore) -> tuple[McpServerConfig, list[str]]:
         """The server's config with its secrets from the store, and the secret values (for
@@ -129,6 +140,7 @@ class McpServerSetting(BaseModel):
             start_at_launch=self.start_at_launch,
             start_timeout=self.start_timeout,
             call_timeout=self.call_timeout,
+            roots=folder_uris(offered) if (offered := self.offered_roots()) is not None else None,
         )
         return config, values
 

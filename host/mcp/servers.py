@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 import httpx2
 
 from host.mcp.config import McpLimits, McpServerConfig
+from host.mcp.roots import only_roots_changed
 from host.mcp.server import McpServer
 from host.mcp.status import ServerState, ServerStatus
 from host.tools import Tool
@@ -47,16 +48,23 @@ class McpServers:
         return McpServer(config, redact=self._redact, on_change=self._on_change, limits=self._limits, auth=auth)
 
     async def reconfigure(self, configs: Iterable[McpServerConfig]) -> None:
-        """Make the servers these: one whose config is unchanged keeps running; one removed or
-        changed is stopped (a changed one is then created afresh, stopped, and started as its
-        config says)."""
+        """Make the servers these: one whose config is unchanged keeps running, and so does one
+        whose roots alone changed (it is told: ``notifications/roots/list_changed``); one
+        removed or otherwise changed is stopped (a changed one is then created afresh,
+        stopped, and started as its config says)."""
         wanted = {config.name: config for config in configs}
-        going = [s for name, s in self.servers.items() if name not in wanted or s.config != wanted[name]]
+        going = [
+            s
+            for name, s in self.servers.items()
+            if name not in wanted or (s.config != wanted[name] and not only_roots_changed(s.config, wanted[name]))
+        ]
         await asyncio.gather(*(server.stop() for server in going))
         for server in going:
             del self.servers[server.name]
         for name, config in wanted.items():
-            if name not in self.servers:
+            if name in self.servers and config.roots is not None and self.servers[name].config != config:
+                await self.servers[name].offer_roots(config.roots)
+            elif name not in self.servers:
                 self.servers[name] = self._server(config)
                 if config.start_at_launch:
                     self.servers[name].launch()
