@@ -15,6 +15,7 @@ from pathlib import Path
 
 from desktop.app.shared import AppState
 from desktop.settings.mcp_import import ImportPlan, NotImported, apply_import, read_import
+from desktop.settings.mcp_roots import RootsChange, argument_folders, roots_change
 from desktop.settings.mcp_servers import (
     McpServerSetting,
     McpSettingsError,
@@ -77,6 +78,19 @@ class McpServers:
         server = server_setting(secrets, fields, env=env, headers=headers, kept=kept, memory_only=memory_only)
         await self.put(server, replacing=replacing)
         return server
+
+    def roots_change(self, fields: Mapping[str, object], replacing: str | None = None) -> RootsChange | None:
+        """What saving ``fields`` (in place of ``replacing``) would change in the folders the
+        server is offered as roots, or ``None``: the window asks the person first, since every
+        chat shares the server."""
+        kept = self.entries().get(replacing) if replacing is not None else None
+        before = kept.offered_roots() if kept is not None else None
+        return roots_change(str(fields.get("name", "")), before, fields)
+
+    def argument_folders(self, args: list[str], cwd: str | None) -> list[str]:
+        """The existing folders among a server's arguments: what it is offered when roots are on
+        and none are listed."""
+        return argument_folders(args, cwd)
 
     async def remove(self, name: str) -> None:
         """Remove a server's entry, forget its secrets, and stop it."""

@@ -9,10 +9,13 @@ arguments that exist. Switching chats never changes them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["argument_folders", "folder_uris", "offered_folders"]
+from host.text import printable
+
+__all__ = ["RootsChange", "argument_folders", "folder_uris", "offered_folders", "roots_change"]
 
 
 def argument_folders(args: Sequence[str], cwd: str | None = None) -> list[str]:
@@ -44,3 +47,47 @@ def offered_folders(enabled: bool, listed: Sequence[str], args: Sequence[str], c
 def folder_uris(folders: Iterable[str]) -> tuple[str, ...]:
     """``file://`` URIs of folders (absolute; a relative one is taken from Cairn's folder)."""
     return tuple(Path(folder).expanduser().absolute().as_uri() for folder in folders)
+
+
+@dataclass(frozen=True)
+class RootsChange:
+    """What a server will be offered instead of what it is offered now (``None``: roots off),
+    to put to the person before it is saved: the server is shared by every chat."""
+
+    server: str
+    before: tuple[str, ...] | None
+    after: tuple[str, ...] | None
+
+    def question(self) -> str:
+        """The change in words, for the question the person answers."""
+        name = printable(self.server)
+        if self.after is None:
+            return (
+                f"{name} will no longer be offered folders: it restarts and reaches only what its own "
+                "arguments give it, in every chat."
+            )
+        how = "It restarts to be offered them." if self.before is None else "It is told at once if it is running."
+        if not self.after:
+            return f"{name} will be offered no folders, so a server that follows roots may reach none. {how}"
+        listed = "\n".join(f"    {printable(folder)}" for folder in self.after)
+        return (
+            f"{name} will then reach these folders, in every chat (a server that follows roots, such as the "
+            f"reference filesystem server, reaches them instead of the folders in its arguments):\n{listed}\n{how}"
+        )
+
+
+def roots_change(server: str, before: list[str] | None, fields: Mapping[str, object]) -> RootsChange | None:
+    """The change ``fields`` (a server's entry as entered) make to the folders offered, or
+    ``None`` when they offer what ``before`` does."""
+    listed, args, cwd = fields.get("roots"), fields.get("args"), fields.get("cwd")
+    after = offered_folders(
+        bool(fields.get("roots_enabled")),
+        [str(folder) for folder in listed] if isinstance(listed, list) else [],
+        [str(arg) for arg in args] if isinstance(args, list) else [],
+        cwd if isinstance(cwd, str) else None,
+    )
+    if after == before:
+        return None
+    return RootsChange(
+        server, tuple(before) if before is not None else None, tuple(after) if after is not None else None
+    )

@@ -139,7 +139,7 @@ class McpTab(QWidget):
         return left
 
     def _build_editor(self) -> QVBoxLayout:
-        self.form = McpServerForm()
+        self.form = McpServerForm(self.core)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
