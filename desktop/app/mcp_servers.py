@@ -124,12 +124,26 @@ class McpServers:
         server = self._server(name)
         if server.oauth is None:
             raise McpSettingsError(f"The MCP server {server.name!r} has no sign-in; add one in its form first.")
+        if not self._hub.started:  # the command line runs no servers: this one runs for the sign-in
+            try:
+                return ServerView(server.name, server, await self._hub.sign_in_alone(server, open_url))
+            except ValueError as exc:
+                raise McpSettingsError(str(exc)) from exc
         try:
             return await self._hub.sign_in(server.name, open_url)
         except KeyError:
             raise McpSettingsError(
                 f"The MCP server {server.name!r} is not running because it is disabled or cannot run; enable it first."
             ) from None
+
+    async def sign_out(self, name: str) -> bool:
+        """Forget a server's sign-in tokens (its client registration stays), and stop using
+        them: a running server starts again without them and waits for a sign-in. Whether
+        any were kept."""
+        server = self._server(name)
+        kept = self._hub.signed_in(server.name)
+        await self._hub.sign_out(server.name)
+        return kept
 
     def signed_in(self, name: str) -> bool:
         """Whether sign-in tokens are kept for the server (it may still refuse them)."""

@@ -300,6 +300,11 @@ def _split(
 
 
 def forget_secrets(secrets: SecretStore, server: McpServerSetting) -> None:
+    """Forget every secret kept for ``server``: its env and headers, and its sign-in (tokens
+    and client registration), whether or not its entry still signs in."""
+    from desktop.settings.sign_in_tokens import SignInTokens  # the SDK's auth types: only here
+
+    SignInTokens(secrets, server.name, redact_add=lambda _value: None).forget_all()
     for name in server.secret_env:
         secrets.delete(secret_id(server.name, "env", name))
     for name in server.secret_headers:

@@ -95,6 +95,17 @@ class McpServers:
         self.servers[name] = self._server(old.config, auth)
         return await self.servers[name].start()
 
+    async def renew(self, name: str) -> ServerStatus:
+        """Start the server again with a fresh sign-in (the one ``auth`` builds), so nothing the
+        old one held (its tokens, say) is used again; one that was stopped stays stopped."""
+        old = self.servers[name]
+        was_stopped = old.status.state is ServerState.STOPPED
+        await old.stop()
+        self.servers[name] = self._server(old.config)
+        if was_stopped:
+            return self.servers[name].status
+        return await self.servers[name].start()
+
     async def stop(self) -> None:
         """Stop every server, side by side; each in order, each within its time limit."""
         await asyncio.gather(*(server.stop() for server in self.servers.values()))
