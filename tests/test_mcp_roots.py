@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from desktop.settings.mcp_roots import roots_change
 from desktop.settings.mcp_servers import McpServerSetting, read_entries
 from desktop.settings.secrets import SecretStore
 from host.mcp import ServerState
@@ -116,3 +117,21 @@ def test_an_old_entry_loads_with_roots_off_and_roots_default_to_the_folders_amon
 
     again = McpServerSetting.model_validate_json(listed.model_dump_json())
     assert (again.roots_enabled, again.roots) == (True, [str(elsewhere)])
+
+
+def test_the_question_says_what_the_server_will_reach_and_whether_it_restarts(tmp_path: Path) -> None:
+    (given,) = folders(tmp_path, "given")
+    entry = {"name": "files", "command": "npx", "args": [str(given)]}
+    assert roots_change("files", None, entry) is None  # off before and after: nothing to ask
+
+    on = roots_change("files", None, {**entry, "roots_enabled": True})
+    assert on is not None
+    assert str(given.resolve()) in on.question()
+    assert "in every chat" in on.question()
+    assert "restarts" in on.question()
+
+    assert roots_change("files", [str(given.resolve())], {**entry, "roots_enabled": True}) is None
+    off = roots_change("files", [str(given.resolve())], entry)
+    assert off is not None
+    assert "no longer be offered folders" in off.question()
+    assert "its own arguments" in off.question()

@@ -126,3 +126,29 @@ def test_a_server_that_refuses_registration_says_to_enter_a_client_id(cairn_path
         words = asyncio.run(work())
     assert words == f"tracker: failed: {NO_REGISTRATION}"
     assert "404" not in words
+
+
+def test_a_sign_in_is_forgotten_when_its_server_moves_to_another_address_or_name(
+    cairn_paths: CairnPaths, remote: SignInServer
+) -> None:
+    keyring = MemoryKeyring()
+    with open_cairn(cairn_paths, secrets=SecretStore(keyring), titles=False) as app:
+
+        async def work() -> tuple[set[str], set[str], set[str], set[str]]:
+            async with app.running():
+                await app.mcp.save(entry(remote.url), {}, {})
+                await app.mcp.sign_in("tracker", browse)
+                signed = kept_ids(keyring)
+                await app.mcp.save({**entry(remote.url), "description": "issues"}, {}, {}, "tracker")
+                unchanged = kept_ids(keyring)
+                await app.mcp.save({**entry("http://127.0.0.1:9/mcp")}, {}, {}, "tracker")
+                moved = kept_ids(keyring)
+                await app.mcp.save(entry(remote.url), {}, {}, "tracker")
+                await app.mcp.sign_in("tracker", browse)
+                await app.mcp.save({**entry(remote.url), "name": "issues"}, {}, {}, "tracker")
+                return signed, unchanged, moved, kept_ids(keyring) | kept_ids(keyring, "issues")
+
+        signed, unchanged, moved, renamed = asyncio.run(work())
+    assert signed == unchanged == {"mcp:tracker:oauth:tokens", "mcp:tracker:oauth:client"}
+    assert moved == set()  # never sent to another address
+    assert renamed == set()  # signing in again under the new name is asked, not assumed

@@ -21,6 +21,7 @@ from desktop.settings.mcp_servers import (
     McpSettingsError,
     ServerEntries,
     forget_secrets,
+    forget_sign_in,
     server_setting,
 )
 from desktop.settings.store import Settings
@@ -76,6 +77,8 @@ class McpServers:
         kept = settings.servers().get(replacing) if replacing is not None else None
         secrets = self._root.secrets
         server = server_setting(secrets, fields, env=env, headers=headers, kept=kept, memory_only=memory_only)
+        if kept is not None and (kept.name != server.name or kept.url != server.url):
+            forget_sign_in(secrets, kept.name)  # before it runs: never sent elsewhere, nor left under a free name
         await self.put(server, replacing=replacing)
         return server
 

@@ -33,6 +33,7 @@ __all__ = [
     "SecretsNotKept",
     "ServerEntries",
     "forget_secrets",
+    "forget_sign_in",
     "looks_secret",
     "read_entries",
     "secret_id",
@@ -302,10 +303,15 @@ def _split(
 def forget_secrets(secrets: SecretStore, server: McpServerSetting) -> None:
     """Forget every secret kept for ``server``: its env and headers, and its sign-in (tokens
     and client registration), whether or not its entry still signs in."""
-    from desktop.settings.sign_in_tokens import SignInTokens  # the SDK's auth types: only here
-
-    SignInTokens(secrets, server.name, redact_add=lambda _value: None).forget_all()
+    forget_sign_in(secrets, server.name)
     for name in server.secret_env:
         secrets.delete(secret_id(server.name, "env", name))
     for name in server.secret_headers:
         secrets.delete(secret_id(server.name, "header", name))
+
+
+def forget_sign_in(secrets: SecretStore, server: str) -> None:
+    """Forget the sign-in kept under ``server``'s name: its tokens and client registration."""
+    from desktop.settings.sign_in_tokens import SignInTokens  # the SDK's auth types: only here
+
+    SignInTokens(secrets, server, redact_add=lambda _value: None).forget_all()
