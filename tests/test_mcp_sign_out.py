@@ -17,9 +17,13 @@ import pytest
 from desktop.app import CairnApp
 from desktop.app.cairn import open_cairn
 from desktop.cli import add_commands, run_command
+from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SERVICE, SecretStore
-from host.mcp import ServerState
+from desktop.tools.mcp_sign_in import SignIns
+from host.mcp import McpServerConfig, ServerState
+from host.mcp.config import McpOAuth
 from host.mcp.failures import NO_REGISTRATION
+from host.mcp.servers import McpServers
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
 from tests.mcp_servers.oauth_server import SignInServer
@@ -152,3 +156,25 @@ def test_a_sign_in_is_forgotten_when_its_server_moves_to_another_address_or_name
     assert signed == unchanged == {"mcp:tracker:oauth:tokens", "mcp:tracker:oauth:client"}
     assert moved == set()  # never sent to another address
     assert renamed == set()  # signing in again under the new name is asked, not assumed
+
+
+def test_a_person_slower_than_the_start_time_limit_still_signs_in(remote: SignInServer) -> None:
+    config = McpServerConfig(name="tracker", transport="http", url=remote.url, oauth=McpOAuth(), start_timeout=1)
+    sign_ins = SignIns(SecretStore(MemoryKeyring()), Redactor())
+
+    def slow_person(url: str) -> None:
+        threading.Timer(2.0, browse, args=(url,)).start()  # reads the page before pressing Allow
+
+    async def scenario() -> tuple[ServerState, McpServerConfig]:
+        servers = McpServers([config], auth=sign_ins.quiet)
+        auth, catcher = await sign_ins.asking(config, slow_person)
+        try:
+            state = (await servers.sign_in("tracker", auth, patience=catcher.timeout)).state
+            return state, servers.servers["tracker"].config
+        finally:
+            catcher.close()
+            await servers.stop()
+
+    state, kept = asyncio.run(scenario())
+    assert state is ServerState.READY
+    assert kept == config  # the patience was for the sign-in only

@@ -165,7 +165,7 @@ class McpHub:
             raise KeyError(name)
         auth, catcher = await self._sign_ins().asking(self._servers.servers[name].config, open_url)
         try:
-            await self._servers.sign_in(name, auth)
+            await self._servers.sign_in(name, auth, patience=catcher.timeout)
         finally:
             catcher.close()
         return self._views[name]

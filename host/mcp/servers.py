@@ -87,13 +87,19 @@ class McpServers:
         await server.stop()
         return await server.start()
 
-    async def sign_in(self, name: str, auth: httpx2.Auth) -> ServerStatus:
+    async def sign_in(self, name: str, auth: httpx2.Auth, patience: float | None = None) -> ServerStatus:
         """Start the server again with ``auth``, a sign-in that may ask the person (their
-        browser), and return its status once it is ready or has failed."""
+        browser), and return its status once it is ready or has failed. ``patience``: how
+        long this start may take, the person being in their browser (at least its config's
+        ``start_timeout``)."""
         old = self.servers[name]
         await old.stop()
-        self.servers[name] = self._server(old.config, auth)
-        return await self.servers[name].start()
+        slow = {"start_timeout": max(old.config.start_timeout, patience or 0)}
+        server = self.servers[name] = self._server(old.config.model_copy(update=slow), auth)
+        try:
+            return await server.start()
+        finally:
+            server.config = old.config  # as configured again for its later starts and reconfigure
 
     async def renew(self, name: str) -> ServerStatus:
         """Start the server again with a fresh sign-in (the one ``auth`` builds), so nothing the
