@@ -63,10 +63,14 @@ class RootsChange:
         name = printable(self.server)
         if self.after is None:
             return (
-                f"{name} will no longer be offered folders: it restarts and reaches only what its own "
-                "arguments give it, in every chat."
+                f"{name} will no longer be offered folders: it reaches only what its own arguments give it, "
+                "in every chat (if it is running, it restarts)."
             )
-        how = "It restarts to be offered them." if self.before is None else "It is told at once if it is running."
+        how = (
+            "If it is running, it restarts to be offered them."
+            if self.before is None
+            else "It is told at once if it is running."
+        )
         if not self.after:
             return f"{name} will be offered no folders, so a server that follows roots may reach none. {how}"
         listed = "\n".join(f"    {printable(folder)}" for folder in self.after)
