@@ -39,6 +39,7 @@ from desktop.session.chat_route import ChatRouteView
 from desktop.session.chat_settings import EFFORTS, ChatSettingsError, ChatSettingsView, inherited_words
 from desktop.session.parked import ParkedCall
 from desktop.settings.mcp_import import ConfigImportError, ImportPlan, NotImported, claude_config_path
+from desktop.settings.mcp_roots import RootsChange
 from desktop.settings.mcp_servers import McpServerSetting, McpSettingsError, SecretsNotKept, looks_secret
 from desktop.settings.problems import problem_text
 from desktop.settings.routes import ResolvedRoute, RouteError, resolve_route
@@ -136,6 +137,7 @@ __all__ = [
     "ProviderPreset",
     "RequestUsage",
     "ResolvedRoute",
+    "RootsChange",
     "RouteError",
     "SecretFile",
     "SecretFileError",

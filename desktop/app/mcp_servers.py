@@ -15,11 +15,13 @@ from pathlib import Path
 
 from desktop.app.shared import AppState
 from desktop.settings.mcp_import import ImportPlan, NotImported, apply_import, read_import
+from desktop.settings.mcp_roots import RootsChange, argument_folders, roots_change
 from desktop.settings.mcp_servers import (
     McpServerSetting,
     McpSettingsError,
     ServerEntries,
     forget_secrets,
+    forget_sign_in,
     server_setting,
 )
 from desktop.settings.store import Settings
@@ -79,8 +81,23 @@ class McpServers:
         kept = settings.servers().get(replacing) if replacing is not None else None
         secrets = self._root.secrets
         server = server_setting(secrets, fields, env=env, headers=headers, kept=kept, memory_only=memory_only)
+        if kept is not None and (kept.name != server.name or kept.url != server.url):
+            forget_sign_in(secrets, kept.name)  # before it runs: never sent elsewhere, nor left under a free name
         await self.put(server, replacing=replacing)
         return server
+
+    def roots_change(self, fields: Mapping[str, object], replacing: str | None = None) -> RootsChange | None:
+        """What saving ``fields`` (in place of ``replacing``) would change in the folders the
+        server is offered as roots, or ``None``: the window asks the person first, since every
+        chat shares the server."""
+        kept = self.entries().get(replacing) if replacing is not None else None
+        before = kept.offered_roots() if kept is not None else None
+        return roots_change(str(fields.get("name", "")), before, fields)
+
+    def argument_folders(self, args: list[str], cwd: str | None) -> list[str]:
+        """The existing folders among a server's arguments: what it is offered when roots are on
+        and none are listed."""
+        return argument_folders(args, cwd)
 
     async def remove(self, name: str) -> None:
         """Remove a server's entry, forget its secrets, and stop it."""
@@ -114,12 +131,26 @@ class McpServers:
         server = self._server(name)
         if server.oauth is None:
             raise McpSettingsError(f"The MCP server {server.name!r} has no sign-in; add one in its form first.")
+        if not self._hub.started:  # the command line runs no servers: this one runs for the sign-in
+            try:
+                return ServerView(server.name, server, await self._hub.sign_in_alone(server, open_url))
+            except ValueError as exc:
+                raise McpSettingsError(str(exc)) from exc
         try:
             return await self._hub.sign_in(server.name, open_url)
         except KeyError:
             raise McpSettingsError(
                 f"The MCP server {server.name!r} is not running because it is disabled or cannot run; enable it first."
             ) from None
+
+    async def sign_out(self, name: str) -> bool:
+        """Forget a server's sign-in tokens (its client registration stays), and stop using
+        them: a running server starts again without them and waits for a sign-in. Whether
+        any were kept."""
+        server = self._server(name)
+        kept = self._hub.signed_in(server.name)
+        await self._hub.sign_out(server.name)
+        return kept
 
     def signed_in(self, name: str) -> bool:
         """Whether sign-in tokens are kept for the server (it may still refuse them)."""

@@ -6,6 +6,9 @@ saved; each that cannot (its secrets with nowhere to go) is named with why, and 
 then exits with 1.
 `test NAME` starts the server, lists its tools and stops it, whatever its entry's
 start-at-launch setting says.
+`sign-in NAME` signs in to a remote server: it prints the address to open, opens the browser
+when it can, and waits for the redirect on loopback; the tokens go to the keychain (or the
+secrets file). `sign-out NAME` forgets them.
 """
 
 from __future__ import annotations
@@ -13,16 +16,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import threading
+import webbrowser
 from pathlib import Path
 
-from desktop.app import CairnApp, ConfigImportError, McpSettingsError
+from desktop.app import CairnApp, ConfigImportError, McpServerSetting, McpSettingsError
 from desktop.cli.common import CommandError, printable
 
 __all__ = ["add_mcp_commands", "run_mcp"]
 
 
 def add_mcp_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    mcp = commands.add_parser("mcp", help="MCP servers: import, list, test, enable, disable, remove")
+    mcp = commands.add_parser("mcp", help="MCP servers: import, list, test, sign in and out, enable, disable, remove")
     verbs = mcp.add_subparsers(dest="verb", metavar="VERB", required=True)
     imports = verbs.add_parser("import", help="import the servers of Claude Desktop's claude_desktop_config.json")
     imports.add_argument("file", nargs="?", type=Path, help="the file (default: Claude Desktop's own)")
@@ -31,7 +36,9 @@ def add_mcp_commands(commands: argparse._SubParsersAction[argparse.ArgumentParse
     test = verbs.add_parser("test", help="start a server, list its tools, stop it")
     test.add_argument("name")
     for verb, what in (("enable", "let a server run"), ("disable", "keep a server from running"),
-                       ("remove", "remove a server and its secrets")):  # fmt: skip
+                       ("remove", "remove a server and its secrets"),
+                       ("sign-in", "sign in to a remote server in your browser"),
+                       ("sign-out", "forget the sign-in of a remote server")):  # fmt: skip
         verbs.add_parser(verb, help=what).add_argument("name")
 
 
@@ -43,6 +50,10 @@ def run_mcp(args: argparse.Namespace, app: CairnApp) -> int:
             return _list(app)
         if args.verb == "test":
             return _test(args.name, app)
+        if args.verb == "sign-in":
+            return _sign_in(args.name, app)
+        if args.verb == "sign-out":
+            return _sign_out(args.name, app)
         return _change(args.verb, args.name, app)
     except (ConfigImportError, McpSettingsError) as exc:
         raise CommandError(str(exc)) from exc
@@ -110,6 +121,34 @@ def _test(name: str, app: CairnApp) -> int:
         for line in status.stderr_tail.splitlines():  # line by line: printable() escapes a newline
             print(printable(f"  {line}"), file=sys.stderr)
     return 0 if status.state.value == "ready" else 1
+
+
+def _sign_in(name: str, app: CairnApp) -> int:
+    server = _entry(name, app)
+
+    def open_url(url: str) -> None:  # on the core's loop, which must go on to catch the redirect
+        print(f"Open this address to sign in to {printable(server.name)}:\n  {printable(url)}", flush=True)
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        print("Waiting for your browser to come back…", flush=True)
+
+    view = asyncio.run(app.mcp.sign_in(server.name, open_url))
+    assert view.status is not None
+    print(printable(view.describe()))
+    return 0 if view.status.state.value == "ready" else 1
+
+
+def _sign_out(name: str, app: CairnApp) -> int:
+    server = _entry(name, app)
+    kept = asyncio.run(app.mcp.sign_out(server.name))
+    print(f"{printable(server.name)}: {'signed out' if kept else 'was not signed in'}.")
+    return 0
+
+
+def _entry(name: str, app: CairnApp) -> McpServerSetting:
+    server = app.mcp.entries().get(name)
+    if server is None:
+        raise CommandError(f"No MCP server is named {name!r}; `cairn mcp list` shows them.")
+    return server
 
 
 def _change(verb: str, name: str, app: CairnApp) -> int:

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from desktop.settings.mcp_roots import folder_uris, offered_folders
 from desktop.settings.problems import problem_text
 from desktop.settings.secret_file import SecretFileError
 from desktop.settings.secrets import KeychainUnavailable, SecretStore
@@ -32,6 +33,7 @@ __all__ = [
     "SecretsNotKept",
     "ServerEntries",
     "forget_secrets",
+    "forget_sign_in",
     "looks_secret",
     "read_entries",
     "secret_id",
@@ -93,6 +95,16 @@ class McpServerSetting(BaseModel):
     start_at_launch: bool = False
     start_timeout: float = Field(default=30.0, gt=0, le=600)
     call_timeout: float = Field(default=120.0, gt=0, le=3600)
+    roots_enabled: bool = Field(
+        default=False, description="Offer the server folders as its roots (it may then reach those instead)."
+    )
+    roots: list[str] = Field(
+        default_factory=list, description="The folders offered; none: the existing folders among its arguments."
+    )
+
+    def offered_roots(self) -> list[str] | None:
+        """The folders the server is offered as roots, or ``None`` when roots are off."""
+        return offered_folders(self.roots_enabled, self.roots, self.args, self.cwd)
 
     def config(self, secrets: SecretStore) -> tuple[McpServerConfig, list[str]]:
         """The server's config with its secrets from the store, and the secret values (for
@@ -129,6 +141,7 @@ class McpServerSetting(BaseModel):
             start_at_launch=self.start_at_launch,
             start_timeout=self.start_timeout,
             call_timeout=self.call_timeout,
+            roots=folder_uris(offered) if (offered := self.offered_roots()) is not None else None,
         )
         return config, values
 
@@ -288,7 +301,17 @@ def _split(
 
 
 def forget_secrets(secrets: SecretStore, server: McpServerSetting) -> None:
+    """Forget every secret kept for ``server``: its env and headers, and its sign-in (tokens
+    and client registration), whether or not its entry still signs in."""
+    forget_sign_in(secrets, server.name)
     for name in server.secret_env:
         secrets.delete(secret_id(server.name, "env", name))
     for name in server.secret_headers:
         secrets.delete(secret_id(server.name, "header", name))
+
+
+def forget_sign_in(secrets: SecretStore, server: str) -> None:
+    """Forget the sign-in kept under ``server``'s name: its tokens and client registration."""
+    from desktop.settings.sign_in_tokens import SignInTokens  # the SDK's auth types: only here
+
+    SignInTokens(secrets, server, redact_add=lambda _value: None).forget_all()

@@ -76,6 +76,11 @@ class SignInTokens:
         """Sign out: drop the tokens, keep the client registration."""
         self._delete(f"{self._base}:tokens")
 
+    def forget_all(self) -> None:
+        """Drop the tokens and the client registration (the server is removed)."""
+        self.forget()
+        self.forget_client()
+
     def forget_client(self) -> None:
         """Drop the client registration, so the next sign-in registers again."""
         self._delete(f"{self._base}:client")

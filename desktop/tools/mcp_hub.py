@@ -215,10 +215,25 @@ class McpHub:
         auth, catcher = await self._sign_ins().asking(self._servers.servers[name].config, open_url)
         self._memory.forgive(name)
         try:
-            await self._servers.sign_in(name, auth)
+            await self._servers.sign_in(name, auth, patience=catcher.timeout)
         finally:
             catcher.close()
         return self._views[name]
+
+    async def sign_in_alone(self, setting: McpServerSetting, open_url: Callable[[str], None]) -> ServerStatus:
+        """Sign in to ``setting``'s server while Cairn runs no servers (the command line)."""
+        from desktop.tools.mcp_sign_in import sign_in_alone
+
+        config, secrets = setting.config(self._secrets)
+        for value in secrets:
+            self._redactor.add(value)
+        return await sign_in_alone(self._sign_ins(), config, open_url, self._redactor.redact)
+
+    async def sign_out(self, name: str) -> None:
+        """Forget the sign-in tokens of ``name``; a running server starts again without them."""
+        self._sign_ins().tokens(name).forget()
+        if self._servers is not None and name in self._servers.servers:
+            await self._servers.renew(name)
 
     def signed_in(self, name: str) -> bool:
         """Whether sign-in tokens are kept for ``name`` (the server may still refuse them)."""

@@ -24,10 +24,10 @@ from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SecretStore
 from desktop.settings.sign_in_tokens import SignInTokens
 from desktop.tools.redirect_catcher import RedirectCatcher
-from host.mcp import McpServerConfig
+from host.mcp import McpServerConfig, ServerStatus
 from host.mcp.failures import SignInNeeded
 
-__all__ = ["SignIns"]
+__all__ = ["SignIns", "sign_in_alone"]
 
 _PUBLIC_CLIENT = "none"  # no client secret: Cairn is a public (native) client, PKCE instead
 _UNUSED_REDIRECT = "http://127.0.0.1/callback"  # a quiet sign-in never sends the browser anywhere
@@ -164,6 +164,25 @@ class SignIns:
             redirect_handler=redirect,
             callback_handler=callback,
         )
+
+
+async def sign_in_alone(
+    sign_ins: SignIns, config: McpServerConfig, open_url: Callable[[str], None], redact: Callable[[str], str]
+) -> ServerStatus:
+    """Sign in to a server Cairn does not run now (the command line): start it on its own with
+    a sign-in that asks the person, then stop it; the tokens stay in the secret store. Its
+    status once it was ready or failed."""
+    from host.mcp.server import McpServer  # the SDK's client: only when signing in
+
+    auth, catcher = await sign_ins.asking(config, open_url)
+    # The person is in their browser: the start may take as long as the catcher waits.
+    patient = config.model_copy(update={"start_timeout": max(config.start_timeout, catcher.timeout)})
+    server = McpServer(patient, redact=redact, auth=auth)
+    try:
+        return await server.start()
+    finally:
+        await server.stop()
+        catcher.close()
 
 
 def _free(port: int) -> bool:

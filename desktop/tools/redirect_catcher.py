@@ -37,6 +37,11 @@ class RedirectCatcher:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", self._port)
 
     @property
+    def timeout(self) -> float:
+        """How long ``result()`` waits for the person, in seconds."""
+        return self._timeout
+
+    @property
     def redirect_uri(self) -> str:
         assert self._server is not None, "open() first"
         return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/callback"

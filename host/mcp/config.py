@@ -43,7 +43,8 @@ class McpServerConfig(BaseModel):
     redactor's ``redact`` to ``McpServer``, so nothing the server says carries them.
     ``trusted`` lets the server's ``readOnlyHint`` make a tool read-only; an untrusted
     server's tools always need the write scope. ``start_at_launch`` is the caller's flag:
-    start the server when Cairn starts, or only when a turn first needs its tools.
+    start the server when Cairn starts, or only when a turn first needs its tools. ``roots``
+    (``file://`` URIs) is offered when the server asks; ``None`` declares no roots at all.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -61,6 +62,7 @@ class McpServerConfig(BaseModel):
     start_at_launch: bool = False
     start_timeout: float = Field(default=30.0, gt=0, le=600)
     call_timeout: float = Field(default=120.0, gt=0, le=3600)
+    roots: tuple[str, ...] | None = None  # file:// URIs offered as roots; None: roots off, none declared
     stop_timeout: float = Field(default=5.0, gt=0, le=60)
 
     @model_validator(mode="after")

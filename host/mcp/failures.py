@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import httpx2
+from mcp.client.auth.exceptions import OAuthRegistrationError
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from host.mcp.config import McpServerConfig
 
-__all__ = ["SIGN_IN_AGAIN", "Refused", "SignInNeeded", "WatchedAuth", "explain", "leaf", "needs_sign_in"]
+__all__ = [
+    "NO_REGISTRATION",
+    "SIGN_IN_AGAIN",
+    "Refused",
+    "SignInNeeded",
+    "WatchedAuth",
+    "explain",
+    "leaf",
+    "needs_sign_in",
+]
 
 # What a call to a server that refused Cairn's sign-in returns: words for the model to pass on.
 SIGN_IN_AGAIN = (
     "Sign in again to {name}: the server refused Cairn's sign-in. "
     "Ask the person to sign in to it in Settings (MCP servers), then try again."
 )
+
+# A sign-in whose authorisation server has no registration endpoint, or refuses to register:
+# the SDK says "Registration failed: 404 …", which tells a person nothing they can do.
+NO_REGISTRATION = "this server does not let Cairn register itself; enter a client id in its settings"
+_REGISTRATION_REFUSED = re.compile(r"^Registration failed: (401|403|404|405|501)\b")
 
 
 class Refused(Exception):
@@ -73,6 +89,8 @@ def explain(exc: BaseException, config: McpServerConfig) -> str:
         return str(exc)
     if isinstance(exc, SignInNeeded):
         return f"sign in again to {config.name}"
+    if isinstance(exc, OAuthRegistrationError) and _REGISTRATION_REFUSED.match(str(exc)):
+        return NO_REGISTRATION
     if isinstance(exc, FileNotFoundError) and config.transport == "stdio":
         return f"its command {config.command!r} was not found; check the command and its path"
     if isinstance(exc, PermissionError) and config.transport == "stdio":

@@ -39,6 +39,7 @@ from host.mcp.names import tool_names
 from host.mcp.rate import Rate
 from host.mcp.remote import open_http
 from host.mcp.results import cap_text, instructions_text, resource_output, tool_output
+from host.mcp.roots import OfferedRoots
 from host.mcp.server_log import ServerLog
 from host.mcp.status import ServerState, ServerStatus
 from host.mcp.stdio import ProcessWatch, open_stdio
@@ -73,7 +74,8 @@ class McpServer:
         # own token storage and browser; host/ only hands it to the HTTP client.
         self._auth = WatchedAuth(auth, self._refused) if auth is not None else None
         self._signed_out = False
-        self._redact: Callable[[str], str] = redact or _same
+        self._redact: Callable[[str], str] = redact or str  # str: the text itself
+        self.roots = OfferedRoots(config.roots)
         self._on_change = on_change
         self._limits = limits or McpLimits()
         self._status = ServerStatus(config.name, ServerState.STOPPED)
@@ -225,9 +227,15 @@ class McpServer:
             cache=None,
             message_handler=self._on_message,
             logging_callback=self.log.said,
+            list_roots_callback=self.roots.callback(),  # None: roots off, no capability declared
             log_level="info",  # servers of the 2026-07-28 protocol log only what a request asks for
             client_info=_CLIENT_INFO,
         )
+
+    async def offer_roots(self, roots: tuple[str, ...]) -> None:
+        """Offer these roots from now on (roots on already), telling the server if it runs."""
+        self.config = self.config.model_copy(update={"roots": roots})
+        await self.roots.change(roots, self._client)
 
     def _on_fault(self, _reason: str) -> None:
         if self._life is not None:
@@ -390,7 +398,3 @@ class McpServer:
                 self._on_change(status)
             except Exception:
                 log.exception("an MCP status listener failed")
-
-
-def _same(text: str) -> str:
-    return text

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 import httpx2
 
 from host.mcp.config import McpLimits, McpServerConfig
+from host.mcp.roots import only_roots_changed
 from host.mcp.server import McpServer
 from host.mcp.status import ServerState, ServerStatus
 from host.tools import Tool
@@ -47,14 +48,22 @@ class McpServers:
         return McpServer(config, redact=self._redact, on_change=self._on_change, limits=self._limits, auth=auth)
 
     async def reconfigure(self, configs: Iterable[McpServerConfig]) -> list[McpServer]:
-        """Make the servers these: one whose config is unchanged keeps running; one removed or
-        changed is stopped (a changed one is then created afresh). Returns the servers created,
-        all stopped: the caller launches those it wants running."""
+        """Make the servers these: one whose config is unchanged keeps running, and so does one
+        whose roots alone changed (it is told: ``notifications/roots/list_changed``); one
+        removed or otherwise changed is stopped (a changed one is then created afresh). Returns
+        the servers created, all stopped: the caller launches those it wants running."""
         wanted = {config.name: config for config in configs}
-        going = [s for name, s in self.servers.items() if name not in wanted or s.config != wanted[name]]
+        going = [
+            s
+            for name, s in self.servers.items()
+            if name not in wanted or (s.config != wanted[name] and not only_roots_changed(s.config, wanted[name]))
+        ]
         await asyncio.gather(*(server.stop() for server in going))
         for server in going:
             del self.servers[server.name]
+        for name, config in wanted.items():
+            if name in self.servers and config.roots is not None and self.servers[name].config != config:
+                await self.servers[name].offer_roots(config.roots)
         created = [self._server(config) for name, config in wanted.items() if name not in self.servers]
         self.servers.update((server.name, server) for server in created)
         return created
@@ -77,12 +86,29 @@ class McpServers:
         await server.stop()
         return await server.start()
 
-    async def sign_in(self, name: str, auth: httpx2.Auth) -> ServerStatus:
+    async def sign_in(self, name: str, auth: httpx2.Auth, patience: float | None = None) -> ServerStatus:
         """Start the server again with ``auth``, a sign-in that may ask the person (their
-        browser), and return its status once it is ready or has failed."""
+        browser), and return its status once it is ready or has failed. ``patience``: how
+        long this start may take, the person being in their browser (at least its config's
+        ``start_timeout``)."""
         old = self.servers[name]
         await old.stop()
-        self.servers[name] = self._server(old.config, auth)
+        slow = {"start_timeout": max(old.config.start_timeout, patience or 0)}
+        server = self.servers[name] = self._server(old.config.model_copy(update=slow), auth)
+        try:
+            return await server.start()
+        finally:
+            server.config = old.config  # as configured again for its later starts and reconfigure
+
+    async def renew(self, name: str) -> ServerStatus:
+        """Start the server again with a fresh sign-in (the one ``auth`` builds), so nothing the
+        old one held (its tokens, say) is used again; one that was stopped stays stopped."""
+        old = self.servers[name]
+        was_stopped = old.status.state is ServerState.STOPPED
+        await old.stop()
+        self.servers[name] = self._server(old.config)
+        if was_stopped:
+            return self.servers[name].status
         return await self.servers[name].start()
 
     async def stop(self) -> None:

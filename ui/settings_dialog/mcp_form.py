@@ -1,5 +1,5 @@
-"""The form of one MCP server in Settings: how it is reached, its environment or headers, and
-whether it is trusted, starts with Cairn and is enabled."""
+"""The form of one MCP server in Settings: how it is reached, its environment or headers, the
+folders it sees (roots), and whether it is trusted, starts with Cairn and is enabled."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import McpServerSetting
+from ui.bridge.core_client import CoreClient
+from ui.settings_dialog.mcp_roots import RootsBox
 from ui.settings_dialog.mcp_values import ValueRows
 
 __all__ = ["McpServerForm"]
@@ -31,7 +33,8 @@ _BLANK = McpServerSetting(name="new")  # what a new server's form starts from: t
 
 
 class McpServerForm(QWidget):
-    def __init__(self) -> None:
+    def __init__(self, core: CoreClient | None = None) -> None:
+        """``core``: where the roots' prefill is asked; without it there is none."""
         super().__init__()
         self.editing: McpServerSetting | None = None
         self.name = QLineEdit()
@@ -65,6 +68,7 @@ class McpServerForm(QWidget):
             "and enter the client id they gave you here."
         )
         self.signs_in.toggled.connect(self.client_id.setEnabled)
+        self.roots = RootsBox(core, self._arguments)
         self.trusted = QCheckBox("Trusted")
         self.trusted_hint = QLabel("A tool a trusted server marks read-only may run without write permission.")
         self.trusted_hint.setWordWrap(True)
@@ -104,6 +108,7 @@ class McpServerForm(QWidget):
         self.form.addRow("Headers", self.headers)
         self.form.addRow("Sign-in", self.signs_in)
         self.form.addRow("Client id", self.client_id)
+        self.form.addRow("Folders", self.roots)
         self.form.addRow("Starts", self.start)
         self.form.addRow("", self.trusted)
         self.form.addRow("", self.trusted_hint)
@@ -132,6 +137,7 @@ class McpServerForm(QWidget):
         self.trusted.setChecked(shown.trusted)
         self.start.setCurrentIndex(self.start.findData(shown.start_at_launch))
         self.enabled.setChecked(shown.enabled)
+        self.roots.load(shown)
         self._show_transport()
 
     def entered(self) -> tuple[dict[str, Any], dict[str, str | None], dict[str, str | None]]:
@@ -145,17 +151,24 @@ class McpServerForm(QWidget):
             "description": " ".join(self.description.text().split()),
             "transport": self.transport.currentData(),
             "command": (self.command.text().strip() or None) if stdio else None,
-            "args": [a for a in self.args.toPlainText().splitlines() if a.strip()] if stdio else [],
+            "args": self._arguments()[0] if stdio else [],
             "cwd": (self.cwd.text().strip() or None) if stdio else None,
             "url": None if stdio else (self.url.text().strip() or None),
             "oauth": None if stdio or not self.signs_in.isChecked() else self._oauth(base.get("oauth")),
             "trusted": self.trusted.isChecked(),
             "start_at_launch": bool(self.start.currentData()),
             "enabled": self.enabled.isChecked(),
+            "roots_enabled": self.roots.values()[0],
+            "roots": self.roots.values()[1],
         }
         env = self.env.values() if stdio else {}
         headers = {} if stdio else self.headers.values()
         return fields, env, headers
+
+    def _arguments(self) -> tuple[list[str], str | None]:
+        """The arguments and working folder as typed now (the roots' prefill)."""
+        args = [a for a in self.args.toPlainText().splitlines() if a.strip()]
+        return args, self.cwd.text().strip() or None
 
     def _oauth(self, kept: object) -> dict[str, Any]:
         """The sign-in block as entered, keeping what the form does not show (scopes, port)."""

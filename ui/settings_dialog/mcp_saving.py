@@ -2,7 +2,9 @@
 
 Where a server's secrets have nowhere to be kept (no keychain, no secrets file chosen), what
 was typed stays in the form until the person says where they go: memory for this run, a file
-from now on, or back to the form. Removing a server waits for a "Remove" that was read."""
+from now on, or back to the form. A change to the folders a server sees (roots) is saved only
+after the person has read what the server will then reach. Removing a server waits for a
+"Remove" that was read."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from desktop.app import McpServerSetting, SecretsNotKept, ServerView, printable, problem_text
+from desktop.app import McpServerSetting, RootsChange, SecretsNotKept, ServerView, printable, problem_text
 from ui.bridge.core_client import CoreClient
 from ui.settings_dialog.keys_questions import FileChoice, NowhereQuestion
 from ui.settings_dialog.mcp_form import McpServerForm
+from ui.settings_dialog.mcp_roots import RootsQuestion
 
 __all__ = ["McpSaving", "McpTabParts"]
 
@@ -41,7 +44,7 @@ class McpSaving:
         self.confirmation: QMessageBox | None = None
         self.file_choice = FileChoice(core, parent, tab.say)
 
-    def save(self, *, memory_only: bool = False) -> None:
+    def save(self, *, memory_only: bool = False, roots_agreed: bool = False) -> None:
         tab = self.tab
         try:
             fields, env, headers = tab.form.entered()
@@ -49,6 +52,18 @@ class McpSaving:
             tab.say(problem_text(exc))
             return
         replacing = tab.form.editing.name if tab.form.editing is not None else None
+        if not roots_agreed:  # what the server will reach changes: the person says yes first
+
+            def checked(change: RootsChange | None) -> None:
+                if change is None:
+                    self.save(memory_only=memory_only, roots_agreed=True)
+                else:
+                    self._ask_roots(change, memory_only)
+
+            self.core.run_on_core(
+                lambda app: app.mcp.roots_change(fields, replacing), checked, lambda e: tab.say(problem_text(e))
+            )
+            return
 
         def saved(server: McpServerSetting) -> None:
             tab.show_server(server)  # what was typed in a secret's field is kept elsewhere now, not here
@@ -69,6 +84,21 @@ class McpSaving:
             lambda app: app.mcp.save(fields, env, headers, replacing, memory_only=memory_only), saved, failed
         )
 
+    def _ask_roots(self, change: RootsChange, memory_only: bool) -> None:
+        box = RootsQuestion(self.parent, change)
+
+        def answered(_result: int) -> None:
+            self.confirmation = None
+            if box.clickedButton() is box.button(QMessageBox.StandardButton.Yes):
+                self.save(memory_only=memory_only, roots_agreed=True)
+            else:
+                self.tab.say("The server is not saved; its folders are as they were, and the form keeps your changes.")
+            box.deleteLater()
+
+        box.finished.connect(answered)
+        self.confirmation = box
+        box.open()
+
     def _ask_where(self, error: SecretsNotKept) -> None:
         box = NowhereQuestion(self.parent, str(error), error.problem)
 
@@ -76,9 +106,9 @@ class McpSaving:
             self.confirmation = None
             clicked = box.clickedButton()
             if clicked is box.keep:
-                self.save(memory_only=True)
+                self.save(memory_only=True, roots_agreed=True)
             elif clicked is box.file:
-                self.file_choice.use(then=self.save)
+                self.file_choice.use(then=lambda: self.save(roots_agreed=True))
             else:
                 self.tab.say("The server is not saved; what you typed is still in the form.")
             box.deleteLater()

@@ -1,6 +1,7 @@
 """Signing in to a remote MCP server from Settings: a "Sign in…" button beside a server whose
 entry signs in through the browser; the status says when the server waits for it (never
-signed in, or its tokens refused).
+signed in, or its tokens refused). "Sign out" forgets its tokens, and the running server
+starts again without them.
 
 The sign-in runs on the core (``app.mcp.sign_in``); the browser is opened on the GUI thread,
 through a queued signal, because the core asks for it from its own thread.
@@ -38,6 +39,11 @@ class SignIn(QObject):
         self.button.setToolTip("Opens your browser to sign in to this server; Cairn keeps the sign-in in the keychain.")
         self.button.hide()
         self.button.clicked.connect(self.sign_in)
+        self.out = QPushButton("Sign out")
+        self.out.setAccessibleName("Sign out of server")
+        self.out.setToolTip("Forgets this server's sign-in; Cairn stops using it at once.")
+        self.out.hide()
+        self.out.clicked.connect(self.sign_out)
         self.open_url.connect(self._open)
         self.opener: Callable[[QUrl], object] = QDesktopServices.openUrl  # a test's seam
 
@@ -45,6 +51,8 @@ class SignIn(QObject):
         signs_in = view is not None and view.setting is not None and view.setting.oauth is not None
         self.button.setVisible(signs_in)
         self.button.setEnabled(signs_in and view is not None and view.enabled and not view.problem)
+        self.out.setVisible(signs_in)
+        self.out.setEnabled(signs_in)
 
     def sign_in(self) -> None:
         view = self.selected()
@@ -63,6 +71,23 @@ class SignIn(QObject):
             self.show_for(self.selected())
 
         self.core.run_on_core(lambda app: app.mcp.sign_in(name, self.open_url.emit), done, refused)
+
+    def sign_out(self) -> None:
+        view = self.selected()
+        if view is None:
+            return
+        name = view.name
+        self.out.setEnabled(False)
+
+        def done(kept: bool) -> None:
+            self.say(f"Signed out of {name}: its sign-in is forgotten." if kept else f"{name} was not signed in.")
+            self.show_for(self.selected())
+
+        def refused(error: BaseException) -> None:
+            self.failed(error)
+            self.show_for(self.selected())
+
+        self.core.run_on_core(lambda app: app.mcp.sign_out(name), done, refused)
 
     def _open(self, url: str) -> None:
         if not self.opener(QUrl(url)):

@@ -121,7 +121,7 @@ class McpTab(QWidget):
         box.addWidget(self.state)
         box.addWidget(self.stderr)
         actions = QHBoxLayout()
-        for button in (self.signing.button, self.restart, self.test, self.toggle):
+        for button in (self.signing.button, self.signing.out, self.restart, self.test, self.toggle):
             actions.addWidget(button)
         box.addLayout(actions)
 
@@ -139,7 +139,7 @@ class McpTab(QWidget):
         return left
 
     def _build_editor(self) -> QVBoxLayout:
-        self.form = McpServerForm()
+        self.form = McpServerForm(self.core)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
