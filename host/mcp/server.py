@@ -36,6 +36,7 @@ from pydantic import JsonValue, ValidationError
 
 import host.identity
 from host.mcp.config import McpLimits, McpServerConfig
+from host.mcp.elicitation import Elicitations
 from host.mcp.failures import SIGN_IN_AGAIN, Refused, WatchedAuth, explain, leaf, needs_sign_in
 from host.mcp.remote import open_http
 from host.mcp.results import cap_text, resource_output, tool_output
@@ -79,6 +80,7 @@ class McpServer:
         self._status = ServerStatus(config.name, ServerState.STOPPED)
         self._tools: tuple[Tool, ...] = ()
         self.log = ServerLog(config.name, self._redact)  # what it logged, for its panel and cairn.log
+        self._asks = Elicitations(config.name, self._redact)  # its requests for input; calls' time limits
         self._shaped: frozenset[str] = frozenset()  # the tools that declare an output schema
         self._instructions = ""
         self._client: Client | None = None
@@ -214,6 +216,7 @@ class McpServer:
             mode="legacy",  # the initialize handshake: what every server in use today speaks
             cache=None,
             message_handler=self._on_message,
+            elicitation_callback=self._asks.answer,  # declares the capability: some servers list more tools
             logging_callback=self.log.said,
             log_level="info",  # servers of the 2026-07-28 protocol log only what a request asks for
             client_info=_CLIENT_INFO,
@@ -345,7 +348,7 @@ class McpServer:
             return ToolOutput(self._unavailable(), is_error=True)
         timeout = self.config.call_timeout
         try:
-            with anyio.fail_after(timeout):
+            with self._asks.limit(timeout):  # paused while a person answers the server
                 result = await request(client)
         except TimeoutError:
             text = f"The MCP server {self.name!r} did not answer {named!r} within {timeout:g} s."
