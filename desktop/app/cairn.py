@@ -34,6 +34,7 @@ from desktop.root import Root
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings
 from desktop.turn.approvals import Approver
+from desktop.turn.elicitations import Elicitor
 from host.content import ChatRoute, parse_model_system
 from host.paths import CairnPaths
 
@@ -130,6 +131,7 @@ def open_cairn(
     *,
     on_event: Callable[[object], None] | None = None,
     approver: Approver | None = None,
+    elicitor: Elicitor | None = None,
     secrets: SecretStore | None = None,
     workspace: Path | None = None,
     titles: bool = True,
@@ -139,7 +141,7 @@ def open_cairn(
     which closes the journal. The journal opens now, or, without ``open_journal``, when first
     needed. Raises ``JournalOpenError``, ``CatalogError``, ``SettingsError`` or
     ``WorkspaceError`` saying what is wrong, with nothing left open."""
-    root = Root(paths, secrets=secrets, approver=approver)
+    root = Root(paths, secrets=secrets, approver=approver, elicitor=elicitor)
     try:
         if open_journal:
             root.open_journal()

@@ -30,6 +30,7 @@ from desktop.turn.outcome import TurnOutcome
 from desktop.turn.runtime import ChatRuntime
 from host.content import Checkpoint
 from host.permissions import PermissionPolicy
+from host.tools.questions import Answer, Question
 
 __all__ = ["STOPPED", "SessionEvent", "TurnBusy", "TurnRoute", "Turns"]
 
@@ -190,6 +191,17 @@ class Turns:
         if waiting and task is not None:
             with contextlib.suppress(asyncio.CancelledError, ProviderError):
                 await task
+
+    # -- questions of running calls --------------------------------------------------------
+
+    def questions(self, session_id: str) -> list[tuple[str, Question]]:
+        """The questions of the chat's running calls waiting on the person, oldest first."""
+        return self._shared.root.elicitations.waiting(session_id)
+
+    def answer_question(self, session_id: str, question_id: str, answer: Answer) -> bool:
+        """The person's answer to a running call's question; ``False`` if it no longer waits
+        (the call ended). ``AnswerInvalid`` when an accepted answer does not fit the form."""
+        return self._shared.root.elicitations.answer(session_id, question_id, answer)
 
     # -- running ---------------------------------------------------------------------------
 

@@ -83,7 +83,7 @@ class Elicitations:
                     question.cancel()
 
     async def answer(
-        self, _context: ClientRequestContext, params: mcp_types.ElicitRequestParams
+        self, context: ClientRequestContext, params: mcp_types.ElicitRequestParams
     ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
         """The server's request, put to the person through the asker of the call in flight."""
         if isinstance(params, mcp_types.ElicitRequestURLParams):
