@@ -182,13 +182,16 @@ class Turns:
         return await self._turn(session_id, lambda runtime: runtime.resume(session_id, call_id, Approval(choice)))
 
     async def _supersede_waiting(self, session_id: str) -> None:
-        """A new message denies the calls waiting in this run, ends their turn, then goes out."""
+        """A new message denies the calls waiting in this run, ends their turn, then goes out.
+        A form waiting on the person stops its turn (as Stop does): its call ends, and the
+        server's question is declined with it."""
         approvals = self._shared.root.approvals
         waiting = approvals.waiting(session_id)
         for call_id in waiting:
             approvals.answer(session_id, call_id, Approval("deny", SUPERSEDED))
+        asked = bool(self.questions(session_id)) and self.cancel(session_id)
         task = self._running.get(session_id)
-        if waiting and task is not None:
+        if (waiting or asked) and task is not None:
             with contextlib.suppress(asyncio.CancelledError, ProviderError):
                 await task
 
