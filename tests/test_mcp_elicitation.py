@@ -145,3 +145,33 @@ def test_a_request_outside_any_call_is_declined_with_a_log_line(caplog: pytest.L
         assert asyncio.run(asks.answer(None, url)).action == "decline"  # type: ignore[arg-type,union-attr]
     assert "lonely's request for input: it asked outside any tool call" in caplog.text
     assert "Cairn answers forms only" in caplog.text
+
+
+@pytest.mark.parametrize(("which", "tool"), [("asking", "book"), ("everything", "trigger-elicitation-request")])
+def test_a_call_that_ends_while_the_person_is_asked_withdraws_the_question(which: str, tool: str) -> None:
+    """The SDK's server withdraws its own request when its call is cancelled; the everything
+    server does not, and Cairn withdraws the question itself."""
+    asked, withdrawn = asyncio.Event(), asyncio.Event()
+
+    async def nobody_answers(question: Question) -> Answer:
+        asked.set()
+        try:
+            await asyncio.sleep(60)
+        finally:
+            withdrawn.set()  # the card goes: ask_in_chat tells the chat the question is over
+        return Answer("accept", {"name": "never"})
+
+    async def work(server: McpServer) -> str:
+        with asking(nobody_answers):
+            call = asyncio.ensure_future(server.call(tool, {}))
+        await asked.wait()
+        call.cancel()  # Stop, a new message, the window closing
+        await asyncio.wait_for(withdrawn.wait(), 5)
+        with asking(nobody_answers):  # the server still answers the next call
+            asked.clear()
+            again = asyncio.ensure_future(server.call(tool, {}))
+            await asked.wait()
+            again.cancel()
+        return "withdrawn"
+
+    assert run_with(asking_server() if which == "asking" else everything(), work) == "withdrawn"
