@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -25,6 +26,8 @@ __all__ = ["ElicitationForm"]
 
 PLACEHOLDERS = {"email": "name@example.com", "uri": "https://…", "date": "YYYY-MM-DD", "date-time": "YYYY-MM-DDThh:mm"}
 ERROR_STYLE = "color: #c62828;"
+HINT_STYLE = "color: #6b6b6b;"
+MAX_FORM_HEIGHT = 320  # px of fields shown before the form scrolls
 
 
 class ElicitationForm(QFrame):
@@ -44,13 +47,20 @@ class ElicitationForm(QFrame):
         column.addWidget(heading)
         if question.message:
             column.addWidget(_plain(question.message))
-        form = QFormLayout()
+        fields = QWidget()
+        form = QFormLayout(fields)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.editors: dict[str, QWidget] = {}
         self.problems: dict[str, QLabel] = {}
         for field in question.form.fields:
             form.addRow(self._label(field), self._editor_with_problem(field))
-        column.addLayout(form)
+        scroll = QScrollArea()  # a long form scrolls; the chat above it stays in sight
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(fields)
+        scroll.setMaximumHeight(MAX_FORM_HEIGHT)
+        scroll.setMinimumHeight(min(fields.sizeHint().height(), MAX_FORM_HEIGHT))
+        column.addWidget(scroll)
         if question.form.left_out:
             column.addWidget(_plain(f"Left out (Cairn cannot show them): {', '.join(question.form.left_out)}"))
         column.addLayout(self._buttons())
@@ -115,6 +125,10 @@ class ElicitationForm(QFrame):
         problem.setStyleSheet(ERROR_STYLE)
         problem.hide()
         column.addWidget(editor)
+        if field.description:
+            hint = _plain(field.description)
+            hint.setStyleSheet(HINT_STYLE)
+            column.addWidget(hint)
         column.addWidget(problem)
         self.editors[field.key], self.problems[field.key] = editor, problem
         return box
