@@ -21,7 +21,7 @@ from host.content import ToolResultPart
 from host.paths import CairnPaths
 from host.tools import Tool, ToolOutput, ToolSpec
 from host.tools.forms import parse_form
-from host.tools.questions import Question, asker
+from host.tools.questions import Answer, Question, asker
 from host.transcript import TranscriptWriter
 from tests.ui_fixtures import Running, add_loopback_account, running_cairn
 from ui.chat_panel.elicitation_form import ElicitationForm
@@ -43,17 +43,22 @@ FORM = parse_form({
 ASK = "Book two seats. [[call book_seats {}]]"
 
 
-def attach(run: Running) -> None:
+def attach(run: Running) -> list[Answer]:
+    """Add the tool that asks; the answers it gets."""
+    answers: list[Answer] = []
+
     async def book(_arguments: Mapping[str, JsonValue]) -> ToolOutput:
         ask = asker()
         assert ask is not None, "the turn sets an asker around every call"
         answer = await ask(Question("travel-desk", "Who is travelling? <b>not bold</b>", FORM))
+        answers.append(answer)
         return ToolOutput(f"{answer.action}: {sorted(answer.content.items())}")
 
     def source(_inputs: TurnInputs) -> list[Tool]:
         return [Tool(SPEC, book)]
 
     run.app.root.engine.registry.add(source)
+    return answers
 
 
 def ask_to_book(qtbot: QtBot, w: MainWindow) -> ElicitationForm:
@@ -138,3 +143,17 @@ def test_a_new_message_stops_the_turn_a_form_waits_in(qtbot: QtBot, cairn_paths:
             qtbot.waitUntil(lambda: "tell me a joke" in json.dumps(provider.requests[-1].body), timeout=WAIT)
             qtbot.waitUntil(lambda: not w.turns.busy, timeout=WAIT)
             assert not w.notice.isVisible()
+
+
+def test_deleting_the_chat_declines_the_form_waiting_in_it(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with LoopbackProvider() as provider:
+        add_loopback_account(cairn_paths, provider)
+        with running_cairn(cairn_paths) as run:
+            answers = attach(run)
+            w = run.window
+            ask_to_book(qtbot, w)
+            session_id = w.session_id or ""
+            w.client.run_on_core(lambda app: app.chats.delete(session_id))
+            qtbot.waitUntil(lambda: card(w) is None and bool(answers), timeout=WAIT)
+            assert answers == [Answer("decline", note="the chat was deleted")]
+            qtbot.waitUntil(lambda: not w.turns.busy, timeout=WAIT)
