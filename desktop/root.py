@@ -49,6 +49,7 @@ from desktop.tools.registry import ToolRegistry
 from desktop.tools.server_memory import ServerMemory
 from desktop.tools.sources import builtin_source, mcp_source, resource_source, skill_tools
 from desktop.turn.approvals import Approver, WaitingApprovals
+from desktop.turn.elicitations import Elicitor, WaitingElicitations
 from desktop.turn.events import RuntimeEvent
 from desktop.turn.runtime import ChatRuntime
 from host.content import ToolIdentity
@@ -80,7 +81,9 @@ class Root:
     run async work inside ``running()``, and ``close()`` it (or use ``with``).
 
     ``approver`` answers the gate's questions: by default the window's ``approvals`` (each
-    question waits for a card's answer); the CLI passes its terminal approver. ``secrets``
+    question waits for a card's answer); the CLI passes its terminal approver. ``elicitor``
+    answers a running call's questions (a server's request for input) the same way: by default
+    the window's ``elicitations``, a form card each; the CLI passes its terminal's. ``secrets``
     and ``gate`` are seams for tests (a keyring backend, a gate)."""
 
     def __init__(
@@ -91,6 +94,7 @@ class Root:
         gate: ToolGate | None = None,
         approver: Approver | None = None,
         servers_on_demand: bool = False,
+        elicitor: Elicitor | None = None,
     ) -> None:
         self.paths = paths
         self.settings_store = SettingsStore(paths.config_dir / "settings.json")
@@ -128,6 +132,8 @@ class Root:
         self.gate: ToolGate = gate or CatalogGate()
         self.approvals = WaitingApprovals()
         self.approver: Approver = approver or self.approvals
+        self.elicitations = WaitingElicitations()
+        self.elicitor: Elicitor = elicitor or self.elicitations
         self.limits = RouteLimits(self.load_settings, self.http)
         self.summaries = SummaryRoutes(self.load_settings, self.routes, self.keys, self.client)
         self._journal: Journal | None = None
@@ -283,6 +289,7 @@ class Root:
             system=system,
             gate=self.gate,
             approver=self.approver,
+            elicitor=self.elicitor,
             redactor=self.redactor,
             policy=policy or (lambda: self.load_settings().permission_policy()),
             remember=remember or self._remember,

@@ -49,6 +49,7 @@ from desktop.settings.store import TEXT_SIZE_MAX, TEXT_SIZE_MIN, Account, Assist
 from desktop.tools.mcp_hub import ServerView
 from desktop.turn.approvals import Approval, Approver, Choice
 from desktop.turn.continuation import CONTINUE
+from desktop.turn.elicitations import AnswerInvalid, Elicitor
 from desktop.turn.outcome import NothingToRetry, TurnOutcome
 from desktop.version import cairn_version
 from host.errors import CairnError, JournalError
@@ -62,6 +63,8 @@ from host.skills import SKILL_FILE, SkillCatalog, SkillStore
 from host.text import printable
 from host.tools import Tool
 from host.tools.builtin import NO_WORKSPACE
+from host.tools.forms import FieldValue, Form, FormField
+from host.tools.questions import Action, Answer, Question
 from host.usage import RequestUsage, UsageTotals
 from host.versions import NotAVersion
 
@@ -86,6 +89,9 @@ __all__ = [
     "Account",
     "AccountView",
     "Accounts",
+    "Action",
+    "Answer",
+    "AnswerInvalid",
     "AppSnapshot",
     "Approval",
     "Approver",
@@ -108,7 +114,11 @@ __all__ = [
     "Download",
     "DownloadError",
     "DownloadPaused",
+    "Elicitor",
     "EngineStatus",
+    "FieldValue",
+    "Form",
+    "FormField",
     "ImportPlan",
     "ImportResult",
     "InputRefused",
@@ -135,6 +145,7 @@ __all__ = [
     "Progress",
     "ProviderError",
     "ProviderPreset",
+    "Question",
     "RequestUsage",
     "ResolvedRoute",
     "RootsChange",

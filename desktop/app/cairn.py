@@ -34,6 +34,7 @@ from desktop.root import Root
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings
 from desktop.turn.approvals import Approver
+from desktop.turn.elicitations import Elicitor
 from host.content import ChatRoute, parse_model_system
 from host.paths import CairnPaths
 
@@ -130,6 +131,7 @@ def open_cairn(
     *,
     on_event: Callable[[object], None] | None = None,
     approver: Approver | None = None,
+    elicitor: Elicitor | None = None,
     secrets: SecretStore | None = None,
     workspace: Path | None = None,
     titles: bool = True,
@@ -141,7 +143,7 @@ def open_cairn(
     needed. Raises ``JournalOpenError``, ``CatalogError``, ``SettingsError`` or
     ``WorkspaceError`` saying what is wrong, with nothing left open. ``servers_on_demand``: an
     MCP server whose tools Cairn knows starts only when a call needs it (``McpHub``)."""
-    root = Root(paths, secrets=secrets, approver=approver, servers_on_demand=servers_on_demand)
+    root = Root(paths, secrets=secrets, approver=approver, elicitor=elicitor, servers_on_demand=servers_on_demand)
     try:
         if open_journal:
             root.open_journal()

@@ -115,9 +115,11 @@ class Chats:
         self._journal.archive_session(session_id, archived)
 
     def delete(self, session_id: str) -> None:
-        """Take the chat out of the list; ``restore`` brings it back until Cairn closes."""
+        """Take the chat out of the list; ``restore`` brings it back until Cairn closes. A
+        server's request for input waiting in it is declined: nobody will see it now."""
         self._journal.delete_session(session_id)
         self._shared.states.forget(session_id)
+        self._shared.root.elicitations.decline_all(session_id, "the chat was deleted")
 
     def restore(self, session_id: str) -> None:
         self._journal.restore_session(session_id)

@@ -30,6 +30,7 @@ from desktop.turn.outcome import TurnOutcome
 from desktop.turn.runtime import ChatRuntime
 from host.content import Checkpoint
 from host.permissions import PermissionPolicy
+from host.tools.questions import Answer, Question
 
 __all__ = ["STOPPED", "SessionEvent", "TurnBusy", "TurnRoute", "Turns"]
 
@@ -181,15 +182,29 @@ class Turns:
         return await self._turn(session_id, lambda runtime: runtime.resume(session_id, call_id, Approval(choice)))
 
     async def _supersede_waiting(self, session_id: str) -> None:
-        """A new message denies the calls waiting in this run, ends their turn, then goes out."""
+        """A new message denies the calls waiting in this run, ends their turn, then goes out.
+        A form waiting on the person stops its turn (as Stop does): its call ends, and the
+        server's question is declined with it."""
         approvals = self._shared.root.approvals
         waiting = approvals.waiting(session_id)
         for call_id in waiting:
             approvals.answer(session_id, call_id, Approval("deny", SUPERSEDED))
+        asked = bool(self.questions(session_id)) and self.cancel(session_id)
         task = self._running.get(session_id)
-        if waiting and task is not None:
+        if (waiting or asked) and task is not None:
             with contextlib.suppress(asyncio.CancelledError, ProviderError):
                 await task
+
+    # -- questions of running calls --------------------------------------------------------
+
+    def questions(self, session_id: str) -> list[tuple[str, Question]]:
+        """The questions of the chat's running calls waiting on the person, oldest first."""
+        return self._shared.root.elicitations.waiting(session_id)
+
+    def answer_question(self, session_id: str, question_id: str, answer: Answer) -> bool:
+        """The person's answer to a running call's question; ``False`` if it no longer waits
+        (the call ended). ``AnswerInvalid`` when an accepted answer does not fit the form."""
+        return self._shared.root.elicitations.answer(session_id, question_id, answer)
 
     # -- running ---------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from desktop.cli.accounts import run_accounts
 from desktop.cli.approve import TerminalApprover
 from desktop.cli.chat import run_chat, turn_printer
 from desktop.cli.compact import add_compact_command, compact_progress, run_compact
+from desktop.cli.elicit import TerminalElicitor
 from desktop.cli.mcp import add_mcp_commands, run_mcp
 from desktop.cli.models import add_models_commands, run_models
 from desktop.cli.secrets import add_secrets_command, run_secrets, tell_once
@@ -147,8 +148,11 @@ def _dispatch(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore 
     if args.command == "chat":
         printer, on_event = turn_printer()
         approver = TerminalApprover(preset=args.approve)
+        elicitor = TerminalElicitor()  # a server's request for input: asked at a terminal, else declined
         # One turn, then the process ends: a server starts only when a call needs it.
-        with opened(on_event=on_event, approver=approver, workspace=args.workspace, servers_on_demand=True) as app:
+        with opened(
+            on_event=on_event, approver=approver, elicitor=elicitor, workspace=args.workspace, servers_on_demand=True
+        ) as app:
             return run_chat(args, app, printer)
     if args.command == "compact":
         with opened(on_event=compact_progress) as app:

@@ -11,6 +11,7 @@ from host.content import Checkpoint, ToolCallPart
 from host.rows import TranscriptRow
 from host.tools import ToolSpec
 from host.tools.progress import Progress
+from host.tools.questions import Action, Question
 
 __all__ = [
     "ApprovalAnswered",
@@ -20,6 +21,8 @@ __all__ = [
     "CompactionCommitted",
     "CompactionHeld",
     "CompactionStarted",
+    "ElicitationAnswered",
+    "ElicitationRequested",
     "Progress",
     "ReasoningDelta",
     "RequestStarted",
@@ -191,6 +194,26 @@ class ApprovalAnswered:
 
 
 @dataclass(frozen=True)
+class ElicitationRequested:
+    """A running call's server asks the person to fill in a form: the window shows it in the
+    chat, the CLI asks field by field (or declines)."""
+
+    question_id: str
+    call_id: str
+    question: Question
+
+
+@dataclass(frozen=True)
+class ElicitationAnswered:
+    """The question is over: answered, or declined because nobody could (``note`` says why)."""
+
+    question_id: str
+    call_id: str
+    action: Action
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class TurnCancelled:
     partial_row: TranscriptRow | None
 
@@ -213,6 +236,8 @@ RuntimeEvent = (
     | RouteFallbackRecorded
     | ApprovalRequested
     | ApprovalAnswered
+    | ElicitationRequested
+    | ElicitationAnswered
     | CompactionStarted
     | CompactionCommitted
     | CompactionAbandoned

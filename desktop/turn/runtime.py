@@ -33,6 +33,7 @@ from desktop.settings.redaction import Redactor
 from desktop.settings.routes import ResolvedRoute
 from desktop.turn.approvals import Approval, Approver, DenyQuestions
 from desktop.turn.continuation import CONTINUE, cut_off, last_asked
+from desktop.turn.elicitations import Elicitor
 from desktop.turn.events import RuntimeEvent, UserCommitted
 from desktop.turn.outcome import NothingToRetry, Step, TurnOutcome, outcome
 from desktop.turn.preparation import RequestPreparer
@@ -78,6 +79,7 @@ class ChatRuntime:
         system: Callable[[], SystemState] | None = None,
         gate: ToolGate | None = None,
         approver: Approver | None = None,
+        elicitor: Elicitor | None = None,
         redactor: Redactor | None = None,
         policy: Callable[[], PermissionPolicy] | None = None,
         remember: Callable[[ToolIdentity, bool], None] | None = None,
@@ -121,6 +123,7 @@ class ChatRuntime:
             emit=self.emit,
             remember=remember or (lambda _target, _allow: None),
             attachments=self.attachments,
+            elicitor=elicitor,
         )
         self.steps = Steps(self)
 

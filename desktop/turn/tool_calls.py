@@ -20,6 +20,7 @@ from desktop.session.parked import ParkedCall
 from desktop.settings.redaction import Redactor
 from desktop.tools.use_tool import unwrap
 from desktop.turn.approvals import SUPERSEDED, Approval, Approver
+from desktop.turn.elicitations import DeclineQuestions, Elicitor, ask_in_chat
 from desktop.turn.events import (
     ApprovalAnswered,
     ApprovalRequested,
@@ -35,6 +36,7 @@ from host.permissions import Decision, Permissions, ToolGate, ToolRequest, ident
 from host.rows import TranscriptRow
 from host.tools import ToolCatalog, ToolMedia
 from host.tools.progress import Reporter, reporting
+from host.tools.questions import asking
 from host.transcript import TranscriptWriter
 
 __all__ = [
@@ -75,8 +77,10 @@ class ToolCalls:
         emit: Callable[[RuntimeEvent], None],
         remember: Callable[[ToolIdentity, bool], None],
         attachments: AttachmentStore | None = None,
+        elicitor: Elicitor | None = None,
     ) -> None:
         self.writer, self.gate, self.approver, self.redactor = writer, gate, approver, redactor
+        self.elicitor: Elicitor = elicitor or DeclineQuestions()  # a running call's questions to the person
         self.attachments = attachments
         self._emit = emit
         self._remember = remember
@@ -183,7 +187,8 @@ class ToolCalls:
         call_id = request.call.call_id
         started = time.perf_counter()
         self._emit(ToolStarted(call_id, time.monotonic()))
-        with reporting(Reporter(lambda progress: self._emit(ToolProgressed(call_id, progress)))):
+        ask = ask_in_chat(self.elicitor, request.session_id, call_id, self._emit)
+        with reporting(Reporter(lambda progress: self._emit(ToolProgressed(call_id, progress)))), asking(ask):
             output = await tool.run(request.call.arguments)
         elapsed = (time.perf_counter() - started) * 1000
         result = ToolResultPart(

@@ -12,6 +12,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from host.mcp.config import McpServerConfig
+from host.mcp.status import ServerState, ServerStatus
 
 __all__ = [
     "NO_REGISTRATION",
@@ -22,6 +23,7 @@ __all__ = [
     "explain",
     "leaf",
     "needs_sign_in",
+    "unavailable",
 ]
 
 # What a call to a server that refused Cairn's sign-in returns: words for the model to pass on.
@@ -113,3 +115,12 @@ def _first_error(exc: ValidationError) -> str:
     first = errors[0]
     where = ".".join(str(part) for part in first.get("loc", ()))
     return f"{where}: {first.get('msg', '')}" if where else str(first.get("msg", ""))
+
+
+def unavailable(status: ServerStatus) -> str:
+    """Why a server in ``status`` cannot answer a call or a read now, for the model."""
+    if status.state is ServerState.FAILED:
+        return f"The MCP server {status.server!r} is not available: {status.reason}"
+    if status.state is ServerState.SIGN_IN:
+        return SIGN_IN_AGAIN.format(name=status.server)
+    return f"The MCP server {status.server!r} is {status.state.value}; its tools cannot run now."

@@ -34,7 +34,8 @@ from pydantic import JsonValue, ValidationError
 
 import host.identity
 from host.mcp.config import McpLimits, McpServerConfig
-from host.mcp.failures import SIGN_IN_AGAIN, Refused, WatchedAuth, explain, leaf, needs_sign_in
+from host.mcp.elicitation import Elicitations
+from host.mcp.failures import Refused, WatchedAuth, explain, leaf, needs_sign_in, unavailable
 from host.mcp.names import tool_names
 from host.mcp.rate import Rate
 from host.mcp.remote import open_http
@@ -81,6 +82,7 @@ class McpServer:
         self._status = ServerStatus(config.name, ServerState.STOPPED)
         self._tools: tuple[Tool, ...] = ()
         self.log = ServerLog(config.name, self._redact)  # what it logged, for its panel and cairn.log
+        self._asks = Elicitations(config.name, self._redact)  # its requests for input; calls' time limits
         self._shaped: frozenset[str] = frozenset()  # the tools that declare an output schema
         self._theirs: dict[str, str] = {}  # each tool's name in Cairn: its name on the server
         self._instructions = ""
@@ -226,6 +228,7 @@ class McpServer:
             mode="legacy",  # the initialize handshake: what every server in use today speaks
             cache=None,
             message_handler=self._on_message,
+            elicitation_callback=self._asks.answer,  # declares the capability: some servers list more tools
             logging_callback=self.log.said,
             list_roots_callback=self.roots.callback(),  # None: roots off, no capability declared
             log_level="info",  # servers of the 2026-07-28 protocol log only what a request asks for
@@ -351,16 +354,16 @@ class McpServer:
         preposition = "to" if during == "the call" else "of"
         client, watch = self._client, self._watch
         if client is None or watch is None or self._status.state is not ServerState.READY:
-            return ToolOutput(self._unavailable(), is_error=True)
+            return ToolOutput(unavailable(self._status), is_error=True)
         timeout = self.config.call_timeout
         try:
-            with anyio.fail_after(timeout):
+            with self._asks.limit(timeout):  # paused while a person answers the server
                 result = await request(client)
         except TimeoutError:
             text = f"The MCP server {self.name!r} did not answer {named!r} within {timeout:g} s."
         except MCPError as exc:
             if self._signed_out:
-                return ToolOutput(self._unavailable(), is_error=True)
+                return ToolOutput(unavailable(self._status), is_error=True)
             if self._stop_requested:
                 text = f"The MCP server {self.name!r} was stopped during {during}."
             elif watch.fault is not None or exc.code == mcp_types.CONNECTION_CLOSED:
@@ -373,7 +376,7 @@ class McpServer:
             text = f"The MCP server {self.name!r} answered {named!r} with something that is not {kind}."
         except Exception as exc:  # noqa: BLE001 - a broken server never breaks the turn
             if needs_sign_in(exc) or self._signed_out:
-                return ToolOutput(self._unavailable(), is_error=True)
+                return ToolOutput(unavailable(self._status), is_error=True)
             text = f"{during.capitalize()} {preposition} {named!r} on the MCP server {self.name!r} failed: {leaf(exc)}"
         else:
             return output(result)
@@ -382,14 +385,6 @@ class McpServer:
     def _refused(self) -> None:
         self._signed_out = True
         self._set(ServerStatus(self.name, ServerState.SIGN_IN, reason=f"sign in again to {self.name}"))
-
-    def _unavailable(self) -> str:
-        status = self._status
-        if status.state is ServerState.FAILED:
-            return f"The MCP server {self.name!r} is not available: {status.reason}"
-        if status.state is ServerState.SIGN_IN:
-            return SIGN_IN_AGAIN.format(name=self.name)
-        return f"The MCP server {self.name!r} is {status.state.value}; its tools cannot run now."
 
     def _set(self, status: ServerStatus) -> None:
         self._status = status

@@ -1,6 +1,7 @@
 """The chat panel put together: its widgets laid out (the route bar, the chat or an empty
-chat's welcome, the notice, the edit banner, the composer) and the controllers that drive
-them, each given the widgets it uses, the chat shown and the core client."""
+chat's welcome, a server's request for input, the notice, the edit banner, the composer) and
+the controllers that drive them, each given the widgets it uses, the chat shown and the core
+client."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ui.chat_panel.chat_opener import ChatOpener
 from ui.chat_panel.chat_pages import ChatPages
 from ui.chat_panel.chat_status import ChatStatus
 from ui.chat_panel.composer import Composer
+from ui.chat_panel.elicitation_cards import ElicitationCards
 from ui.chat_panel.engine_indicator import EngineIndicator
 from ui.chat_panel.live_replies import LiveReplies
 from ui.chat_panel.message_edit import MessageEdit
@@ -54,6 +56,8 @@ class ChatPanel(QWidget):
         self.pages = ChatPages(core, view, composer, shown, turns=self.turns, replies=self.replies)
         self.approvals = ApprovalCards(core, shown, view, composer, turns=self.turns, notice=notice)
         self.running = RunningCalls(view, shown, parent=self)
+        self.questions = ElicitationCards(core, shown, notice)
+        self.question_slot.addWidget(self.questions.area)
         self.versions = VersionSwitcher(
             core, shown, self.pages, view, approvals=self.approvals, turns=self.turns, edit=self.edit, notice=notice
         )
@@ -86,6 +90,8 @@ class ChatPanel(QWidget):
         chat_stack.addWidget(self.welcome)
         show_welcome_when_empty(self.chat.model(), chat_stack, self.chat, self.welcome)
         column.addWidget(chat_stack, 1)
+        self.question_slot = QVBoxLayout()  # a server's request for input, under the chat
+        column.addLayout(self.question_slot)
         column.addWidget(self.notice)
         column.addWidget(self.edit_banner)
         column.addWidget(self.composer)
@@ -109,6 +115,7 @@ class ChatPanel(QWidget):
         self.replies.on_core_event(item)
         self.approvals.on_core_event(item)
         self.running.on_core_event(item)
+        self.questions.on_core_event(item)
 
     def _example_chosen(self, prompt: str) -> None:
         self.composer.set_text(prompt)
