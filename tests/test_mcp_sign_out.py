@@ -22,7 +22,7 @@ from desktop.settings.secrets import SERVICE, SecretStore
 from desktop.tools.mcp_sign_in import SignIns
 from host.mcp import McpServerConfig, ServerState
 from host.mcp.config import McpOAuth
-from host.mcp.failures import NO_REGISTRATION
+from host.mcp.failures import NO_REGISTRATION, SIGN_IN_AGAIN
 from host.mcp.servers import McpServers
 from host.paths import CairnPaths
 from tests.fake_keyring import MemoryKeyring
@@ -90,7 +90,7 @@ def test_signing_out_stops_a_running_server_using_the_tokens_and_removing_it_for
     with open_cairn(cairn_paths, secrets=SecretStore(keyring), titles=False) as app:
 
         async def whoami(app: CairnApp) -> str:
-            await app.root.mcp.ready()
+            await app.root.mcp.prepare()
             (tool,) = [t for t in app.root.mcp.tools() if t.name == "tracker__whoami"] or [None]
             return "no tool" if tool is None else (await tool.run({})).text
 
@@ -109,7 +109,8 @@ def test_signing_out_stops_a_running_server_using_the_tokens_and_removing_it_for
         before, after, state, still = asyncio.run(work())
     assert before == "signed in as tester"
     assert state is ServerState.SIGN_IN
-    assert after == "no tool"  # its tools are gone until the person signs in again
+    # Its tools stay in the catalog (servers coming and going never change it); a call says why not.
+    assert after == SIGN_IN_AGAIN.format(name="tracker")
     assert not still
     assert kept_ids(keyring) == set()  # tokens and registration, forgotten with the server
 
@@ -128,7 +129,7 @@ def test_a_server_that_refuses_registration_says_to_enter_a_client_id(cairn_path
                 return view.describe()
 
         words = asyncio.run(work())
-    assert words == f"tracker: failed: {NO_REGISTRATION}"
+    assert words.startswith(f"tracker: failed: {NO_REGISTRATION}")
     assert "404" not in words
 
 
