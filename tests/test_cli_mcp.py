@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from desktop.settings.mcp_servers import secret_id
 from desktop.settings.secrets import SecretStore
 from desktop.turn.events import RequestStarted
 from host.paths import CairnPaths
-from tests.cli_fixtures import KEY, cairn
+from tests.cli_fixtures import KEY, REPO, cairn
 from tests.fake_keyring import MemoryKeyring
 from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
 
@@ -159,3 +161,34 @@ def test_the_terminal_is_told_of_a_failed_server_once_not_on_every_request() -> 
     for _ in range(3):
         printer(RequestStarted("s", "r", b"", (), servers=("lab: ready, 12 tools", "crash: failed: it exited")))
     assert err.getvalue() == "cairn: the MCP server crash: failed: it exited\n"
+
+
+# `cairn chat`, reporting on stderr whether the MCP SDK was imported.
+SDK_USED = (
+    "import sys; from desktop.__main__ import main; code = main(sys.argv[1:]); "
+    "print('SDK imported' if 'mcp' in sys.modules else 'no SDK', file=sys.stderr); sys.exit(code)"
+)
+
+
+def test_a_chat_pays_nothing_for_servers_whose_tools_it_knows_until_a_call_needs_one(
+    cairn_paths: CairnPaths, tmp_path: Path
+) -> None:
+    with LoopbackProvider(api_key=KEY) as provider:
+        cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
+        assert cairn("mcp", "import", str(claude_file(tmp_path, {"lab": LAB})), "--yes").returncode == 0
+
+        def chat(text: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-c", SDK_USED, "chat", "--approve", "once", text], cwd=REPO,
+                env={**os.environ, "CAIRN_API_KEY": KEY}, capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+
+        first = chat("hello")  # Cairn has never seen the server's tools: this turn starts it
+        later = chat("hello again")  # known now: nothing starts, not even the SDK
+        read = chat('[[call read_resource {"server": "lab", "uri": "lab://notes"}]]')  # a call needs it
+    assert first.returncode == later.returncode == read.returncode == 0, first.stderr + later.stderr + read.stderr
+    assert first.stderr.splitlines()[-1] == "SDK imported"
+    assert later.stderr.splitlines()[-1] == "no SDK"
+    assert read.stderr.splitlines()[-1] == "SDK imported"
+    tool_messages = [m["content"] for r in provider.requests for m in r.body["messages"] if m["role"] == "tool"]
+    assert tool_messages[-1] == "[lab://notes (text/plain)]\nNotebook: the teal flask is empty."

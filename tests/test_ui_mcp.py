@@ -453,7 +453,7 @@ def test_an_entry_that_cannot_be_read_is_listed_with_the_reason_and_left_alone(
 
 
 def test_each_state_reads_in_plain_words(qtbot: QtBot) -> None:
-    from desktop.tools.mcp_hub import ServerView
+    from desktop.tools.server_views import ServerView
     from host.mcp import ServerState, ServerStatus, SkippedTool
     from ui.settings_dialog.mcp_phrases import status_dot, status_phrase
 

@@ -379,7 +379,7 @@ def settings_shots(window: Any, out: Path, *, suffix: str = "", tabs: bool = Tru
 
 def mcp_shots(run: Any, out: Path) -> None:
     """The MCP servers tab with one server ready and one failed, and an import's preview."""
-    from desktop.tools.mcp_hub import ServerView
+    from desktop.tools.server_views import ServerView
     from tests.mcp_servers import BAD_SERVER, TOOLS_SERVER
     from ui.settings_dialog.dialog import SettingsDialog
 

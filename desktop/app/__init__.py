@@ -46,7 +46,7 @@ from desktop.settings.routes import ResolvedRoute, RouteError, resolve_route
 from desktop.settings.secret_file import SECRETS_FILE, SecretFile, SecretFileError
 from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretPlace, SecretStore, SecretsView
 from desktop.settings.store import TEXT_SIZE_MAX, TEXT_SIZE_MIN, Account, Assistant, Settings, SettingsError
-from desktop.tools.mcp_hub import ServerView
+from desktop.tools.server_views import ServerView
 from desktop.turn.approvals import Approval, Approver, Choice
 from desktop.turn.continuation import CONTINUE
 from desktop.turn.elicitations import AnswerInvalid, Elicitor

@@ -25,7 +25,7 @@ from desktop.settings.mcp_servers import (
     server_setting,
 )
 from desktop.settings.store import Settings
-from desktop.tools.mcp_hub import ServerView
+from desktop.tools.server_views import ServerView
 from host.mcp import ServerStatus
 from host.tools import Tool
 

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
@@ -34,6 +32,7 @@ from desktop.settings.store import Settings, SettingsError
 from desktop.tools.remembered_tools import remembered_call, until_ready
 from desktop.tools.server_guidance import PREFIX, guidance_text
 from desktop.tools.server_memory import ServerMemory, ran_as
+from desktop.tools.server_views import ServerView, clock, log_change
 from host.mcp import McpServerConfig, ServerState, ServerStatus
 from host.tools import Tool, ToolOutput, ToolSpec
 
@@ -42,35 +41,9 @@ if TYPE_CHECKING:
     from host.mcp.server import McpServer
     from host.mcp.servers import McpServers
 
-__all__ = ["McpHub", "ServerView", "clock"]
+__all__ = ["McpHub", "ServerView"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ServerView:
-    """One configured server as the window and the commands show it."""
-
-    name: str
-    setting: McpServerSetting | None  # None: its entry in the settings cannot be read
-    status: ServerStatus | None = None  # None: disabled, or it cannot run
-    problem: str = ""
-    retry_at: float | None = None  # failed: when Cairn tries it again (epoch seconds)
-
-    @property
-    def enabled(self) -> bool:
-        return self.setting is not None and self.setting.enabled
-
-    def describe(self) -> str:
-        """One line for a person."""
-        if self.problem:
-            return f"{self.name}: cannot run: {self.problem}"
-        if not self.enabled:
-            return f"{self.name}: disabled"
-        assert self.status is not None
-        if self.status.state is ServerState.FAILED and self.retry_at is not None:
-            return f"{self.status.describe()} (Cairn tries it again after {clock(self.retry_at)})"
-        return self.status.describe()
 
 
 class McpHub:
@@ -91,7 +64,8 @@ class McpHub:
         self._on_demand = on_demand
         self._signing: SignIns | None = None
         self._memory = memory or ServerMemory(None)
-        self._servers: McpServers | None = None
+        self._servers: McpServers | None = None  # made (the SDK imported) when a server is to run
+        self._configs: list[McpServerConfig] = []
         self._views: dict[str, ServerView] = {}
         self._listeners: list[Callable[[ServerView], None]] = []
         self.started = False
@@ -121,25 +95,39 @@ class McpHub:
             log.warning("MCP servers not reloaded: %s", exc)
             return
         views, configs = self._read(entries)
-        self._views = views
+        self._views, self._configs = views, configs
         self._memory.keep({setting.name for setting in entries.servers})
-        if configs and self._servers is None:
+        if self._servers is not None:
+            created = await self._servers.reconfigure(configs)
+        elif configs and self._needed(configs):
+            created = list(self._made().servers.values())
+        else:
+            created = []  # on demand, every server's tools known: the SDK waits for a call
+        for config in configs:
+            setting, running = views[config.name].setting, self._peek(config.name)
+            assert setting is not None
+            views[config.name] = self._view(
+                setting, running.status if running else ServerStatus(config.name, ServerState.STOPPED)
+            )
+        for server in created:
+            if server.config.start_at_launch:
+                self.launch(server)
+        for view in list(views.values()):
+            self._notify(view)
+
+    def _needed(self, configs: list[McpServerConfig]) -> bool:
+        """Whether a server is to run before any call asks for one."""
+        return not self._on_demand or any(c.start_at_launch or self._known(c.name) is None for c in configs)
+
+    def _made(self) -> McpServers:
+        """The servers of the settings as last read, made now if they were not (stopped)."""
+        if self._servers is None:
             from host.mcp.servers import McpServers  # the SDK: only when a server is to run
 
             self._servers = McpServers(
-                [], redact=self._redactor.redact, on_change=self._changed, auth=self._sign_ins().quiet
+                self._configs, redact=self._redactor.redact, on_change=self._changed, auth=self._sign_ins().quiet
             )
-        if self._servers is not None:
-            created = await self._servers.reconfigure(configs)
-            for server in self._servers.servers.values():
-                setting = views[server.name].setting
-                assert setting is not None
-                views[server.name] = self._view(setting, server.status)
-            for server in created:
-                if server.config.start_at_launch:
-                    self.launch(server)
-        for view in list(views.values()):
-            self._notify(view)
+        return self._servers
 
     def _read(self, entries: ServerEntries) -> tuple[dict[str, ServerView], list[McpServerConfig]]:
         """Each entry's view (stopped, disabled, or what keeps it from running), and the
@@ -193,10 +181,10 @@ class McpHub:
         return True
 
     async def restart(self, name: str) -> ServerView:
-        if self._servers is None or name not in self._servers.servers:
+        if self.running(name) is None:
             raise KeyError(name)
         self._memory.forgive(name)
-        await self._servers.restart(name)
+        await self._made().restart(name)
         return self._views[name]
 
     def _sign_ins(self) -> SignIns:
@@ -210,12 +198,13 @@ class McpHub:
         """Sign in to the remote server ``name``: its browser page through ``open_url`` (the
         window's), the redirect caught on loopback, and the server started with the new
         tokens. The view's status says how it went."""
-        if self._servers is None or name not in self._servers.servers:
+        running = self.running(name)
+        if running is None:
             raise KeyError(name)
-        auth, catcher = await self._sign_ins().asking(self._servers.servers[name].config, open_url)
+        auth, catcher = await self._sign_ins().asking(running.config, open_url)
         self._memory.forgive(name)
         try:
-            await self._servers.sign_in(name, auth, patience=catcher.timeout)
+            await self._made().sign_in(name, auth, patience=catcher.timeout)
         finally:
             catcher.close()
         return self._views[name]
@@ -264,10 +253,10 @@ class McpHub:
         it is ready, else as it listed them when it last ran (none, if it never did)."""
         tools: list[Tool] = []
         for view in self._views.values():
-            running = self.running(view.name) if view.enabled and view.status is not None else None
-            if running is None:
-                continue
-            if running.status.state is ServerState.READY:
+            if not view.enabled or view.status is None:
+                continue  # disabled, or it cannot run
+            running = self._peek(view.name)
+            if running is not None and running.status.state is ServerState.READY:
                 tools.extend(running.tools())
             else:
                 known = self._known(view.name) or ()
@@ -276,6 +265,11 @@ class McpHub:
 
     def running(self, name: str) -> McpServer | None:
         """The server ``name`` as it runs (or is stopped), if it is configured to run."""
+        if self._servers is None and any(config.name == name for config in self._configs):
+            self._made()
+        return self._peek(name)
+
+    def _peek(self, name: str) -> McpServer | None:
         return self._servers.servers.get(name) if self._servers is not None else None
 
     def held_back(self, name: str) -> str | None:
@@ -337,7 +331,7 @@ class McpHub:
 
     def _changed(self, status: ServerStatus) -> None:
         old = self._views.get(status.server)
-        _log_change(old.status if old is not None else None, status)
+        log_change(old.status if old is not None else None, status)
         if old is None or old.setting is None or not old.enabled:
             return  # a server just removed or disabled, stopping
         running = self.running(status.server)
@@ -376,20 +370,3 @@ class McpHub:
                 listener(view)
             except Exception:
                 log.exception("showing the status of the MCP server %s failed", view.name)
-
-
-def _log_change(old: ServerStatus | None, new: ServerStatus) -> None:
-    """cairn.log gets one line per start, failure and stop of a server (not per status update):
-    outside the window, this is where a crashed or hung server leaves its word."""
-    if old is not None and old.state is new.state:
-        return
-    if new.state is ServerState.FAILED:
-        tail = new.stderr_tail.strip().splitlines()[-1:] if new.stderr_tail.strip() else []
-        log.warning("MCP server %s: failed: %s%s", new.server, new.reason, f" (stderr: {tail[0]})" if tail else "")
-    elif new.state is not ServerState.STOPPED or old is not None:
-        log.info("%s", "MCP server " + new.describe())
-
-
-def clock(at: float) -> str:
-    """A time of day, for a person: 16:42."""
-    return time.strftime("%H:%M", time.localtime(at))
