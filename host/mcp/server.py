@@ -36,7 +36,8 @@ from pydantic import JsonValue, ValidationError
 
 import host.identity
 from host.mcp.config import McpLimits, McpServerConfig
-from host.mcp.failures import SIGN_IN_AGAIN, Refused, WatchedAuth, explain, leaf, needs_sign_in
+from host.mcp.failures import Refused, WatchedAuth, explain, leaf, needs_sign_in, unavailable
+from host.mcp.prompts import PromptShelf, prompt_output
 from host.mcp.remote import open_http
 from host.mcp.results import cap_text, resource_output, tool_output
 from host.mcp.server_log import ServerLog
@@ -52,6 +53,8 @@ log = logging.getLogger(__name__)
 
 _CLIENT_INFO = mcp_types.Implementation(name="cairn", version="0.1.0")
 _R = TypeVar("_R")
+# Each request in words: the preposition before what it names, and what a valid answer is.
+_ASKED = {"the call": ("to", "a tool result"), "the read": ("of", "a resource"), "the request": ("for", "a prompt")}
 
 
 class McpServer:
@@ -73,13 +76,14 @@ class McpServer:
         # own token storage and browser; host/ only hands it to the HTTP client.
         self._auth = WatchedAuth(auth, self._refused) if auth is not None else None
         self._signed_out = False
-        self._redact: Callable[[str], str] = redact or _same
+        self._redact: Callable[[str], str] = redact or str  # str(text) is text
         self._on_change = on_change
         self._limits = limits or McpLimits()
         self._status = ServerStatus(config.name, ServerState.STOPPED)
         self._tools: tuple[Tool, ...] = ()
         self.log = ServerLog(config.name, self._redact)  # what it logged, for its panel and cairn.log
         self._shaped: frozenset[str] = frozenset()  # the tools that declare an output schema
+        self.prompts = PromptShelf(config.name, self._redact, self._limits, self._ready_client)  # for the composer
         self._instructions = ""
         self._client: Client | None = None
         self._watch: ProcessWatch | None = None
@@ -111,6 +115,9 @@ class McpServer:
     def tools(self) -> list[Tool]:
         """The server's tools while it is ready; none otherwise."""
         return list(self._tools) if self._status.state is ServerState.READY else []
+
+    def _ready_client(self) -> Client | None:
+        return self._client if self._status.state is ServerState.READY else None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -242,6 +249,8 @@ class McpServer:
                 )
             else:
                 self._relist.set()
+        elif isinstance(message, mcp_types.PromptListChangedNotification):
+            self.prompts.changed()
 
     async def _serve(self, client: Client) -> None:
         """Re-list the tools when the server says they changed, a little after it says so, so a
@@ -330,6 +339,13 @@ class McpServer:
             lambda result: resource_output(result, redact=self._redact, max_chars=limit),
         )
 
+    async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> ToolOutput:
+        """The prompt ``name`` as the text of the person's message (``host.mcp.prompts``), its
+        images as ``media``. Never raises, except cancellation."""
+        limit = self._limits.max_result_chars
+        made = partial(prompt_output, redact=self._redact, max_chars=limit, server=self.name, prompt=name)
+        return await self._ask(("the request", name), lambda client: client.get_prompt(name, dict(arguments)), made)
+
     async def _ask(
         self,
         what: tuple[str, str],
@@ -337,12 +353,12 @@ class McpServer:
         output: Callable[[_R], ToolOutput],
     ) -> ToolOutput:
         """One request to the server, its failures in words. ``what``: the request ("the
-        call", "the read") and what it names (a tool, a resource's URI)."""
+        call", "the read", "the request" for a prompt) and the tool, URI or prompt it names."""
         during, named = what
-        preposition = "to" if during == "the call" else "of"
+        preposition, kind = _ASKED[during]
         client, watch = self._client, self._watch
         if client is None or watch is None or self._status.state is not ServerState.READY:
-            return ToolOutput(self._unavailable(), is_error=True)
+            return ToolOutput(unavailable(self._status), is_error=True)
         timeout = self.config.call_timeout
         try:
             with anyio.fail_after(timeout):
@@ -351,7 +367,7 @@ class McpServer:
             text = f"The MCP server {self.name!r} did not answer {named!r} within {timeout:g} s."
         except MCPError as exc:
             if self._signed_out:
-                return ToolOutput(self._unavailable(), is_error=True)
+                return ToolOutput(unavailable(self._status), is_error=True)
             if self._stop_requested:
                 text = f"The MCP server {self.name!r} was stopped during {during}."
             elif watch.fault is not None or exc.code == mcp_types.CONNECTION_CLOSED:
@@ -360,11 +376,10 @@ class McpServer:
             else:
                 text = f"The MCP server {self.name!r} refused {during} {preposition} {named!r}: {exc.error.message}"
         except ValidationError:
-            kind = "a tool result" if during == "the call" else "a resource"
             text = f"The MCP server {self.name!r} answered {named!r} with something that is not {kind}."
         except Exception as exc:  # noqa: BLE001 - a broken server never breaks the turn
             if needs_sign_in(exc) or self._signed_out:
-                return ToolOutput(self._unavailable(), is_error=True)
+                return ToolOutput(unavailable(self._status), is_error=True)
             text = f"{during.capitalize()} {preposition} {named!r} on the MCP server {self.name!r} failed: {leaf(exc)}"
         else:
             return output(result)
@@ -374,14 +389,6 @@ class McpServer:
         self._signed_out = True
         self._set(ServerStatus(self.name, ServerState.SIGN_IN, reason=f"sign in again to {self.name}"))
 
-    def _unavailable(self) -> str:
-        status = self._status
-        if status.state is ServerState.FAILED:
-            return f"The MCP server {self.name!r} is not available: {status.reason}"
-        if status.state is ServerState.SIGN_IN:
-            return SIGN_IN_AGAIN.format(name=self.name)
-        return f"The MCP server {self.name!r} is {status.state.value}; its tools cannot run now."
-
     def _set(self, status: ServerStatus) -> None:
         self._status = status
         if self._on_change is not None:
@@ -389,7 +396,3 @@ class McpServer:
                 self._on_change(status)
             except Exception:
                 log.exception("an MCP status listener failed")
-
-
-def _same(text: str) -> str:
-    return text
