@@ -46,6 +46,7 @@ from desktop.settings.secret_file import SECRETS_FILE, SecretFile, SecretFileErr
 from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretPlace, SecretStore, SecretsView
 from desktop.settings.store import TEXT_SIZE_MAX, TEXT_SIZE_MIN, Account, Assistant, Settings, SettingsError
 from desktop.tools.mcp_hub import ServerView
+from desktop.tools.mcp_prompts import FilledPrompt, PromptChoices, PromptImage, PromptUnavailable
 from desktop.turn.approvals import Approval, Approver, Choice
 from desktop.turn.continuation import CONTINUE
 from desktop.turn.outcome import NothingToRetry, TurnOutcome
@@ -53,7 +54,7 @@ from desktop.version import cairn_version
 from host.errors import CairnError, JournalError
 from host.journal import SessionRecord
 from host.journal_search import NO_SNIPPET, Snippet
-from host.mcp import ServerState, ServerStatus
+from host.mcp import PromptArgument, ServerPrompt, ServerState, ServerStatus
 from host.paths import CairnPaths
 from host.permissions import ToolRequest
 from host.rows import TranscriptRow
@@ -108,6 +109,7 @@ __all__ = [
     "DownloadError",
     "DownloadPaused",
     "EngineStatus",
+    "FilledPrompt",
     "ImportPlan",
     "ImportResult",
     "InputRefused",
@@ -132,6 +134,10 @@ __all__ = [
     "OpenedChat",
     "ParkedCall",
     "Progress",
+    "PromptArgument",
+    "PromptChoices",
+    "PromptImage",
+    "PromptUnavailable",
     "ProviderError",
     "ProviderPreset",
     "RequestUsage",
@@ -143,6 +149,7 @@ __all__ = [
     "SecretStore",
     "SecretsNotKept",
     "SecretsView",
+    "ServerPrompt",
     "ServerReport",
     "ServerState",
     "ServerStatus",

@@ -24,6 +24,7 @@ from desktop.settings.mcp_servers import (
 )
 from desktop.settings.store import Settings
 from desktop.tools.mcp_hub import ServerView
+from desktop.tools.mcp_prompts import FilledPrompt, PromptChoices
 from host.mcp import ServerStatus
 from host.tools import Tool
 
@@ -54,6 +55,15 @@ class McpServers:
 
     def views(self) -> list[ServerView]:
         return self._hub.views()
+
+    async def prompts(self) -> PromptChoices:
+        """The prompts the ready servers offer, for the composer's ``/``."""
+        return await self._hub.prompts()
+
+    async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str]) -> FilledPrompt:
+        """The prompt ``name`` of ``server`` filled in with ``arguments``, as the text of the
+        person's next message for them to edit and send; ``PromptUnavailable`` says why not."""
+        return await self._hub.get_prompt(server, name, arguments)
 
     def log_lines(self, name: str) -> list[str]:
         """What the server logged lately (``notifications/message``), for its status panel."""

@@ -14,7 +14,7 @@ pays for it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +25,7 @@ from desktop.settings.mcp_servers import McpServerSetting
 from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings, SettingsError
+from desktop.tools.mcp_prompts import FilledPrompt, PromptChoices, fill_prompt, prompt_choices
 from desktop.tools.server_guidance import PREFIX, Remembered, guidance_text, ran_as
 from host.mcp import McpServerConfig, ServerState, ServerStatus
 from host.tools import Tool, ToolOutput
@@ -210,6 +211,14 @@ class McpHub:
                 f"The MCP server {server!r} cannot run: {view.problem or 'it is not started'}.", is_error=True
             )
         return await running.read_resource(uri)
+
+    async def prompts(self) -> PromptChoices:
+        """The ready servers' prompts, for the composer (``desktop.tools.mcp_prompts``)."""
+        return await prompt_choices(self._servers.servers if self._servers is not None else {})
+
+    async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str]) -> FilledPrompt:
+        """A prompt as the text of the person's message; ``PromptUnavailable`` says why not."""
+        return await fill_prompt(self._servers.servers if self._servers is not None else {}, server, name, arguments)
 
     def views(self) -> list[ServerView]:
         return list(self._views.values())
