@@ -5,6 +5,7 @@ and send, with nothing sent. Without prompts, ``/`` is just a character."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -14,7 +15,9 @@ from pytestqt.qtbot import QtBot
 
 from desktop.app import ServerState
 from desktop.loopback import LoopbackProvider
+from host.mcp.prompts import QUOTED
 from host.paths import CairnPaths
+from tests.mcp_servers import PROMPTS_SERVER
 from tests.public_mcp import everything
 from tests.ui_fixtures import Running, add_loopback_account, idle, running_cairn
 from ui.chat_panel.prompt_form import PromptForm
@@ -38,7 +41,12 @@ def cairn(cairn_paths: CairnPaths, provider: LoopbackProvider) -> Iterator[Runni
 
 def start_everything(qtbot: QtBot, run: Running) -> None:
     config = everything()
-    fields = {"name": config.name, "command": config.command, "start_at_launch": True, "start_timeout": 30}
+    start(qtbot, run, {"name": config.name, "command": config.command})
+
+
+def start(qtbot: QtBot, run: Running, fields: dict[str, object]) -> None:
+    """Save a server as Settings saves it, started with Cairn, and wait until it is ready."""
+    fields = {**fields, "start_at_launch": True, "start_timeout": 30}
     run.window.core.submit(lambda: run.app.mcp.save(fields, {}, {})).result(timeout=10)  # as Settings saves it
 
     def ready() -> bool:
@@ -118,3 +126,30 @@ def test_slash_lists_the_prompts_a_pick_fills_its_form_and_the_text_waits_in_the
     qtbot.waitUntil(lambda: len(provider.requests) == 1 and idle(run.window), timeout=WAIT)
     sent = provider.requests[0].body["messages"][-1]
     assert sent == {"role": "user", "content": "This is a simple prompt without arguments. Briefly."}
+
+
+def test_a_prompts_reply_shows_quoted_in_the_message_and_its_image_is_attached(qtbot: QtBot, cairn: Running) -> None:
+    run = cairn
+    picker, composer = run.window.panel.prompts, run.window.composer
+    start(qtbot, run, {"name": "notes", "command": sys.executable, "args": [str(PROMPTS_SERVER)]})
+    typed(run, "/review")
+    qtbot.waitUntil(picker.list.isVisible, timeout=WAIT)
+    assert rows(picker) == ["/review   notes"]
+    QTest.keyClick(composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: picker.form is not None and picker.form.isVisible(), timeout=WAIT)
+    assert picker.form is not None
+    QTest.keyClicks(picker.form.fields["topic"], "the parser")
+    QTest.keyClick(picker.form.fields["topic"], Qt.Key.Key_Return)  # Enter in the form is Insert
+    qtbot.waitUntil(lambda: composer.text().startswith("Please review the parser."), timeout=WAIT)
+    assert composer.text() == (
+        f"Please review the parser.\n\n{QUOTED}\n> I looked at it before.\n>\n> The tests were missing.\n\n"
+        "What changed since?"
+    )
+
+    composer.clear()
+    typed(run, "/picture")
+    qtbot.waitUntil(picker.list.isVisible, timeout=WAIT)
+    QTest.keyClick(composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: [p.name for p in composer.attachments()] == ["picture 1.png"], timeout=WAIT)
+    assert composer.text().startswith("Look at this:\n\n[image 1: image/png, ")
+    assert run.window.chat.model_rows().messages == []

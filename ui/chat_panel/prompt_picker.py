@@ -1,5 +1,5 @@
 """The MCP servers' prompts in the composer: ``/`` typed first lists them above the editor,
-filtered by what follows; Up and Down choose, Enter, Tab or a click picks, Esc puts the list
+filtered by what follows; Up and Down choose, Enter or a click picks, Esc puts the list
 away. A prompt with arguments asks for them in a small form (``prompt_form``). The prompt's
 text then takes the place of the ``/…`` in the composer, for the person to read, edit and send:
 nothing is sent by picking. With no prompts, ``/`` is just a character.
@@ -125,7 +125,7 @@ class PromptPicker(QObject):
         key = event.key()
         if key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
             self.list.step(-1 if key == Qt.Key.Key_Up else 1)
-        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab):
+        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
                 return False
             self._pick(self.list.prompt(self.list.currentRow()))
@@ -148,6 +148,7 @@ class PromptPicker(QObject):
         self.form = PromptForm(prompt, self.composer.window())
         self.form.filled.connect(lambda arguments: self._fetch(prompt, arguments, typed))
         self.form.finished.connect(lambda _result: self.composer.take_focus())
+        self.form.finished.connect(self.form.deleteLater)
         self.form.open()
 
     def _fetch(self, prompt: ServerPrompt, arguments: Mapping[str, str], typed: str) -> None:
