@@ -18,6 +18,7 @@ one. The family, by room:
     ├── WorkspaceError, SectionNameError, ChatSettingsError
     ├── CompactionFailed, NothingToCompact
     ├── NothingToRetry, TurnInProgress  desktop.turn, desktop.app
+    ├── PromptUnavailable               desktop.tools (an MCP prompt the composer asked for)
     ├── NoRoute, NoSuchChat, AttachmentRefused, InputRefused
     │                                   desktop.app
     └── CommandError                    desktop.cli

@@ -46,6 +46,7 @@ from desktop.settings.routes import ResolvedRoute, RouteError, resolve_route
 from desktop.settings.secret_file import SECRETS_FILE, SecretFile, SecretFileError
 from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretPlace, SecretStore, SecretsView
 from desktop.settings.store import TEXT_SIZE_MAX, TEXT_SIZE_MIN, Account, Assistant, Settings, SettingsError
+from desktop.tools.mcp_prompts import FilledPrompt, PromptChoices, PromptImage, PromptUnavailable
 from desktop.tools.server_views import ServerView
 from desktop.turn.approvals import Approval, Approver, Choice
 from desktop.turn.continuation import CONTINUE
@@ -55,7 +56,7 @@ from desktop.version import cairn_version
 from host.errors import CairnError, JournalError
 from host.journal import SessionRecord
 from host.journal_search import NO_SNIPPET, Snippet
-from host.mcp import ServerState, ServerStatus
+from host.mcp import PromptArgument, ServerPrompt, ServerState, ServerStatus
 from host.paths import CairnPaths
 from host.permissions import ToolRequest
 from host.rows import TranscriptRow
@@ -117,6 +118,7 @@ __all__ = [
     "Elicitor",
     "EngineStatus",
     "FieldValue",
+    "FilledPrompt",
     "Form",
     "FormField",
     "ImportPlan",
@@ -143,6 +145,10 @@ __all__ = [
     "OpenedChat",
     "ParkedCall",
     "Progress",
+    "PromptArgument",
+    "PromptChoices",
+    "PromptImage",
+    "PromptUnavailable",
     "ProviderError",
     "ProviderPreset",
     "Question",
@@ -156,6 +162,7 @@ __all__ = [
     "SecretStore",
     "SecretsNotKept",
     "SecretsView",
+    "ServerPrompt",
     "ServerReport",
     "ServerState",
     "ServerStatus",

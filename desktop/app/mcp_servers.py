@@ -25,6 +25,7 @@ from desktop.settings.mcp_servers import (
     server_setting,
 )
 from desktop.settings.store import Settings
+from desktop.tools.mcp_prompts import FilledPrompt, PromptChoices
 from desktop.tools.server_views import ServerView
 from host.mcp import ServerStatus
 from host.tools import Tool
@@ -60,6 +61,15 @@ class McpServers:
     def last_known(self, server: McpServerSetting) -> str:
         """How ``server`` did when it last ran (its tools, or its failure), without starting it."""
         return self._hub.last_known(server)
+
+    async def prompts(self) -> PromptChoices:
+        """The prompts the ready servers offer, for the composer's ``/``."""
+        return await self._hub.prompts()
+
+    async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str]) -> FilledPrompt:
+        """The prompt ``name`` of ``server`` filled in with ``arguments``, as the text of the
+        person's next message for them to edit and send; ``PromptUnavailable`` says why not."""
+        return await self._hub.get_prompt(server, name, arguments)
 
     def log_lines(self, name: str) -> list[str]:
         """What the server logged lately (``notifications/message``), for its status panel."""

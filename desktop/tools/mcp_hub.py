@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
@@ -29,6 +29,7 @@ from desktop.settings.mcp_servers import McpServerSetting, ServerEntries
 from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings, SettingsError
+from desktop.tools.mcp_prompts import FilledPrompt, PromptChoices, fill_prompt, prompt_choices
 from desktop.tools.remembered_tools import remembered_call, until_ready
 from desktop.tools.server_guidance import PREFIX, guidance_text
 from desktop.tools.server_memory import ServerMemory, ran_as
@@ -296,6 +297,31 @@ class McpHub:
         if isinstance(running, ToolOutput):
             return running
         return await running.read_resource(uri)
+
+    async def prompts(self) -> PromptChoices:
+        """The servers' prompts, for the composer (``desktop.tools.mcp_prompts``): a server not
+        running is started first (so ``/`` works before the first turn), and waited for a while."""
+        await self._wake()
+        return await prompt_choices(self._servers.servers if self._servers is not None else {})
+
+    async def _wake(self, wait: float = 10.0) -> None:
+        """Launch each enabled server that is not running (a failed one only once its retry is
+        due), and wait up to ``wait`` seconds for those starting."""
+        if not self._configs:
+            return
+        servers = self._made().servers.values()
+        for server in servers:
+            if server.status.state in (ServerState.STOPPED, ServerState.FAILED):
+                self.launch(server)
+        starting = [asyncio.ensure_future(s.settled()) for s in servers if s.status.state is ServerState.STARTING]
+        if starting:
+            _, late = await asyncio.wait(starting, timeout=wait)
+            for waiting in late:
+                waiting.cancel()
+
+    async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str]) -> FilledPrompt:
+        """A prompt as the text of the person's message; ``PromptUnavailable`` says why not."""
+        return await fill_prompt(self._servers.servers if self._servers is not None else {}, server, name, arguments)
 
     def views(self) -> list[ServerView]:
         return list(self._views.values())

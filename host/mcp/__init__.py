@@ -7,6 +7,14 @@ half a second: import them where servers are started.
 """
 
 from host.mcp.config import McpLimits, McpServerConfig
-from host.mcp.status import ServerState, ServerStatus, SkippedTool
+from host.mcp.status import PromptArgument, ServerPrompt, ServerState, ServerStatus, SkippedTool
 
-__all__ = ["McpLimits", "McpServerConfig", "ServerState", "ServerStatus", "SkippedTool"]
+__all__ = [
+    "McpLimits",
+    "McpServerConfig",
+    "PromptArgument",
+    "ServerPrompt",
+    "ServerState",
+    "ServerStatus",
+    "SkippedTool",
+]

@@ -90,6 +90,7 @@ class McpLimits:
     """
 
     max_tools: int = 200
+    max_prompts: int = 200  # listed by one server for the composer
     max_message_bytes: int = 4 * 1024 * 1024  # one JSON-RPC line on stdio
     max_result_chars: int = 1_000_000  # what one call's output keeps
     max_description_chars: int = 8_000

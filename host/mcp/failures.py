@@ -9,6 +9,7 @@ from typing import Any
 import httpx2
 from mcp.client.auth.exceptions import OAuthRegistrationError
 from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED
 from pydantic import ValidationError
 
 from host.mcp.config import McpServerConfig
@@ -23,6 +24,7 @@ __all__ = [
     "explain",
     "leaf",
     "needs_sign_in",
+    "request_failed",
     "unavailable",
 ]
 
@@ -73,6 +75,15 @@ class WatchedAuth(httpx2.Auth):
             await flow.aclose()
 
 
+def unavailable(status: ServerStatus) -> str:
+    """Why a request to a server that is not ready cannot be made, in words."""
+    if status.state is ServerState.FAILED:
+        return f"The MCP server {status.server!r} is not available: {status.reason}"
+    if status.state is ServerState.SIGN_IN:
+        return SIGN_IN_AGAIN.format(name=status.server)
+    return f"The MCP server {status.server!r} is {status.state.value}; its tools cannot run now."
+
+
 def needs_sign_in(exc: BaseException) -> bool:
     """Whether ``exc``, or the first real exception inside it, is a ``SignInNeeded``."""
     return isinstance(leaf(exc), SignInNeeded)
@@ -117,10 +128,26 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {first.get('msg', '')}" if where else str(first.get("msg", ""))
 
 
-def unavailable(status: ServerStatus) -> str:
-    """Why a server in ``status`` cannot answer a call or a read now, for the model."""
-    if status.state is ServerState.FAILED:
-        return f"The MCP server {status.server!r} is not available: {status.reason}"
-    if status.state is ServerState.SIGN_IN:
-        return SIGN_IN_AGAIN.format(name=status.server)
-    return f"The MCP server {status.server!r} is {status.state.value}; its tools cannot run now."
+# Each request in words: the preposition before what it names, and what a valid answer is.
+_ASKED = {"the call": ("to", "a tool result"), "the read": ("of", "a resource"), "the request": ("for", "a prompt")}
+
+
+def request_failed(
+    exc: Exception, server: str, what: tuple[str, str], timeout: float, *, fault: str | None, stopping: bool
+) -> str:
+    """Why one request to ``server`` failed, for the model. ``what``: the request ("the call",
+    "the read", "the request" for a prompt) and the tool, URI or prompt it names; ``fault``:
+    what the server's process did wrong, if anything; ``stopping``: Cairn was stopping it."""
+    during, named = what
+    preposition, kind = _ASKED[during]
+    if isinstance(exc, TimeoutError):
+        return f"The MCP server {server!r} did not answer {named!r} within {timeout:g} s."
+    if isinstance(exc, MCPError):
+        if stopping:
+            return f"The MCP server {server!r} was stopped during {during}."
+        if fault is not None or exc.code == CONNECTION_CLOSED:
+            return f"The MCP server {server!r} stopped during {during}: {fault or 'it closed the connection'}."
+        return f"The MCP server {server!r} refused {during} {preposition} {named!r}: {exc.error.message}"
+    if isinstance(exc, ValidationError):
+        return f"The MCP server {server!r} answered {named!r} with something that is not {kind}."
+    return f"{during.capitalize()} {preposition} {named!r} on the MCP server {server!r} failed: {leaf(exc)}"

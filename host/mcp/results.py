@@ -38,7 +38,7 @@ from host.canonical import canonical_json_bytes
 from host.mcp.config import McpLimits
 from host.tools import ToolMedia, ToolOutput
 
-__all__ = ["MediaLimits", "cap_text", "instructions_text", "resource_output", "tool_output"]
+__all__ = ["ContentReader", "MediaLimits", "cap_text", "instructions_text", "resource_output", "tool_output"]
 
 # What a model may be sent: the image types every vision route takes.
 _SENDABLE = {"image/png", "image/jpeg", "image/gif", "image/webp"}
@@ -61,7 +61,7 @@ def tool_output(
 ) -> ToolOutput:
     """``declares_output``: the tool declared an output schema, so its structured content is
     the form the server means; ``server`` names the server in how to read a linked resource."""
-    reader = _Reader(server, media or MediaLimits())
+    reader = ContentReader(server, media or MediaLimits())
     parts = [reader.block(block) for block in result.content]
     texts = [block.text for block in result.content if isinstance(block, TextContent)]
     structured = result.structured_content
@@ -102,7 +102,7 @@ def _capped(text: str, max_chars: int, *, is_error: bool = False, media: tuple[T
     return ToolOutput(text[:max_chars], is_error=is_error, length=length, media=media)
 
 
-class _Reader:
+class ContentReader:
     """The content blocks of one result, each as text; images and sounds kept as it goes."""
 
     def __init__(self, server: str, limits: MediaLimits) -> None:

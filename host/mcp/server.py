@@ -30,13 +30,14 @@ from mcp import Client
 from mcp import types as mcp_types
 from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
-from pydantic import JsonValue, ValidationError
+from pydantic import JsonValue
 
 import host.identity
 from host.mcp.config import McpLimits, McpServerConfig
 from host.mcp.elicitation import Elicitations
-from host.mcp.failures import Refused, WatchedAuth, explain, leaf, needs_sign_in, unavailable
+from host.mcp.failures import Refused, WatchedAuth, explain, leaf, needs_sign_in, request_failed, unavailable
 from host.mcp.names import tool_names
+from host.mcp.prompts import PromptShelf, prompt_output
 from host.mcp.rate import Rate
 from host.mcp.remote import open_http
 from host.mcp.results import cap_text, instructions_text, resource_output, tool_output
@@ -85,6 +86,7 @@ class McpServer:
         self._asks = Elicitations(config.name, self._redact)  # its requests for input; calls' time limits
         self._shaped: frozenset[str] = frozenset()  # the tools that declare an output schema
         self._theirs: dict[str, str] = {}  # each tool's name in Cairn: its name on the server
+        self.prompts = PromptShelf(config.name, self._redact, self._limits, self._ready_client)  # for the composer
         self._instructions = ""
         self._client: Client | None = None
         self._watch: ProcessWatch | None = None
@@ -125,6 +127,9 @@ class McpServer:
         """Wait until the current start has ended, ready or not, and return the status."""
         await self._settled.wait()
         return self._status
+
+    def _ready_client(self) -> Client | None:
+        return self._client if self._status.state is ServerState.READY else None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -259,6 +264,8 @@ class McpServer:
                 )
             else:
                 self._relist.set()
+        elif isinstance(message, mcp_types.PromptListChangedNotification):
+            self.prompts.changed()
 
     async def _serve(self, client: Client) -> None:
         """Re-list the tools when the server says they changed, a little after it says so, so a
@@ -342,6 +349,13 @@ class McpServer:
             lambda result: resource_output(result, redact=self._redact, max_chars=limit),
         )
 
+    async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> ToolOutput:
+        """The prompt ``name`` as the text of the person's message (``host.mcp.prompts``), its
+        images as ``media``. Never raises, except cancellation."""
+        limit = self._limits.max_result_chars
+        made = partial(prompt_output, redact=self._redact, max_chars=limit, server=self.name, prompt=name)
+        return await self._ask(("the request", name), lambda client: client.get_prompt(name, dict(arguments)), made)
+
     async def _ask(
         self,
         what: tuple[str, str],
@@ -349,9 +363,7 @@ class McpServer:
         output: Callable[[_R], ToolOutput],
     ) -> ToolOutput:
         """One request to the server, its failures in words. ``what``: the request ("the
-        call", "the read") and what it names (a tool, a resource's URI)."""
-        during, named = what
-        preposition = "to" if during == "the call" else "of"
+        call", "the read", "the request" for a prompt) and the tool, URI or prompt it names."""
         client, watch = self._client, self._watch
         if client is None or watch is None or self._status.state is not ServerState.READY:
             return ToolOutput(unavailable(self._status), is_error=True)
@@ -359,28 +371,12 @@ class McpServer:
         try:
             with self._asks.limit(timeout):  # paused while a person answers the server
                 result = await request(client)
-        except TimeoutError:
-            text = f"The MCP server {self.name!r} did not answer {named!r} within {timeout:g} s."
-        except MCPError as exc:
-            if self._signed_out:
-                return ToolOutput(unavailable(self._status), is_error=True)
-            if self._stop_requested:
-                text = f"The MCP server {self.name!r} was stopped during {during}."
-            elif watch.fault is not None or exc.code == mcp_types.CONNECTION_CLOSED:
-                why = watch.fault or "it closed the connection"
-                text = f"The MCP server {self.name!r} stopped during {during}: {why}."
-            else:
-                text = f"The MCP server {self.name!r} refused {during} {preposition} {named!r}: {exc.error.message}"
-        except ValidationError:
-            kind = "a tool result" if during == "the call" else "a resource"
-            text = f"The MCP server {self.name!r} answered {named!r} with something that is not {kind}."
         except Exception as exc:  # noqa: BLE001 - a broken server never breaks the turn
-            if needs_sign_in(exc) or self._signed_out:
+            if self._signed_out or needs_sign_in(exc):
                 return ToolOutput(unavailable(self._status), is_error=True)
-            text = f"{during.capitalize()} {preposition} {named!r} on the MCP server {self.name!r} failed: {leaf(exc)}"
-        else:
-            return output(result)
-        return ToolOutput(cap_text(self._redact(text), self._limits.max_result_chars), is_error=True)
+            text = request_failed(exc, self.name, what, timeout, fault=watch.fault, stopping=self._stop_requested)
+            return ToolOutput(cap_text(self._redact(text), self._limits.max_result_chars), is_error=True)
+        return output(result)
 
     def _refused(self) -> None:
         self._signed_out = True

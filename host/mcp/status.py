@@ -1,11 +1,11 @@
-"""What a server is doing, as an immutable snapshot the window and the CLI can show."""
+"""What a server is doing and what it offers, as immutable snapshots the window and the CLI can show."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["ServerState", "ServerStatus", "SkippedTool"]
+__all__ = ["PromptArgument", "ServerPrompt", "ServerState", "ServerStatus", "SkippedTool"]
 
 
 class ServerState(StrEnum):
@@ -51,3 +51,24 @@ class ServerStatus:
         if self.state is ServerState.SIGN_IN:
             return f"{self.server}: sign in again to {self.server}"
         return f"{self.server}: {self.state.value}"
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    """One argument a prompt takes: its name (as the server spells it), what it is for."""
+
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class ServerPrompt:
+    """One prompt a ready server offers (``prompts/list``), as the composer lists it. ``name`` is
+    the server's own, sent back as it is; ``title`` and ``description`` are redacted and capped."""
+
+    server: str
+    name: str
+    title: str = ""
+    description: str = ""
+    arguments: tuple[PromptArgument, ...] = ()

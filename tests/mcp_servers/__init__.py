@@ -13,6 +13,7 @@ HERE = Path(__file__).resolve().parent
 TOOLS_SERVER = HERE / "tools_server.py"
 BAD_SERVER = HERE / "bad_server.py"
 ASKING_SERVER = HERE / "asking_server.py"
+PROMPTS_SERVER = HERE / "prompts_server.py"
 
 
 def tools_server(name: str = "demo", *args: str, **options: Any) -> McpServerConfig:
@@ -34,3 +35,11 @@ def asking_server(name: str = "asking", **options: Any) -> McpServerConfig:
     options.setdefault("start_timeout", 20.0)
     options.setdefault("stop_timeout", 2.0)
     return McpServerConfig(name=name, command=sys.executable, args=(str(ASKING_SERVER),), **options)
+
+
+def prompts_server(name: str = "notes", **options: Any) -> McpServerConfig:
+    """A config that runs prompts_server.py over stdio."""
+    options.setdefault("start_timeout", 20.0)
+    options.setdefault("call_timeout", 10.0)
+    options.setdefault("stop_timeout", 2.0)
+    return McpServerConfig(name=name, command=sys.executable, args=(str(PROMPTS_SERVER),), **options)

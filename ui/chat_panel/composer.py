@@ -3,9 +3,14 @@
 Files come with a message three ways: the paperclip button, dropping files on the composer (or
 anywhere on the window), and pasting an image or copied files. They wait as chips above the
 editor until the message is sent (``desktop.app.attachments`` says what is taken).
+
+``/`` typed first lists the MCP servers' prompts above the editor (``prompt_picker``, which
+the editor lets see its keys first).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeyEvent
@@ -58,6 +63,8 @@ class _Editor(QPlainTextEdit):
     stop = Signal()
     files = Signal(list)  # paths dropped or pasted
     image = Signal(bytes, str)  # a pasted image's PNG bytes and its name
+    typed = Signal()  # after a key the person pressed reached the text
+    intercept: Callable[[QKeyEvent], bool] | None = None  # sees a key first, and may take it (the prompts' list)
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:
         return bool(dropped_files(source)) or source.hasImage() or super().canInsertFromMimeData(source)
@@ -72,6 +79,8 @@ class _Editor(QPlainTextEdit):
             super().insertFromMimeData(source)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        if self.intercept is not None and self.intercept(event):
+            return
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
                 self.insertPlainText("\n")
@@ -82,6 +91,7 @@ class _Editor(QPlainTextEdit):
             self.stop.emit()
             return
         super().keyPressEvent(event)
+        self.typed.emit()
 
 
 class Composer(QWidget):
@@ -133,7 +143,7 @@ class Composer(QWidget):
         inside.addLayout(clip)
         inside.addWidget(self.editor, 1)
         inside.addLayout(column)
-        box = QVBoxLayout(frame)
+        self._box = box = QVBoxLayout(frame)
         box.setContentsMargins(8, 6, 8, 8)
         box.setSpacing(4)
         box.addWidget(self.chips)
@@ -144,6 +154,10 @@ class Composer(QWidget):
         outside.addWidget(frame)
         self.busy = False
         self.set_busy(False)
+
+    def add_above_editor(self, widget: QWidget) -> None:
+        """Show ``widget`` between the attachments and the editor (the prompts' list)."""
+        self._box.insertWidget(1, widget)
 
     def set_busy(self, busy: bool) -> None:
         self.busy = busy
