@@ -10,8 +10,18 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from host.mcp.config import McpServerConfig
+from host.mcp.status import ServerState, ServerStatus
 
-__all__ = ["SIGN_IN_AGAIN", "Refused", "SignInNeeded", "WatchedAuth", "explain", "leaf", "needs_sign_in"]
+__all__ = [
+    "SIGN_IN_AGAIN",
+    "Refused",
+    "SignInNeeded",
+    "WatchedAuth",
+    "explain",
+    "leaf",
+    "needs_sign_in",
+    "unavailable",
+]
 
 # What a call to a server that refused Cairn's sign-in returns: words for the model to pass on.
 SIGN_IN_AGAIN = (
@@ -53,6 +63,15 @@ class WatchedAuth(httpx2.Auth):
             raise
         finally:
             await flow.aclose()
+
+
+def unavailable(status: ServerStatus) -> str:
+    """Why a request to a server that is not ready cannot be made, in words."""
+    if status.state is ServerState.FAILED:
+        return f"The MCP server {status.server!r} is not available: {status.reason}"
+    if status.state is ServerState.SIGN_IN:
+        return SIGN_IN_AGAIN.format(name=status.server)
+    return f"The MCP server {status.server!r} is {status.state.value}; its tools cannot run now."
 
 
 def needs_sign_in(exc: BaseException) -> bool:

@@ -36,8 +36,9 @@ from pydantic import JsonValue, ValidationError
 
 import host.identity
 from host.mcp.config import McpLimits, McpServerConfig
-from host.mcp.failures import SIGN_IN_AGAIN, Refused, WatchedAuth, explain, leaf, needs_sign_in
+from host.mcp.failures import Refused, WatchedAuth, explain, leaf, needs_sign_in, unavailable
 from host.mcp.remote import open_http
+from host.mcp.resources import ServerResources
 from host.mcp.results import cap_text, resource_output, tool_output
 from host.mcp.server_log import ServerLog
 from host.mcp.status import ServerState, ServerStatus
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 
 _CLIENT_INFO = mcp_types.Implementation(name="cairn", version="0.1.0")
 _R = TypeVar("_R")
+_O = TypeVar("_O")
 
 
 class McpServer:
@@ -78,6 +80,7 @@ class McpServer:
         self._limits = limits or McpLimits()
         self._status = ServerStatus(config.name, ServerState.STOPPED)
         self._tools: tuple[Tool, ...] = ()
+        self.resources = ServerResources(config.name, self._redact, self._limits, lambda: self._set(self._status))
         self.log = ServerLog(config.name, self._redact)  # what it logged, for its panel and cairn.log
         self._shaped: frozenset[str] = frozenset()  # the tools that declare an output schema
         self._instructions = ""
@@ -174,6 +177,7 @@ class McpServer:
                     listing = await list_tools(client, self._limits)
                     life.deadline = math.inf
                     self._client = client
+                    self.resources.connected(client)
                     self._publish(listing)
                     await self._serve(client)
         except Exception as exc:  # noqa: BLE001 - whatever the server does, the chat goes on
@@ -184,6 +188,7 @@ class McpServer:
             raise
         finally:
             self._client, self._life, self._tools = None, None, ()
+            self.resources.connected(None)
             if self._stop_requested:
                 self._set(ServerStatus(self.name, ServerState.STOPPED))
             else:
@@ -230,6 +235,8 @@ class McpServer:
             return
         if isinstance(message, Exception):
             watch.report(f"its connection failed: {leaf(message)}")
+        elif self.resources.take(message):
+            return
         elif isinstance(message, mcp_types.ToolListChangedNotification):
             now = time.monotonic()
             self._changes.append(now)
@@ -330,19 +337,24 @@ class McpServer:
             lambda result: resource_output(result, redact=self._redact, max_chars=limit),
         )
 
+    async def read_contents(self, uri: str) -> mcp_types.ReadResourceResult | str:
+        """Read ``uri`` as it is (to attach it), or say why not. Never raises, except cancellation."""
+        read = await self._ask(("the read", uri), lambda client: client.read_resource(uri), lambda result: result)
+        return read.text if isinstance(read, ToolOutput) else read
+
     async def _ask(
         self,
         what: tuple[str, str],
         request: Callable[[Client], Awaitable[_R]],
-        output: Callable[[_R], ToolOutput],
-    ) -> ToolOutput:
+        output: Callable[[_R], _O],
+    ) -> _O | ToolOutput:
         """One request to the server, its failures in words. ``what``: the request ("the
         call", "the read") and what it names (a tool, a resource's URI)."""
         during, named = what
         preposition = "to" if during == "the call" else "of"
         client, watch = self._client, self._watch
         if client is None or watch is None or self._status.state is not ServerState.READY:
-            return ToolOutput(self._unavailable(), is_error=True)
+            return ToolOutput(unavailable(self._status), is_error=True)
         timeout = self.config.call_timeout
         try:
             with anyio.fail_after(timeout):
@@ -351,7 +363,7 @@ class McpServer:
             text = f"The MCP server {self.name!r} did not answer {named!r} within {timeout:g} s."
         except MCPError as exc:
             if self._signed_out:
-                return ToolOutput(self._unavailable(), is_error=True)
+                return ToolOutput(unavailable(self._status), is_error=True)
             if self._stop_requested:
                 text = f"The MCP server {self.name!r} was stopped during {during}."
             elif watch.fault is not None or exc.code == mcp_types.CONNECTION_CLOSED:
@@ -364,7 +376,7 @@ class McpServer:
             text = f"The MCP server {self.name!r} answered {named!r} with something that is not {kind}."
         except Exception as exc:  # noqa: BLE001 - a broken server never breaks the turn
             if needs_sign_in(exc) or self._signed_out:
-                return ToolOutput(self._unavailable(), is_error=True)
+                return ToolOutput(unavailable(self._status), is_error=True)
             text = f"{during.capitalize()} {preposition} {named!r} on the MCP server {self.name!r} failed: {leaf(exc)}"
         else:
             return output(result)
@@ -373,14 +385,6 @@ class McpServer:
     def _refused(self) -> None:
         self._signed_out = True
         self._set(ServerStatus(self.name, ServerState.SIGN_IN, reason=f"sign in again to {self.name}"))
-
-    def _unavailable(self) -> str:
-        status = self._status
-        if status.state is ServerState.FAILED:
-            return f"The MCP server {self.name!r} is not available: {status.reason}"
-        if status.state is ServerState.SIGN_IN:
-            return SIGN_IN_AGAIN.format(name=self.name)
-        return f"The MCP server {self.name!r} is {status.state.value}; its tools cannot run now."
 
     def _set(self, status: ServerStatus) -> None:
         self._status = status
