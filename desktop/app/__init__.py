@@ -54,6 +54,7 @@ from host.errors import CairnError, JournalError
 from host.journal import SessionRecord
 from host.journal_search import NO_SNIPPET, Snippet
 from host.mcp import ServerState, ServerStatus
+from host.mcp.offers import ListedResource, ListedTemplate, ResourceListing
 from host.paths import CairnPaths
 from host.permissions import ToolRequest
 from host.rows import TranscriptRow
@@ -116,6 +117,8 @@ __all__ = [
     "LaunchNotice",
     "LeavingFile",
     "LibraryError",
+    "ListedResource",
+    "ListedTemplate",
     "LocalModels",
     "LocalServer",
     "McpServerSetting",
@@ -136,6 +139,7 @@ __all__ = [
     "ProviderPreset",
     "RequestUsage",
     "ResolvedRoute",
+    "ResourceListing",
     "RouteError",
     "SecretFile",
     "SecretFileError",

@@ -25,6 +25,7 @@ from desktop.settings.mcp_servers import (
 from desktop.settings.store import Settings
 from desktop.tools.mcp_hub import ServerView
 from host.mcp import ServerStatus
+from host.mcp.offers import ResourceListing
 from host.tools import Tool
 
 __all__ = ["ImportResult", "McpServers"]
@@ -54,6 +55,11 @@ class McpServers:
 
     def views(self) -> list[ServerView]:
         return self._hub.views()
+
+    async def resources(self) -> list[ResourceListing]:
+        """What each enabled server offers to attach, by server name; starts the servers that
+        wait to be needed (each status change, seen through ``watch``, may change this)."""
+        return await self._hub.resource_listings()
 
     def log_lines(self, name: str) -> list[str]:
         """What the server logged lately (``notifications/message``), for its status panel."""

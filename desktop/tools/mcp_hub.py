@@ -25,8 +25,10 @@ from desktop.settings.mcp_servers import McpServerSetting
 from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings, SettingsError
+from desktop.tools.mcp_resources import listings, read_file
 from desktop.tools.server_guidance import PREFIX, Remembered, guidance_text, ran_as
 from host.mcp import McpServerConfig, ServerState, ServerStatus
+from host.mcp.offers import ListedResource, ResourceFile, ResourceListing
 from host.tools import Tool, ToolOutput
 
 if TYPE_CHECKING:
@@ -210,6 +212,14 @@ class McpHub:
                 f"The MCP server {server!r} cannot run: {view.problem or 'it is not started'}.", is_error=True
             )
         return await running.read_resource(uri)
+
+    async def resource_listings(self) -> list[ResourceListing]:
+        """What each enabled server offers to attach (``desktop.tools.mcp_resources``)."""
+        return await listings(self._servers)
+
+    async def resource_file(self, resource: ListedResource, max_bytes: int) -> ResourceFile | str:
+        """``resource`` read to attach it, or why not in a sentence."""
+        return await read_file(self._servers, resource, self._redactor.redact, max_bytes)
 
     def views(self) -> list[ServerView]:
         return list(self._views.values())
