@@ -5,6 +5,7 @@ the SDK's low-level Server (three to a page, a changing list, reads that cannot 
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import Awaitable, Callable
 
 from host.mcp import McpLimits, ServerState, ServerStatus
@@ -34,7 +35,11 @@ async def attach(server: McpServer, uri: str, name: str) -> ResourceFile | str:
     read = await server.read_contents(uri)
     if isinstance(read, str):
         return read
-    return resource_file(read, name, redact=lambda text: text.replace(SECRET, "[redacted]"), max_bytes=LIMIT)
+    return resource_file(read, name, redact=hidden, max_bytes=LIMIT)
+
+
+def hidden(text: str) -> str:
+    return text.replace(SECRET, "[redacted]")
 
 
 def uris(listing: ResourceListing) -> list[str]:
@@ -170,6 +175,11 @@ def test_a_resource_file_is_bounded_before_it_is_decoded() -> None:
     assert resource_file(read(big), "big", redact=same, max_bytes=2000) == (
         "it is about 3,000 bytes, more than the 2,000 Cairn attaches"
     )
+    said = types.BlobResourceContents(uri="x://said", blob=base64.b64encode(f"key {SECRET}".encode()).decode())
+    assert resource_file(read(said), "said", redact=hidden, max_bytes=2000) == ResourceFile("said", b"key [redacted]")
+    photo = types.BlobResourceContents(uri="x://photo", blob=base64.b64encode(b"\x89PNG " + SECRET.encode()).decode())
+    kept = resource_file(read(photo), "photo", redact=hidden, max_bytes=2000)
+    assert kept == ResourceFile("photo", b"\x89PNG " + SECRET.encode())  # binary: as it is
     bad = types.BlobResourceContents(uri="x://bad", blob="not base64!")
     assert resource_file(read(bad), "bad", redact=same, max_bytes=2000) == "its binary content is not valid base64"
     assert resource_file(read(), "none", redact=same, max_bytes=2000) == "it is empty"

@@ -196,7 +196,8 @@ def resource_file(
     result: mcp_types.ReadResourceResult, name: str, *, redact: Callable[[str], str], max_bytes: int
 ) -> ResourceFile | str:
     """A read resource as one file to attach: its text parts joined (redacted, as UTF-8), or its
-    one binary part decoded; else why not, in words (a clause: "it is empty")."""
+    one binary part decoded (redacted too when it is text); else why not, in words (a clause:
+    "it is empty")."""
     contents = result.contents
     blobs = [part for part in contents if isinstance(part, mcp_types.BlobResourceContents)]
     if not contents:
@@ -211,9 +212,18 @@ def resource_file(
             data = base64.b64decode(blob.blob, validate=True)
         except (binascii.Error, ValueError):
             return "its binary content is not valid base64"
-        return ResourceFile(name, data, blob.mime_type or "")
+        return ResourceFile(name, _redacted(data, redact), blob.mime_type or "")
     texts = [part.text for part in contents if isinstance(part, mcp_types.TextResourceContents)]
     data = redact("\n\n".join(texts)).encode("utf-8")
     if len(data) > max_bytes:
         return f"it is {len(data):,} bytes of text, more than the {max_bytes:,} Cairn attaches"
     return ResourceFile(name, data, contents[0].mime_type or "text/plain")
+
+
+def _redacted(data: bytes, redact: Callable[[str], str]) -> bytes:
+    """Binary content that is UTF-8 text is attached as text, so it is redacted like text."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    return redact(text).encode("utf-8")
