@@ -35,6 +35,12 @@ def provider():
         yield running
 
 
+def add_server(paths: CairnPaths, mode: str = "normal") -> None:
+    store = SettingsStore(paths.config_dir / "settings.json")
+    fields = {"name": "shelf", "command": sys.executable, "args": [str(RESOURCES_SERVER), mode], "start_timeout": 20}
+    store.save(store.load().with_server(server_setting(SecretStore(MemoryKeyring()), fields)))
+
+
 def opened(qtbot: QtBot, window: MainWindow) -> ResourcePicker:
     qtbot.mouseClick(window.composer.attach_resource, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.panel.resources.picker is not None, timeout=WAIT)
@@ -65,9 +71,7 @@ def test_a_resource_chosen_in_the_picker_goes_with_the_message_like_a_file(
     qtbot: QtBot, cairn_paths: CairnPaths, provider: LoopbackProvider
 ) -> None:
     add_loopback_account(cairn_paths, provider)
-    store = SettingsStore(cairn_paths.config_dir / "settings.json")
-    fields = {"name": "shelf", "command": sys.executable, "args": [str(RESOURCES_SERVER)], "start_timeout": 20}
-    store.save(store.load().with_server(server_setting(SecretStore(MemoryKeyring()), fields)))
+    add_server(cairn_paths)
     with running_cairn(cairn_paths) as run:
         w = run.window
         picker = opened(qtbot, w)
@@ -115,3 +119,28 @@ def test_a_resource_chosen_in_the_picker_goes_with_the_message_like_a_file(
         assert [b["type"] for b in blocks] == ["text", "image_url", "text"]  # the photo went as an image
         mine = w.chat.model_rows().messages[0]
         assert [a.name for a in mine.attachments] == ["notes.md", "photo.png"]
+
+
+def test_the_open_picker_follows_a_changed_list(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    add_server(cairn_paths, "grows")  # a second after it is first listed, it adds grown.txt and says so
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        picker = opened(qtbot, w)
+        qtbot.waitUntil(lambda: "grown.txt" in shown(picker), timeout=WAIT)
+        assert picker.state.text().startswith("7 resources.")
+        choose(qtbot, picker, "grown")
+        qtbot.waitUntil(lambda: [a.name for a in w.composer.attachments()] == ["grown.txt"], timeout=WAIT)
+
+
+def test_the_picker_says_when_no_server_is_set_up(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        qtbot.mouseClick(w.composer.attach_resource, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: w.panel.resources.picker is not None, timeout=WAIT)
+        picker = w.panel.resources.picker
+        assert picker is not None
+        words = "No MCP server is set up or enabled; add one in Settings (MCP servers)."
+        qtbot.waitUntil(lambda: picker.state.text() == words, timeout=WAIT)
+        assert not picker.attach.isEnabled()
+        QTest.keyClick(picker.filter, Qt.Key.Key_Escape)
+        qtbot.waitUntil(lambda: w.panel.resources.picker is None, timeout=WAIT)

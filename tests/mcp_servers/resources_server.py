@@ -8,9 +8,11 @@ binary bytes that are no image, one whose read fails, and one whose text carries
 resource and says the list changed; ``touch`` says the notes were updated.
 
 Modes: ``normal`` declares ``listChanged`` and ``subscribe``; ``quiet`` declares neither (and
-still says its list changed when it grows).
+still says its list changed when it grows); ``grows`` is ``normal``, and grows by itself a
+second after it is first listed.
 """
 
+import asyncio
 import base64
 import os
 import struct
@@ -23,6 +25,8 @@ from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 PAGE = 3
+MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
+later: list[asyncio.Task[None]] = []
 
 
 def png(width: int, height: int) -> bytes:
@@ -51,8 +55,10 @@ listed.insert(1, types.Resource(uri="lab://broken", name="broken.txt", descripti
 
 
 async def list_resources(
-    _ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
 ) -> types.ListResourcesResult:
+    if MODE == "grows" and not later:
+        later.append(asyncio.get_running_loop().create_task(grow(ctx, delay=1.0)))
     start = int(params.cursor) if params is not None and params.cursor else 0
     more = str(start + PAGE) if start + PAGE < len(listed) else None
     return types.ListResourcesResult(resources=listed[start : start + PAGE], next_cursor=more)
@@ -95,17 +101,23 @@ async def list_tools(_ctx: ServerRequestContext, _params: types.PaginatedRequest
     )
 
 
+async def grow(ctx: ServerRequestContext, delay: float = 0.0) -> None:
+    await asyncio.sleep(delay)
+    listed.append(types.Resource(uri="lab://grown", name="grown.txt", mime_type="text/plain"))
+    await ctx.session.send_resource_list_changed()
+
+
 async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
     if params.name == "grow":
-        listed.append(types.Resource(uri="lab://grown", name="grown.txt", mime_type="text/plain"))
-        await ctx.session.send_resource_list_changed()
+        await grow(ctx)
     else:
         await ctx.session.send_resource_updated("lab://notes")
     return types.CallToolResult(content=[types.TextContent(type="text", text="done")])
 
 
 async def main(mode: str) -> None:
-    handlers = {"on_subscribe_resource": subscribe} if mode == "normal" else {}
+    declares = mode != "quiet"
+    handlers = {"on_subscribe_resource": subscribe} if declares else {}
     server: Server = Server(
         "test-resources",
         on_list_resources=list_resources,
@@ -115,10 +127,10 @@ async def main(mode: str) -> None:
         on_call_tool=call_tool,
         **handlers,  # type: ignore[arg-type]
     )
-    options = server.create_initialization_options(NotificationOptions(resources_changed=mode == "normal"))
+    options = server.create_initialization_options(NotificationOptions(resources_changed=declares))
     async with stdio_server() as (read, write):
         await server.run(read, write, options)
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[1] if len(sys.argv) > 1 else "normal")
+    anyio.run(main, MODE)

@@ -93,12 +93,14 @@ class ResourceIntake(QObject):
         composer = self.composer
 
         def done(part: Attachment) -> None:
+            if picker is not self.picker:
+                return  # cancelled while it was read
             crowded = too_many(len(composer.attachments()) + 1)
             if crowded is not None:
                 refused(crowded)
                 return
             composer.add_attachment(part)
-            if picker is self.picker and picker is not None:
+            if picker is not None:
                 picker.accept()
 
         def refused(text: str) -> None:
