@@ -190,3 +190,18 @@ def test_a_resource_file_is_bounded_before_it_is_decoded() -> None:
     assert resource_file(mixed, "mixed", redact=same, max_bytes=10_000) == (
         "it came in 2 parts, some binary, and Cairn attaches binary content one part at a time"
     )
+
+
+def test_a_resource_too_large_for_stdio_is_not_read() -> None:
+    from host.mcp import McpServerConfig
+    from host.mcp.resources import ServerResources
+
+    limits = McpLimits(max_message_bytes=4 * 1024 * 1024)
+    stdio = ServerResources(resources_server(), hidden, limits, lambda: None)
+    assert stdio.too_large(None) is None  # unknown: read, bounded afterwards
+    assert stdio.too_large(2_000_000) is None
+    assert stdio.too_large(5_000_000) == (
+        "it is 5,000,000 bytes, and from a server over stdio Cairn reads at most about 3,145,728"
+    )
+    remote = McpServerConfig(name="far", transport="http", url="https://example.org/mcp")
+    assert ServerResources(remote, hidden, limits, lambda: None).too_large(5_000_000) is None

@@ -46,6 +46,9 @@ async def read_file(
         return f"{named} is not attached: the MCP server is no longer configured or enabled."
     if resource.size is not None and resource.size > max_bytes:
         return f"{named} is not attached: it is {resource.size:,} bytes, more than the {max_bytes:,} Cairn attaches."
+    too_large = running.resources.too_large(resource.size)
+    if too_large is not None:
+        return f"{named} is not attached: {too_large}."
     read = await running.read_contents(resource.uri)
     if isinstance(read, str):
         return f"{named} is not attached. {read}"

@@ -24,7 +24,7 @@ from mcp import Client
 from mcp import types as mcp_types
 from mcp.shared.exceptions import MCPError
 
-from host.mcp.config import McpLimits
+from host.mcp.config import McpLimits, McpServerConfig
 from host.mcp.failures import leaf
 from host.mcp.offers import ListedResource, ListedTemplate, ResourceFile, ResourceListing
 from host.mcp.results import cap_text
@@ -49,9 +49,10 @@ class ServerResources:
     its session; ``take`` each notification; ``listing`` when someone asks."""
 
     def __init__(
-        self, server: str, redact: Callable[[str], str], limits: McpLimits, on_change: Callable[[], None]
+        self, config: McpServerConfig, redact: Callable[[str], str], limits: McpLimits, on_change: Callable[[], None]
     ) -> None:
-        self.server, self._redact, self._limits, self._on_change = server, redact, limits, on_change
+        self.server, self._redact, self._limits, self._on_change = config.name, redact, limits, on_change
+        self._stdio = config.transport == "stdio"
         self._client: Client | None = None
         self._offered = self._follows = False
         self._listing: ResourceListing | None = None
@@ -64,6 +65,14 @@ class ServerResources:
         declared = client.server_capabilities.resources if client is not None else None
         self._offered = declared is not None
         self._follows = declared is not None and declared.list_changed is True
+
+    def too_large(self, size: int | None) -> str | None:
+        """Why a resource of ``size`` bytes (as listed) cannot be read, if it cannot: over stdio,
+        a message past ``max_message_bytes`` would stop the server."""
+        most = self._limits.max_message_bytes
+        if not self._stdio or size is None or (size + 2) // 3 * 4 + 1024 <= most:
+            return None
+        return f"it is {size:,} bytes, and from a server over stdio Cairn reads at most about {most * 3 // 4:,}"
 
     def take(self, message: object) -> bool:
         """Whether ``message`` is about resources; it is handled then."""

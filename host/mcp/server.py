@@ -80,7 +80,7 @@ class McpServer:
         self._limits = limits or McpLimits()
         self._status = ServerStatus(config.name, ServerState.STOPPED)
         self._tools: tuple[Tool, ...] = ()
-        self.resources = ServerResources(config.name, self._redact, self._limits, lambda: self._set(self._status))
+        self.resources = ServerResources(config, self._redact, self._limits, lambda: self._set(self._status))
         self.log = ServerLog(config.name, self._redact)  # what it logged, for its panel and cairn.log
         self._shaped: frozenset[str] = frozenset()  # the tools that declare an output schema
         self._instructions = ""
