@@ -57,6 +57,7 @@ class ServerResources:
         self._offered = self._follows = False
         self._listing: ResourceListing | None = None
         self._changes = 0  # list_changed heard: a listing begun before one is not kept
+        self._begun: int | None = None  # _changes when the listing under way began
         self._lock = asyncio.Lock()
 
     def connected(self, client: Client | None) -> None:
@@ -77,10 +78,13 @@ class ServerResources:
     def take(self, message: object) -> bool:
         """Whether ``message`` is about resources; it is handled then."""
         if isinstance(message, mcp_types.ResourceListChangedNotification):
-            if self._follows and self._listing is not None:
+            if self._follows:
+                # Told once per listing: a flood of notifications costs one more listing.
+                tell = self._listing is not None or self._begun == self._changes
                 self._listing = None
                 self._changes += 1
-                self._on_change()
+                if tell:
+                    self._on_change()
             return True
         return isinstance(message, mcp_types.ResourceUpdatedNotification)  # unasked: Cairn subscribes to none
 
@@ -96,8 +100,11 @@ class ServerResources:
                 return ResourceListing(self.server)
             if self._listing is not None:
                 return self._listing
-            changes = self._changes
-            listing = await self._list(client)
+            changes = self._begun = self._changes
+            try:
+                listing = await self._list(client)
+            finally:
+                self._begun = None
             if isinstance(listing, str):  # not kept: the next one to ask tries again
                 return ResourceListing(self.server, problem=cap_text(self._redact(listing), 500))
             if changes == self._changes and client is self._client:
