@@ -57,6 +57,7 @@ from host.errors import CairnError, JournalError
 from host.journal import SessionRecord
 from host.journal_search import NO_SNIPPET, Snippet
 from host.mcp import PromptArgument, ServerPrompt, ServerState, ServerStatus
+from host.mcp.offers import ListedResource, ListedTemplate, ResourceListing
 from host.paths import CairnPaths
 from host.permissions import ToolRequest
 from host.rows import TranscriptRow
@@ -129,6 +130,8 @@ __all__ = [
     "LaunchNotice",
     "LeavingFile",
     "LibraryError",
+    "ListedResource",
+    "ListedTemplate",
     "LocalModels",
     "LocalServer",
     "McpServerSetting",
@@ -154,6 +157,7 @@ __all__ = [
     "Question",
     "RequestUsage",
     "ResolvedRoute",
+    "ResourceListing",
     "RootsChange",
     "RouteError",
     "SecretFile",

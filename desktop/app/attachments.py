@@ -21,6 +21,7 @@ from desktop.settings.routes import ResolvedRoute, RouteError
 from host.attachments import AttachmentStore
 from host.content import FilePart, ImagePart
 from host.errors import CairnError
+from host.mcp.offers import ListedResource
 
 __all__ = [
     "LIMITS",
@@ -215,6 +216,14 @@ class Attachments:
     def attach_data(self, data: bytes, name: str) -> Attachment:
         """Keep ``data`` (a pasted image, say) as an attachment; ``AttachmentRefused``."""
         return attach_bytes(data, name, self._shared.attachments)
+
+    async def attach_resource(self, resource: ListedResource) -> Attachment:
+        """Read an MCP server's resource and keep it like a file of its name: text as a text
+        file, an image by its bytes, within the same limits; ``AttachmentRefused`` says why not."""
+        read = await self._shared.root.mcp.resource_file(resource, MAX_IMAGE_BYTES)
+        if isinstance(read, str):
+            raise AttachmentRefused(read)
+        return attach_bytes(read.data, read.name, self._shared.attachments)
 
     def stored_bytes(self, sha256: str, name: str = "") -> bytes:
         """A stored attachment's bytes, checked against its hash; ``AttachmentUnavailable``."""

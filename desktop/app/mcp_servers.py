@@ -28,6 +28,7 @@ from desktop.settings.store import Settings
 from desktop.tools.mcp_prompts import FilledPrompt, PromptChoices
 from desktop.tools.server_views import ServerView
 from host.mcp import ServerStatus
+from host.mcp.offers import ResourceListing
 from host.tools import Tool
 
 __all__ = ["ImportResult", "McpServers"]
@@ -70,6 +71,11 @@ class McpServers:
         """The prompt ``name`` of ``server`` filled in with ``arguments``, as the text of the
         person's next message for them to edit and send; ``PromptUnavailable`` says why not."""
         return await self._hub.get_prompt(server, name, arguments)
+
+    async def resources(self) -> list[ResourceListing]:
+        """What each enabled server offers to attach, by server name; starts the servers that
+        wait to be needed (each status change, seen through ``watch``, may change this)."""
+        return await self._hub.resource_listings()
 
     def log_lines(self, name: str) -> list[str]:
         """What the server logged lately (``notifications/message``), for its status panel."""

@@ -30,11 +30,13 @@ from desktop.settings.redaction import Redactor
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Settings, SettingsError
 from desktop.tools.mcp_prompts import FilledPrompt, PromptChoices, fill_prompt, prompt_choices
-from desktop.tools.remembered_tools import remembered_call, until_ready
+from desktop.tools.mcp_resources import listings, read_file
+from desktop.tools.remembered_tools import read_resource, remembered_call
 from desktop.tools.server_guidance import PREFIX, guidance_text
 from desktop.tools.server_memory import ServerMemory, ran_as
-from desktop.tools.server_views import ServerView, clock, log_change
+from desktop.tools.server_views import ServerView, log_change
 from host.mcp import McpServerConfig, ServerState, ServerStatus
+from host.mcp.offers import ListedResource, ResourceFile, ResourceListing
 from host.tools import Tool, ToolOutput, ToolSpec
 
 if TYPE_CHECKING:
@@ -285,18 +287,7 @@ class McpHub:
 
     async def read_resource(self, server: str, uri: str) -> ToolOutput:
         """Read ``uri`` from the configured server ``server``; an error output says why not."""
-        view = self._views.get(server)
-        if view is None or view.setting is None:
-            known = ", ".join(sorted(v.name for v in self._views.values() if v.enabled)) or "none"
-            return ToolOutput(f"No MCP server is called {server!r}; the servers are: {known}.", is_error=True)
-        if not view.enabled:
-            return ToolOutput(f"The MCP server {server!r} is turned off in Settings.", is_error=True)
-        if view.problem:
-            return ToolOutput(f"The MCP server {server!r} cannot run: {view.problem}.", is_error=True)
-        running = await until_ready(self, server, f"read {uri!r}")
-        if isinstance(running, ToolOutput):
-            return running
-        return await running.read_resource(uri)
+        return await read_resource(self, server, uri)
 
     async def prompts(self) -> PromptChoices:
         """The servers' prompts, for the composer (``desktop.tools.mcp_prompts``): a server not
@@ -322,6 +313,18 @@ class McpHub:
     async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str]) -> FilledPrompt:
         """A prompt as the text of the person's message; ``PromptUnavailable`` says why not."""
         return await fill_prompt(self._servers.servers if self._servers is not None else {}, server, name, arguments)
+
+    async def resource_listings(self) -> list[ResourceListing]:
+        """What each enabled server offers to attach (``desktop.tools.mcp_resources``); a server
+        not running is started first, without waiting for it (its status tells when it is)."""
+        for server in self._made().servers.values() if self._configs else ():
+            if server.status.state is ServerState.STOPPED:
+                self.launch(server)
+        return await listings(self._servers)
+
+    async def resource_file(self, resource: ListedResource, max_bytes: int) -> ResourceFile | str:
+        """``resource`` read to attach it, or why not in a sentence."""
+        return await read_file(self._servers, resource, self._redactor.redact, max_bytes)
 
     def views(self) -> list[ServerView]:
         return list(self._views.values())
@@ -380,15 +383,8 @@ class McpHub:
         return ServerView(setting.name, setting, status, retry_at=failure.retry_at)
 
     def last_known(self, setting: McpServerSetting) -> str:
-        """What Cairn knows of ``setting``'s server from its last run, for a command that does
-        not start it: its tools, or its failure."""
-        failure = self._memory.failure(setting.name, ran_as(setting))
-        if failure is not None:
-            return f"failed at {clock(failure.at)}: {failure.reason}"
-        known = self._memory.tools(setting.name, ran_as(setting))
-        if known is None:
-            return "not started yet"
-        return f"started fine last time, {len(known)} tool{'' if len(known) == 1 else 's'}"
+        """How ``setting``'s server did when it last ran, for a command that does not start it."""
+        return self._memory.last_known(setting)
 
     def _notify(self, view: ServerView) -> None:
         for listener in list(self._listeners):

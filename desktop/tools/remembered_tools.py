@@ -6,6 +6,7 @@ starts the server if it is stopped (a failed one only once its retry is due), wa
 be ready (at most ``CALL_WAIT`` seconds, else it says the server is still starting), and then
 runs the tool as the server lists it now, only if its spec is still the one the model saw:
 a tool gone or changed is refused in words saying so, never as a name the model forged.
+The core ``read_resource`` reaches a server the same way.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import JsonValue
 
+from desktop.tools.server_views import ServerView
 from host.mcp import ServerState
 from host.tools import ToolOutput, ToolRun, ToolSpec
 
 if TYPE_CHECKING:
     from host.mcp.server import McpServer
 
-__all__ = ["CALL_WAIT", "Servers", "remembered_call", "until_ready"]
+__all__ = ["CALL_WAIT", "Servers", "read_resource", "remembered_call", "until_ready"]
 
 CALL_WAIT = 30.0  # seconds a call waits for its server to finish starting
 
@@ -33,6 +35,10 @@ class Servers(Protocol):
     def launch(self, server: McpServer) -> bool: ...
 
     def held_back(self, name: str) -> str | None: ...
+
+    def view(self, name: str) -> ServerView | None: ...
+
+    def views(self) -> list[ServerView]: ...
 
 
 def remembered_call(servers: Servers, name: str, own: str, spec: ToolSpec) -> ToolRun:
@@ -73,6 +79,21 @@ async def until_ready(servers: Servers, name: str, again: str) -> McpServer | To
             return _error(f"The MCP server {name!r} is still starting; {again} again in a moment.")
     held = servers.held_back(name)
     return _error(f"The MCP server {held}") if held is not None else server
+
+
+async def read_resource(servers: Servers, server: str, uri: str) -> ToolOutput:
+    """Read ``uri`` from the configured server ``server`` (the core ``read_resource``), starting
+    it if it waits to be needed; an error output says why not."""
+    view = servers.view(server)
+    if view is None or view.setting is None:
+        known = ", ".join(sorted(v.name for v in servers.views() if v.enabled)) or "none"
+        return _error(f"No MCP server is called {server!r}; the servers are: {known}.")
+    if not view.enabled:
+        return _error(f"The MCP server {server!r} is turned off in Settings.")
+    if view.problem:
+        return _error(f"The MCP server {server!r} cannot run: {view.problem}.")
+    running = await until_ready(servers, server, f"read {uri!r}")
+    return running if isinstance(running, ToolOutput) else await running.read_resource(uri)
 
 
 def _error(text: str) -> ToolOutput:

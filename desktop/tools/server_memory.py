@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from desktop.settings.mcp_servers import McpServerSetting
+from desktop.tools.server_views import clock
 from host.canonical import sha256_hex
 from host.files import atomic_write_text
 from host.tools import ToolSpec
@@ -96,6 +97,16 @@ class ServerMemory:
             return Failure(str(failed["reason"]), float(failed["at"]), float(failed["retry_at"]))
         except (KeyError, TypeError, ValueError):
             return None
+
+    def last_known(self, setting: McpServerSetting) -> str:
+        """What is known of ``setting``'s server from its last run: its tools, or its failure."""
+        failure = self.failure(setting.name, ran_as(setting))
+        if failure is not None:
+            return f"failed at {clock(failure.at)}: {failure.reason}"
+        known = self.tools(setting.name, ran_as(setting))
+        if known is None:
+            return "not started yet"
+        return f"started fine last time, {len(known)} tool{'' if len(known) == 1 else 's'}"
 
     def _entry(self, server: str, ran: str) -> dict[str, Any]:
         entry = self._entries.get(server)

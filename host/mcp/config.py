@@ -104,4 +104,5 @@ class McpLimits:
     list_changed_window: float = 10.0
     list_timeout: float = 30.0  # a re-listing after tools/list_changed
     max_list_pages: int = 50
+    max_resources: int = 1_000  # what one server's resource list shows
     kill_grace: float = 2.0  # after SIGTERM, before SIGKILL

@@ -40,13 +40,14 @@ from host.mcp.names import tool_names
 from host.mcp.prompts import PromptShelf, prompt_output
 from host.mcp.rate import Rate
 from host.mcp.remote import open_http
+from host.mcp.resources import ServerResources
 from host.mcp.results import cap_text, instructions_text, resource_output, tool_output
 from host.mcp.roots import OfferedRoots
 from host.mcp.server_log import ServerLog
 from host.mcp.status import ServerState, ServerStatus
 from host.mcp.stdio import ProcessWatch, open_stdio
 from host.mcp.tools import build_tools, list_tools
-from host.tools import Tool, ToolOutput, ToolRun, ToolSpec
+from host.tools import Tool, ToolOutput, ToolSpec
 from host.tools.progress import reporter
 
 __all__ = ["McpServer"]
@@ -55,6 +56,7 @@ log = logging.getLogger(__name__)
 
 _CLIENT_INFO = mcp_types.Implementation(name="cairn", version="0.1.0")
 _R = TypeVar("_R")
+_O = TypeVar("_O")
 
 
 class McpServer:
@@ -82,6 +84,7 @@ class McpServer:
         self._limits = limits or McpLimits()
         self._status = ServerStatus(config.name, ServerState.STOPPED)
         self._tools: tuple[Tool, ...] = ()
+        self.resources = ServerResources(config, self._redact, self._limits, lambda: self._set(self._status))
         self.log = ServerLog(config.name, self._redact)  # what it logged, for its panel and cairn.log
         self._asks = Elicitations(config.name, self._redact)  # its requests for input; calls' time limits
         self._shaped: frozenset[str] = frozenset()  # the tools that declare an output schema
@@ -193,6 +196,7 @@ class McpServer:
                     listing = await list_tools(client, self._limits)
                     life.deadline = math.inf
                     self._client = client
+                    self.resources.connected(client)
                     self._publish(listing)
                     await self._serve(client)
         except Exception as exc:  # noqa: BLE001 - whatever the server does, the chat goes on
@@ -203,6 +207,7 @@ class McpServer:
             raise
         finally:
             self._client, self._life, self._tools = None, None, ()
+            self.resources.connected(None)
             if self._stop_requested:
                 self._set(ServerStatus(self.name, ServerState.STOPPED))
             else:
@@ -256,6 +261,8 @@ class McpServer:
             return
         if isinstance(message, Exception):
             watch.report(f"its connection failed: {leaf(message)}")
+        elif self.resources.take(message):
+            return
         elif isinstance(message, mcp_types.ToolListChangedNotification):
             if not self._changes.allow():
                 watch.report(
@@ -293,7 +300,7 @@ class McpServer:
             trusted=self.config.trusted,
             redact=self._redact,
             max_description=self._limits.max_description_chars,
-            runner=self._runner,
+            runner=lambda tool: partial(self.call, tool),
         )
         identity = host.identity.tool_schema_sha256(tool.spec for tool in tools)
         status = ServerStatus(
@@ -314,12 +321,6 @@ class McpServer:
         self._tools = tuple(tools)
         self._set(status)
         self._settled.set()
-
-    def _runner(self, tool: str) -> ToolRun:
-        async def run(arguments: Mapping[str, JsonValue]) -> ToolOutput:
-            return await self.call(tool, arguments)
-
-        return run
 
     async def call(self, tool: str, arguments: Mapping[str, JsonValue]) -> ToolOutput:
         """Call the server's tool ``tool`` (its own name, not Cairn's). Never raises, except
@@ -356,12 +357,17 @@ class McpServer:
         made = partial(prompt_output, redact=self._redact, max_chars=limit, server=self.name, prompt=name)
         return await self._ask(("the request", name), lambda client: client.get_prompt(name, dict(arguments)), made)
 
+    async def read_contents(self, uri: str) -> mcp_types.ReadResourceResult | str:
+        """Read ``uri`` as it is (to attach it), or say why not. Never raises, except cancellation."""
+        read = await self._ask(("the read", uri), lambda client: client.read_resource(uri), lambda result: result)
+        return read.text if isinstance(read, ToolOutput) else read
+
     async def _ask(
         self,
         what: tuple[str, str],
         request: Callable[[Client], Awaitable[_R]],
-        output: Callable[[_R], ToolOutput],
-    ) -> ToolOutput:
+        output: Callable[[_R], _O],
+    ) -> _O | ToolOutput:
         """One request to the server, its failures in words. ``what``: the request ("the
         call", "the read", "the request" for a prompt) and the tool, URI or prompt it names."""
         client, watch = self._client, self._watch

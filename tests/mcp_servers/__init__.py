@@ -43,3 +43,14 @@ def prompts_server(name: str = "notes", **options: Any) -> McpServerConfig:
     options.setdefault("call_timeout", 10.0)
     options.setdefault("stop_timeout", 2.0)
     return McpServerConfig(name=name, command=sys.executable, args=(str(PROMPTS_SERVER),), **options)
+
+
+RESOURCES_SERVER = HERE / "resources_server.py"
+
+
+def resources_server(name: str = "shelf", mode: str = "normal", **options: Any) -> McpServerConfig:
+    """A config that runs resources_server.py over stdio in ``mode``."""
+    options.setdefault("start_timeout", 20.0)
+    options.setdefault("call_timeout", 10.0)
+    options.setdefault("stop_timeout", 2.0)
+    return McpServerConfig(name=name, command=sys.executable, args=(str(RESOURCES_SERVER), mode), **options)

@@ -1,7 +1,8 @@
 """The composer: where a message is written. Enter sends, Shift+Enter starts a new line, Esc stops.
 
 Files come with a message three ways: the paperclip button, dropping files on the composer (or
-anywhere on the window), and pasting an image or copied files. They wait as chips above the
+anywhere on the window), and pasting an image or copied files; an MCP server's resource comes
+through the button beside it ("Attach from an MCP server…"). They wait as chips above the
 editor until the message is sent (``desktop.app.attachments`` says what is taken).
 
 ``/`` typed first lists the MCP servers' prompts above the editor (``prompt_picker``, which
@@ -58,6 +59,15 @@ def pasted_image(mime: QMimeData) -> bytes | None:
     return bytes(data.data())
 
 
+def _tool_button(name: str, tip: str) -> QToolButton:
+    button = QToolButton()
+    button.setAutoRaise(True)
+    button.setAccessibleName(name)
+    button.setToolTip(tip)
+    button.setIconSize(QSize(18, 18))
+    return button
+
+
 class _Editor(QPlainTextEdit):
     submit = Signal()
     stop = Signal()
@@ -96,14 +106,16 @@ class _Editor(QPlainTextEdit):
 
 class Composer(QWidget):
     """Emits ``send(text)`` and ``stop()``; shows Send or Stop as the session is idle or busy.
-    Files to attach are asked for with ``attach_files(paths)`` and ``attach_image(png, name)``;
-    whoever reads them adds the result with ``add_attachment``."""
+    Files to attach are asked for with ``attach_files(paths)`` and ``attach_image(png, name)``,
+    a server's resource with ``choose_resource()``; whoever reads them adds the result with
+    ``add_attachment``."""
 
     send = Signal(str)
     stop = Signal()
     approve = Signal()  # Enter with nothing written: allow a waiting tool call once
     attach_files = Signal(list)
     attach_image = Signal(bytes, str)
+    choose_resource = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -122,12 +134,14 @@ class Composer(QWidget):
         self.editor.stop.connect(self.stop)
         self.editor.files.connect(self.attach_files)
         self.editor.image.connect(self.attach_image)
-        self.attach = QToolButton()
-        self.attach.setAutoRaise(True)
-        self.attach.setAccessibleName("Attach files")
-        self.attach.setToolTip(f"Attach images or text files; you can also drop or paste them. {LIMITS}")
-        self.attach.setIconSize(QSize(18, 18))
+        self.attach = _tool_button(
+            "Attach files", f"Attach images or text files; you can also drop or paste them. {LIMITS}"
+        )
         self.attach.clicked.connect(self.choose_files)
+        self.attach_resource = _tool_button(
+            "Attach from an MCP server", f"Attach from an MCP server…: a resource it offers, like a file. {LIMITS}"
+        )
+        self.attach_resource.clicked.connect(self.choose_resource)
         self.thumbnails = Thumbnails(self)
         self.chips = AttachmentChips(self.thumbnails)
         frame = QFrame()
@@ -137,6 +151,7 @@ class Composer(QWidget):
         column.addWidget(self.button)
         clip = QVBoxLayout()
         clip.addStretch(1)
+        clip.addWidget(self.attach_resource)
         clip.addWidget(self.attach)
         inside = QHBoxLayout()
         inside.setContentsMargins(0, 0, 0, 0)
@@ -167,6 +182,7 @@ class Composer(QWidget):
         tokens = tokens_of(self)
         self.button.setIcon(icon("stop" if busy else "send", tokens.accent_text))
         self.attach.setIcon(icon("attach", tokens.muted))
+        self.attach_resource.setIcon(icon("attach-resource", tokens.muted))
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:  # the theme changed: tint the button's icon again

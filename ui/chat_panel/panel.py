@@ -20,6 +20,7 @@ from ui.chat_panel.engine_indicator import EngineIndicator
 from ui.chat_panel.live_replies import LiveReplies
 from ui.chat_panel.message_edit import MessageEdit
 from ui.chat_panel.prompt_picker import PromptPicker
+from ui.chat_panel.resource_intake import ResourceIntake
 from ui.chat_panel.route_bar import RouteBar
 from ui.chat_panel.route_controller import RouteController
 from ui.chat_panel.running_calls import RunningCalls
@@ -71,6 +72,7 @@ class ChatPanel(QWidget):
         )  # fmt: skip
         self.intake = AttachmentIntake(core, window, composer, view.message_delegate, notice)
         self.prompts = PromptPicker(core, composer, notice, parent=self)
+        self.resources = ResourceIntake(core, composer)
         self.opener = ChatOpener(
             core, shown, self.pages, view, edit=self.edit, notice=notice, status=self.status, routes=self.routes,
             route_bar=self.route_bar, turns=self.turns, approvals=self.approvals, search=search,

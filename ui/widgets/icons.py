@@ -47,6 +47,7 @@ NAMES = {
     "check": "check-bold",
     "caret-up": "caret-up",
     "attach": "paperclip",
+    "attach-resource": "database",
     "file": "file-text",
     "image": "image",
     "remove": "x",
