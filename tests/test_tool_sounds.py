@@ -57,6 +57,19 @@ def test_a_result_without_sounds_is_stored_byte_for_byte_as_before() -> None:
     row = parse_content(json.loads(before))
     assert isinstance(row, MessageContent)
     assert canonical_json_bytes(dump(row)).decode() == before
+    plain = (
+        '{"finish_reason":null,"kind":"message","model":null,"parts":[{"activated":null,"call_id":"c2",'
+        '"content":"plain","decision":null,"elapsed_ms":null,"is_error":false,"kind":"tool_result",'
+        '"reason":null,"resolved":null}],"status":"complete"}'
+    )
+    assert (
+        canonical_json_bytes(dump(MessageContent(parts=[ToolResultPart(call_id="c2", content="plain")])))
+        == plain.encode()
+    )
+    # An image written without its kind (by hand) still reads as an image.
+    media = [{"media_type": "image/png", "sha256": "ab" * 32}]
+    untagged = {"kind": "message", "parts": [{"kind": "tool_result", "call_id": "c", "content": "x", "media": media}]}
+    assert [type(m) for p in getattr(parse_content(untagged), "parts", []) for m in p.media or []] == [ImagePart]
     # A sound is written with its kind, beside the image, and reads back as an AudioPart.
     (result,) = row.parts
     assert isinstance(result, ToolResultPart)
