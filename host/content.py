@@ -9,7 +9,8 @@ the window and the exports never take a row apart with ``.get()``.
   (with the model that wrote it, whether it completed, and why it stopped) or tool results.
   A user message may carry attachments: ``ImagePart`` (by content hash) and ``FilePart`` (a
   text file's name and text). A Cairn that predates ``FilePart`` or hashed images reads such a
-  row as ``Unknown`` and leaves it out, as it does any shape it does not know.
+  row as ``Unknown`` and leaves it out, as it does any shape it does not know. A tool result
+  keeps the images and sounds (``AudioPart``) its tool returned, by content hash, in ``media``.
 - ``ErrorContent`` (``kind: "error"``): a hidden record of a failed request, for Retry.
 - ``SupersedeContent`` (``kind: "supersede"``): a hidden marker that takes earlier rows out of
   the conversation (an edit, a regenerated answer) and, when the person switches versions, puts
@@ -70,6 +71,7 @@ from host.metadata import (
 __all__ = [
     "CONTENT",
     "MODEL_SYSTEM",
+    "AudioPart",
     "ChatGrant",
     "ChatRoute",
     "ChatSettings",
@@ -88,6 +90,7 @@ __all__ = [
     "Policy",
     "ReasoningEffort",
     "ReasoningPart",
+    "ResultMedia",
     "RouteFallback",
     "RowContent",
     "SectionEntry",
@@ -143,6 +146,30 @@ class ImagePart(Frozen):
         return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
 
 
+class AudioPart(Frozen):
+    """A sound a tool returned (WAV or MP3), kept in the attachment store and named here by
+    ``sha256``. It is only ever in a tool result's ``media``: a person attaches no sound."""
+
+    kind: Literal["audio"] = "audio"
+    media_type: str
+    sha256: str
+    size: int  # bytes
+    name: str = ""  # where it came from, for the person ("from <tool>")
+
+
+def _media_kind(value: Any) -> str:
+    # Every image a tool returned was written with its kind; a hand-written one without it is
+    # still an image, as it read before sounds were kept.
+    kind = value.get("kind", "image") if isinstance(value, dict) else getattr(value, "kind", "image")
+    return str(kind)
+
+
+ResultMedia = Annotated[
+    Annotated[ImagePart, Tag("image")] | Annotated[AudioPart, Tag("audio")],
+    Discriminator(_media_kind),
+]
+
+
 class FilePart(Frozen):
     """A text file attached to a message: its name and its whole text, read once when it was
     attached (the model reads it inlined; the window shows it as a chip). The same bytes are
@@ -182,9 +209,10 @@ class ToolResultPart(Frozen):
     elapsed_ms: float | None = None
     activated: list[str] | None = None  # a tool search's activations: evidence for recovery
     resolved: ToolIdentity | None = None  # a ``use_tool`` call's tool and the pin it was checked against
-    # Images the tool returned, kept in the attachment store: a route whose model takes images
-    # is sent them in a user message after the tool results (request-only, never a row).
-    media: list[ImagePart] | None = None
+    # Images and sounds the tool returned, kept in the attachment store: a route whose model
+    # takes them is sent them in a user message after the tool results (request-only, never a
+    # row). A result without a sound is stored exactly as before sounds were kept.
+    media: list[ResultMedia] | None = None
 
     @model_serializer(mode="wrap")
     def _media_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:

@@ -26,7 +26,7 @@ from host.mcp import McpServerConfig
 from host.mcp.names import tool_names
 from host.mcp.results import MediaLimits, tool_output
 from host.mcp.schemas import canonical_schema, schema_problem
-from host.tools import TOOL_NAME_PATTERN, ToolSpec
+from host.tools import AUDIO_FORMATS, TOOL_NAME_PATTERN, ToolSpec
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -180,12 +180,15 @@ def test_images_are_kept_resources_shown_and_links_say_how_to_read_them() -> Non
     )
     out = tool_output(result, redact=same, max_chars=10_000, server="files")
     assert data not in out.text
-    assert [(m.media_type, m.data) for m in out.media] == [("image/png", png)]
+    assert [(m.kind, m.media_type, m.data) for m in out.media] == [
+        ("image", "image/png", png),
+        ("audio", "audio/wav", png),
+    ]
     lines = out.text.split("\n")
     assert lines[0] == "[image 1: image/png, 3,000 bytes]"
     assert lines[1] == "[image: image/tiff, 3,000 bytes; not shown: a model is not sent image/tiff]"
     assert lines[2] == "[image: image/png; not shown: its data is not valid base64]"
-    assert lines[3] == "[audio: audio/wav, 3,000 bytes; not shown to the model]"
+    assert lines[3] == "[audio 1: audio/wav, 3,000 bytes]"
     assert lines[4] == '[resource link: file:///a.txt (text/plain); read_resource(server="files", uri=…) reads it]'
     assert lines[5:7] == ["[resource: mem://t]", "hello" * 10]  # embedded text is shown
     assert lines[7] == "[resource: mem://b, 3,000 bytes; binary, not shown]"
@@ -200,6 +203,58 @@ def test_images_are_bounded_in_number_and_size() -> None:
     big = tool_output(many, redact=same, max_chars=10_000, media=MediaLimits(count=4, bytes=1_000))
     assert big.media == ()
     assert "larger than" in big.text
+
+
+@pytest.mark.parametrize(
+    ("media_type", "audio_format"),
+    [("audio/wav", "wav"), ("audio/x-wav", "wav"), ("audio/wave", "wav"), ("audio/mpeg", "mp3"), ("audio/mp3", "mp3")],
+)
+def test_wav_and_mp3_sounds_are_kept_by_the_format_input_audio_names(media_type: str, audio_format: str) -> None:
+    sound = b"RIFF" + b"\0" * 20
+    block = AudioContent(type="audio", data=base64.b64encode(sound).decode(), mime_type=media_type)
+    out = tool_output(CallToolResult(content=[block]), redact=same, max_chars=1_000)
+    assert [(m.kind, m.media_type, m.data) for m in out.media] == [("audio", media_type, sound)]
+    assert out.text == f"[audio 1: {media_type}, 24 bytes]"
+    assert AUDIO_FORMATS[media_type] == audio_format
+
+
+@pytest.mark.parametrize("media_type", ["audio/ogg", "audio/flac", "audio/webm", "audio/L16"])
+def test_other_sounds_are_described_only(media_type: str) -> None:
+    block = AudioContent(type="audio", data=base64.b64encode(b"\0" * 24).decode(), mime_type=media_type)
+    out = tool_output(CallToolResult(content=[block]), redact=same, max_chars=1_000)
+    assert out.media == ()
+    assert out.text == f"[audio: {media_type}, 24 bytes; not shown: a model is sent WAV or MP3 sounds only]"
+
+
+def test_sounds_are_bounded_in_number_and_size_apart_from_images() -> None:
+    data = base64.b64encode(b"\0" * 3000).decode()
+    image = ImageContent(type="image", data=data, mime_type="image/png")
+    sound = AudioContent(type="audio", data=data, mime_type="audio/mpeg")
+    mixed = CallToolResult(content=[sound, image, sound, image, sound])
+    out = tool_output(mixed, redact=same, max_chars=10_000, media=MediaLimits(count=4, bytes=10_000))
+    assert [m.kind for m in out.media] == ["audio", "image", "audio", "image"]  # the default: two sounds
+    assert out.text.split("\n") == [
+        "[audio 1: audio/mpeg, 3,000 bytes]",
+        "[image 1: image/png, 3,000 bytes]",
+        "[audio 2: audio/mpeg, 3,000 bytes]",
+        "[image 2: image/png, 3,000 bytes]",
+        "[audio: audio/mpeg, 3,000 bytes; not shown: Cairn sends at most 2 sounds from one result]",
+    ]
+    big = tool_output(mixed, redact=same, max_chars=10_000, media=MediaLimits(sound_bytes=2_000))
+    assert [m.kind for m in big.media] == ["image", "image"]
+    assert big.text.count("not shown: larger than 0 MB") == 3
+    assert MediaLimits().sounds == 2
+    assert MediaLimits().sound_bytes == 5 * 1024 * 1024
+
+
+def test_structured_content_that_repeats_the_blocks_is_not_sent_as_base64_text() -> None:
+    data = base64.b64encode(b"RIFF" + b"\0" * 40).decode()
+    block = AudioContent(type="audio", data=data, mime_type="audio/wav")
+    repeated = {"content": [{"type": "audio", "data": data, "mimeType": "audio/wav"}]}  # read_media_file's shape
+    out = tool_output(CallToolResult(content=[block], structured_content=repeated), redact=same, max_chars=10_000)
+    assert out.text == "[audio 1: audio/wav, 44 bytes]"
+    other = tool_output(CallToolResult(content=[block], structured_content={"seconds": 2}), redact=same, max_chars=99)
+    assert other.text == '[audio 1: audio/wav, 44 bytes]\n{"seconds":2}'
 
 
 def test_errors_are_errors_and_output_is_capped_and_redacted() -> None:

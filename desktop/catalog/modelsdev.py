@@ -75,6 +75,10 @@ class ModelInfo(BaseModel):
     def accepts_images(self) -> bool:
         return "image" in self.modalities.input
 
+    @property
+    def accepts_audio(self) -> bool:
+        return "audio" in self.modalities.input
+
 
 class ProviderInfo(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")

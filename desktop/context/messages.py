@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from host.content import (
+    AudioPart,
     Checkpoint,
     FilePart,
     ImagePart,
@@ -27,6 +28,7 @@ from host.rows import TranscriptRow
 from host.tools import ToolSpec
 
 __all__ = [
+    "AudioPart",
     "Context",
     "ContextPart",
     "FilePart",

@@ -3,7 +3,8 @@
 Where the route lacks a transport flag the projection adapts: a system update becomes a
 tagged block folded into the next user message, reasoning is dropped or sent as text, a
 tool call left without a result gets a synthetic error result, an image goes only to a
-model that takes images (read from the attachment store at request time, as a data URI), and
+model that takes images (read from the attachment store at request time, as a data URI), a
+tool's sound only to one that takes audio (as an ``input_audio`` block; ``tool_media``), and
 an attached text file is inlined under its name. On a route whose account sends the opening system content in the
 first user message (chat templates that drop the system role), that content becomes a
 tagged block leading the first user message, before any folded updates and the person's
@@ -22,6 +23,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from desktop.context.messages import (
+    AudioPart,
     Context,
     FilePart,
     ImagePart,
@@ -33,10 +35,12 @@ from desktop.context.messages import (
     ToolCallPart,
     ToolResultPart,
 )
+from desktop.context.tool_media import AUDIO_ESTIMATE_BYTES, StepMedia
 from desktop.session.chat_settings import RequestParameters
 from desktop.settings.routes import ResolvedRoute
 from host.attachments import AttachmentUnavailable
 from host.canonical import canonical_json_bytes
+from host.tools import AUDIO_FORMATS
 
 __all__ = [
     "FRAME_TAGS",
@@ -55,11 +59,6 @@ __all__ = [
 ]
 
 MISSING_RESULT = "This tool call was interrupted before it returned a result."
-TOOL_IMAGES = (
-    "[The images the tool results above returned, in order. Cairn sends them here because a tool "
-    "message carries text only.]"
-)
-TOOL_IMAGES_MAX = 10  # images after one step's results, as many as one message may attach
 OPENING_TAG = "system-instructions"
 SUMMARY_TAG = "conversation-summary"
 # Every tag Cairn frames content with. The same tags inside section content, tool results or
@@ -71,8 +70,8 @@ FRAME_TAGS = ("system-update", OPENING_TAG, SUMMARY_TAG, "reasoning")
 # base64 is not counted: it is not read as text.
 IMAGE_ESTIMATE_BYTES = 4_800
 
-# Gives a stored image's bytes by content hash (and name, for the sentence if it cannot);
-# raises ``AttachmentUnavailable``.
+# Gives a stored image's or sound's bytes by content hash (and name, for the sentence if it
+# cannot); raises ``AttachmentUnavailable``.
 ImageLoader = Callable[[str, str], bytes]
 
 _FRAME = re.compile(r"<(\s*/?\s*)(" + "|".join(map(re.escape, FRAME_TAGS)) + r")(?![\w-])", re.IGNORECASE)
@@ -91,11 +90,15 @@ class ProjectedRequest:
     notes: list[str] = field(default_factory=list)
     image_bytes: int = 0  # how much of ``body_bytes`` is images' data URIs
     images: int = 0
+    audio_bytes: int = 0  # how much is sounds' base64
+    sounds: int = 0
 
     @property
     def estimate_bytes(self) -> int:
-        """The size to estimate tokens from: images at their estimated cost, not their base64."""
-        return len(self.body_bytes) - self.image_bytes + IMAGE_ESTIMATE_BYTES * self.images
+        """The size to estimate tokens from: images and sounds at their estimated cost, not
+        their base64."""
+        media = IMAGE_ESTIMATE_BYTES * self.images + AUDIO_ESTIMATE_BYTES * self.sounds
+        return len(self.body_bytes) - self.image_bytes - self.audio_bytes + media
 
 
 def render_file(part: FilePart) -> str:
@@ -179,6 +182,8 @@ def project(
         notes=projector.notes,
         image_bytes=projector.image_bytes,
         images=projector.images,
+        audio_bytes=projector.audio_bytes,
+        sounds=projector.sounds,
     )
 
 
@@ -204,6 +209,8 @@ class _Projector:
         self.load_image = images
         self.image_bytes = 0
         self.images = 0
+        self.audio_bytes = 0
+        self.sounds = 0
         self.system_role = "developer" if route.flags.developer_role else "system"
         self.fold_updates = fold_updates or route.fold_opening or not route.flags.mid_conversation_system
         self.notes: list[str] = []
@@ -211,7 +218,7 @@ class _Projector:
         self.folded: list[str] = []  # updates waiting for the next user message
         self.deferred: list[str] = []  # in-place updates waiting for tool results to be placed
         self.open_calls: list[str] = []  # tool calls of the last assistant message without a result yet
-        self.media: list[ImagePart] = []  # images from the tool results just placed
+        self.media = StepMedia(route.actual.model, route.model_info)  # from the tool results just placed
 
     def messages(self, messages: list[Message]) -> list[dict[str, Any]]:
         leading = 0
@@ -263,32 +270,19 @@ class _Projector:
     def _tool_results(self, message: Message) -> None:
         for part in message.parts:
             if isinstance(part, ToolResultPart):
-                content = neutralize(part.content) + self._tool_images(part.media or [])
+                content = neutralize(part.content) + self.media.take(part.media or [])
                 self.out.append({"role": "tool", "tool_call_id": part.call_id, "content": content})
                 if part.call_id in self.open_calls:
                     self.open_calls.remove(part.call_id)
-
-    def _tool_images(self, media: list[ImagePart]) -> str:
-        """Take a result's images to send after the step's results; what the model is told of
-        any left out, to add to the result's text."""
-        if not media:
-            return ""
-        if not self._takes_tool_images():
-            return f"\n[{self.route.actual.model} is not known to take images, so the tool's images were not shown.]"
-        room = max(TOOL_IMAGES_MAX - len(self.media), 0)
-        self.media.extend(media[:room])
-        if len(media) <= room:
-            return ""
-        return f"\n[{room} of these images were shown: at most {TOOL_IMAGES_MAX} follow one step's results.]"
 
     def _close_calls(self) -> None:
         for call_id in self.open_calls:
             self.out.append({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT})
         self.open_calls = []
-        if self.media:  # tool messages take text only: the images follow every result, as the person's
-            blocks = [{"type": "text", "text": TOOL_IMAGES}, *(self._image(part) for part in self.media)]
-            self.out.append({"role": "user", "content": blocks})
-            self.media = []
+        if self.media.parts:  # tool messages take text only: the media follow every result, as the person's
+            sent = [self._image(p) if isinstance(p, ImagePart) else self._sound(p) for p in self.media.parts]
+            self.out.append({"role": "user", "content": [{"type": "text", "text": self.media.lead()}, *sent]})
+            self.media.parts = []
         for block in self.deferred:
             self.out.append({"role": self.system_role, "content": block})
         self.deferred = []
@@ -320,12 +314,6 @@ class _Projector:
     def _accepts_images(self) -> bool:
         return self.route.model_info is None or self.route.model_info.accepts_images
 
-    def _takes_tool_images(self) -> bool:
-        """Stricter than an attachment: a person chose to attach an image, a tool did not, so
-        a tool's images go only to a model known to take them (a text-only one refuses the
-        whole request)."""
-        return self.route.model_info is not None and self.route.model_info.accepts_images
-
     def _image(self, part: ImagePart) -> dict[str, Any]:
         """An image as a data URI, or, when its bytes cannot be had, a sentence in its place.
         Without a loader (a summary request, say) a stored image is only mentioned."""
@@ -344,6 +332,22 @@ class _Projector:
         self.image_bytes += len(url)
         self.images += 1
         return {"type": "image_url", "image_url": {"url": url}}
+
+    def _sound(self, part: AudioPart) -> dict[str, Any]:
+        """A tool's sound as an ``input_audio`` block, or, when its bytes cannot be had, a
+        sentence in its place. Without a loader (a summary request, say) it is only mentioned."""
+        name = f" ({neutralize(' '.join(part.name.split()))})" if part.name else ""
+        audio_format = AUDIO_FORMATS.get(part.media_type)
+        if audio_format is None or self.load_image is None:
+            return {"type": "text", "text": f"[A sound{name} was here.]"}
+        try:
+            data = base64.b64encode(self.load_image(part.sha256, part.name)).decode("ascii")
+        except AttachmentUnavailable as exc:
+            self.notes.append(str(exc))
+            return {"type": "text", "text": f"[A sound{name} was here; its file could not be read.]"}
+        self.audio_bytes += len(data)
+        self.sounds += 1
+        return {"type": "input_audio", "input_audio": {"data": data, "format": audio_format}}
 
     def _assistant(self, message: Message) -> dict[str, Any]:
         text: list[str] = []

@@ -30,7 +30,17 @@ from desktop.turn.events import (
     ToolStarted,
 )
 from host.attachments import AttachmentStore
-from host.content import ChatGrant, ImagePart, MessageContent, ToolApproval, ToolCallPart, ToolIdentity, ToolResultPart
+from host.content import (
+    AudioPart,
+    ChatGrant,
+    ImagePart,
+    MessageContent,
+    ResultMedia,
+    ToolApproval,
+    ToolCallPart,
+    ToolIdentity,
+    ToolResultPart,
+)
 from host.errors import CairnError, JournalWriteError
 from host.permissions import Decision, Permissions, ToolGate, ToolRequest, identity_of
 from host.rows import TranscriptRow
@@ -203,19 +213,23 @@ class ToolCalls:
         )
         return await self.gate.after(request, result)
 
-    def _kept(self, media: Iterable[ToolMedia], tool: str) -> list[ImagePart]:
+    def _kept(self, media: Iterable[ToolMedia], tool: str) -> list[ResultMedia]:
         """A result's images and sounds, written to the attachment store (the journal keeps
         each once, by SHA-256, as it does attachments); one that cannot be written is left out."""
-        kept: list[ImagePart] = []
+        kept: list[ResultMedia] = []
         for item in media:
-            if self.attachments is None or item.kind != "image":  # no route here takes a sound from a tool yet
+            if self.attachments is None or item.kind not in ("image", "audio"):
                 continue
             try:
                 sha256 = self.attachments.put(item.data)
             except OSError as exc:
-                log.warning("an image from %s was not kept: %s", tool, exc)
+                log.warning("%s from %s was not kept: %s", "a sound" if item.kind == "audio" else "an image", tool, exc)
                 continue
-            kept.append(ImagePart(media_type=item.media_type, sha256=sha256, size=len(item.data), name=f"from {tool}"))
+            size, name = len(item.data), f"from {tool}"
+            if item.kind == "audio":
+                kept.append(AudioPart(media_type=item.media_type, sha256=sha256, size=size, name=name))
+            else:
+                kept.append(ImagePart(media_type=item.media_type, sha256=sha256, size=size, name=name))
         return kept
 
     def _refused(self, request: ToolRequest, decision: Decision) -> ToolResultPart:

@@ -5,9 +5,12 @@
   output schema; never beside a text that already says it (the reference filesystem server
   sends a file's text and ``{"content": text}``: the model reads the text once).
 - An embedded text resource is shown under its address; a binary one is described.
-- An image is kept as bytes (``ToolOutput.media``, bounded in number and size) and described
-  in the text by its number; the turn sends it to a model that takes images. A sound is
-  described only (no route Cairn knows takes audio in a conversation yet).
+- An image, or a WAV or MP3 sound, is kept as bytes (``ToolOutput.media``, bounded in number
+  and size) and described in the text by its number; the turn sends it to a model that takes
+  it. A sound of another format is described only (Chat Completions takes WAV and MP3).
+- Structured content that only repeats the content blocks (the reference filesystem server's
+  ``read_media_file`` sends ``{"content": [<its blocks>]}``) adds nothing: the model is not
+  made to read an image's or a sound's base64 as text.
 - A resource link says how to read it (``read_resource``, the core tool).
 - What the server says is redacted, then cut to ``max_chars`` *without* a note of its own:
   ``ToolOutput.length`` carries the whole length, so the one note the model reads (the turn's)
@@ -36,7 +39,7 @@ from mcp.types import (
 
 from host.canonical import canonical_json_bytes
 from host.mcp.config import McpLimits
-from host.tools import ToolMedia, ToolOutput
+from host.tools import AUDIO_FORMATS, ToolMedia, ToolOutput
 
 __all__ = ["ContentReader", "MediaLimits", "cap_text", "instructions_text", "resource_output", "tool_output"]
 
@@ -48,6 +51,11 @@ _SENDABLE = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 class MediaLimits:
     count: int = 4  # images kept from one result
     bytes: int = 10 * 1024 * 1024  # each, decoded
+    # Sounds: two from one result, 5 MB each. A sound costs far more tokens than an image
+    # (a model reads it second by second), and 5 MB is about five minutes of 128 kbit/s MP3 or
+    # half a minute of CD-quality WAV; as base64 it adds under 7 MB to a request.
+    sounds: int = 2
+    sound_bytes: int = 5 * 1024 * 1024
 
 
 def tool_output(
@@ -65,6 +73,8 @@ def tool_output(
     parts = [reader.block(block) for block in result.content]
     texts = [block.text for block in result.content if isinstance(block, TextContent)]
     structured = result.structured_content
+    if structured is not None and _repeats(structured, result.content):
+        structured = None
     if structured is not None and not texts:
         parts.append(_json(structured))
     elif structured is not None and declares_output:
@@ -116,7 +126,7 @@ class ContentReader:
         if isinstance(block, ImageContent):
             return self._image(block)
         if isinstance(block, AudioContent):
-            return f"[audio: {block.mime_type}, {_decoded_size(block.data)}; not shown to the model]"
+            return self._sound(block)
         if isinstance(block, ResourceLink):
             what = f" ({block.mime_type})" if block.mime_type else ""
             how = f'; read_resource(server="{self.server}", uri=…) reads it' if self.server else ""
@@ -133,7 +143,7 @@ class ContentReader:
         said = f"image: {block.mime_type}, {_decoded_size(block.data)}"
         if block.mime_type not in _SENDABLE:
             return f"[{said}; not shown: a model is not sent {block.mime_type}]"
-        if len(self.kept) >= self.limits.count:
+        if self._count("image") >= self.limits.count:
             return f"[{said}; not shown: Cairn sends at most {self.limits.count} images from one result]"
         if len(block.data) * 3 // 4 > self.limits.bytes:
             return f"[{said}; not shown: larger than {self.limits.bytes // (1024 * 1024)} MB]"
@@ -142,7 +152,35 @@ class ContentReader:
         except (binascii.Error, ValueError):
             return f"[image: {block.mime_type}; not shown: its data is not valid base64]"
         self.kept.append(ToolMedia("image", block.mime_type, data))
-        return f"[image {len(self.kept)}: {block.mime_type}, {_size(len(data))}]"
+        return f"[image {self._count('image')}: {block.mime_type}, {_size(len(data))}]"
+
+    def _sound(self, block: AudioContent) -> str:
+        said = f"audio: {block.mime_type}, {_decoded_size(block.data)}"
+        if block.mime_type not in AUDIO_FORMATS:
+            return f"[{said}; not shown: a model is sent WAV or MP3 sounds only]"
+        if self._count("audio") >= self.limits.sounds:
+            return f"[{said}; not shown: Cairn sends at most {self.limits.sounds} sounds from one result]"
+        if len(block.data) * 3 // 4 > self.limits.sound_bytes:
+            return f"[{said}; not shown: larger than {self.limits.sound_bytes // (1024 * 1024)} MB]"
+        try:
+            data = base64.b64decode(block.data, validate=True)
+        except (binascii.Error, ValueError):
+            return f"[audio: {block.mime_type}; not shown: its data is not valid base64]"
+        self.kept.append(ToolMedia("audio", block.mime_type, data))
+        return f"[audio {self._count('audio')}: {block.mime_type}, {_size(len(data))}]"
+
+    def _count(self, kind: str) -> int:
+        return sum(1 for item in self.kept if item.kind == kind)
+
+
+def _repeats(structured: Any, blocks: list[Any]) -> bool:
+    """Whether ``structured`` is only the content blocks again, as a list or under one key."""
+    if not blocks:
+        return False
+    dumped = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in blocks]
+    if isinstance(structured, dict) and len(structured) == 1:
+        structured = next(iter(structured.values()))
+    return bool(structured == dumped)
 
 
 def _json(structured: Any) -> str:
@@ -160,7 +198,7 @@ def _same_json(text: str, structured: Any) -> bool:
 
 
 def _decoded_size(base64_text: str) -> str:
-    return _size(len(base64_text) * 3 // 4)
+    return _size(len(base64_text) * 3 // 4 - base64_text[-2:].count("="))  # padding is not data
 
 
 def _size(size: int) -> str:

@@ -16,11 +16,22 @@ import host.identity  # a module, not its names: host.identity imports host.tool
 from host.errors import CairnError
 from host.tools.spec import ToolSpec
 
-__all__ = ["Tool", "ToolCatalog", "ToolError", "ToolMedia", "ToolOutput", "ToolRun"]
+__all__ = ["AUDIO_FORMATS", "Tool", "ToolCatalog", "ToolError", "ToolMedia", "ToolOutput", "ToolRun"]
 
 
 class ToolError(CairnError):
     """A tool could not do what it was asked; the message goes back to the model."""
+
+
+# The sounds a model may be sent, by media type, as Chat Completions' ``input_audio`` names
+# their format: it takes WAV and MP3 only, so any other sound is described, never kept.
+AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
 
 
 @dataclass(frozen=True)
