@@ -103,7 +103,7 @@ def test_the_everything_servers_prompts_are_listed_and_filled_in_with_their_argu
     assert simple == FilledPrompt("This is a simple prompt without arguments.")
     intro = "This prompt includes the Text resource with id: 2. Please analyze the following resource:"
     assert text.text.startswith(f"{intro}\n\n[resource: demo://resource/dynamic/text/2, text/plain]\nResource 2: This")
-    assert blob.text.endswith("\n\n[resource: demo://resource/dynamic/blob/3, text/plain, 57 bytes; binary, not shown]")
+    assert blob.text.endswith("\n\n[resource: demo://resource/dynamic/blob/3, text/plain, 55 bytes; binary, not shown]")
     assert refused[0] == (
         "The MCP server 'everything' refused the request for 'resource-prompt': "
         "Invalid resourceType: Video. Must be Text or Blob."

@@ -107,7 +107,7 @@ def prompt_output(
 ) -> ToolOutput:
     """The prompt's messages as the text of one message of the person's, with the images it
     carries as ``media``; an error output when it has no messages."""
-    reader = ContentReader(server, media or MediaLimits())
+    reader = ContentReader(server, media or MediaLimits(sounds=0))  # a person's message carries no sound
     parts: list[str] = []
     replies: list[str] = []  # assistant-role messages in a row, quoted together
     for message in result.messages:

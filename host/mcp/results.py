@@ -156,6 +156,8 @@ class ContentReader:
 
     def _sound(self, block: AudioContent) -> str:
         said = f"audio: {block.mime_type}, {_decoded_size(block.data)}"
+        if not self.limits.sounds:  # where sounds cannot go (a person's message, from a prompt)
+            return f"[{said}; not shown to the model]"
         if block.mime_type not in AUDIO_FORMATS:
             return f"[{said}; not shown: a model is sent WAV or MP3 sounds only]"
         if self._count("audio") >= self.limits.sounds:
