@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import JsonValue
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit
+from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineEdit, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.loopback import LoopbackProvider
@@ -157,3 +158,60 @@ def test_deleting_the_chat_declines_the_form_waiting_in_it(qtbot: QtBot, cairn_p
             qtbot.waitUntil(lambda: card(w) is None and bool(answers), timeout=WAIT)
             assert answers == [Answer("decline", note="the chat was deleted")]
             qtbot.waitUntil(lambda: not w.turns.busy, timeout=WAIT)
+
+
+def long_form() -> Question:
+    """A form taller than the card shows, its choice in the middle and its checks at the end."""
+    properties: dict[str, object] = {f"note{n}": {"type": "string", "title": f"Note {n}"} for n in range(6)}
+    properties["hero"] = {"type": "string", "title": "Hero", "enum": ["Monica", "Wonder Woman", "Green Lantern"]}
+    properties["fish"] = {
+        "type": "array", "title": "Fish", "items": {"type": "string", "enum": ["Tuna", "Salmon", "Trout", "Carp"]},
+    }  # fmt: skip
+    properties["last"] = {"type": "string", "title": "Last"}
+    schema = {"type": "object", "properties": properties, "required": ["last"]}
+    return Question("everything", "Please provide inputs.", parse_form(schema))
+
+
+def test_the_wheel_scrolls_the_form_and_changes_no_answer_unseen(qtbot: QtBot) -> None:
+    form = ElicitationForm("q1", long_form())
+    qtbot.addWidget(form)
+    form.resize(600, 360)  # a short window: the fields scroll
+    form.show()
+    qtbot.waitExposed(form)
+    hero = form.editors["hero"]
+    assert isinstance(hero, QComboBox)
+    chosen = hero.currentText()
+    bar = form.fields_area.verticalScrollBar()
+    assert bar.maximum() > 0
+    centre = QPointF(hero.rect().center())
+    wheel = QWheelEvent(
+        centre, QPointF(hero.mapToGlobal(hero.rect().center())), QPoint(0, 0), QPoint(0, -120),
+        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False,
+    )  # fmt: skip
+    QApplication.sendEvent(hero, wheel)
+    assert hero.currentText() == chosen  # passing over the list changed nothing (the form scrolls)
+    assert not wheel.isAccepted()  # left to the scroll area around it
+    form.activateWindow()
+    hero.setFocus()
+    qtbot.waitUntil(hero.hasFocus)
+    QApplication.sendEvent(hero, wheel)
+    assert hero.currentText() != chosen  # in the field being edited, the wheel chooses
+
+
+def test_an_error_neither_squeezes_the_fields_nor_hides_behind_the_buttons(qtbot: QtBot) -> None:
+    form = ElicitationForm("q1", long_form())
+    chat = QWidget()  # the card under a chat in a short window: less room than the form would like
+    QVBoxLayout(chat).addWidget(form)
+    qtbot.addWidget(chat)
+    chat.setFixedSize(600, 330)
+    chat.show()
+    qtbot.waitExposed(chat)
+    QTest.mouseClick(form.accept_button, Qt.MouseButton.LeftButton)
+    assert form.problems["last"].text() == "Fill this in."
+    fields = form.fields_area.widget()
+    qtbot.waitUntil(lambda: fields.height() >= fields.sizeHint().height())  # scrolls, never squeezes
+    area = form.fields_area
+    assert area.geometry().bottom() < form.accept_button.geometry().top()  # the buttons cover no field
+    shown = area.viewport().rect()
+    where = form.problems["last"].mapTo(area.viewport(), QPoint(0, 0))
+    assert shown.contains(where)  # scrolled to the first field to fix

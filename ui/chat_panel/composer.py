@@ -139,7 +139,7 @@ class Composer(QWidget):
         )
         self.attach.clicked.connect(self.choose_files)
         self.attach_resource = _tool_button(
-            "Attach from an MCP server", f"Attach from an MCP server…: a resource it offers, like a file. {LIMITS}"
+            "Attach from an MCP server", f"Attach a resource an MCP server offers, as you would a file. {LIMITS}"
         )
         self.attach_resource.clicked.connect(self.choose_resource)
         self.thumbnails = Thumbnails(self)

@@ -1,11 +1,13 @@
 """One server's request for input as a card in the chat: the server named, its message, a form
 built from the fields it asked for, and Accept (which checks each field first), Decline and
-Cancel. What the server wrote is shown as plain text, never as markup."""
+Dismiss (MCP's cancel: no answer either way). What the server wrote is shown as plain text,
+never as markup. A scroll wheel scrolls the form: it changes a choice only in the field being
+edited, so scrolling past a list never changes an answer unseen."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut, QWheelEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -16,6 +18,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -28,6 +31,7 @@ PLACEHOLDERS = {"email": "name@example.com", "uri": "https://…", "date": "YYYY
 ERROR_STYLE = "color: #c62828;"
 HINT_STYLE = "color: #6b6b6b;"
 MAX_FORM_HEIGHT = 320  # px of fields shown before the form scrolls
+MIN_FORM_HEIGHT = 120  # px the fields may shrink to in a short window, before the buttons would
 
 
 class ElicitationForm(QFrame):
@@ -48,19 +52,21 @@ class ElicitationForm(QFrame):
         if question.message:
             column.addWidget(_plain(question.message))
         fields = QWidget()
+        # Never squeezed below what its fields need (an error shown grows it): the area scrolls.
+        fields.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         form = QFormLayout(fields)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.editors: dict[str, QWidget] = {}
         self.problems: dict[str, QLabel] = {}
         for field in question.form.fields:
             form.addRow(self._label(field), self._editor_with_problem(field))
-        scroll = QScrollArea()  # a long form scrolls; the chat above it stays in sight
+        self.fields_area = scroll = QScrollArea()  # a long form scrolls; the chat above it stays in sight
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(fields)
         scroll.setMaximumHeight(MAX_FORM_HEIGHT)
-        scroll.setMinimumHeight(min(fields.sizeHint().height(), MAX_FORM_HEIGHT))
-        column.addWidget(scroll)
+        scroll.setMinimumHeight(min(fields.sizeHint().height(), MIN_FORM_HEIGHT))
+        column.addWidget(scroll, 1)
         if question.form.left_out:
             column.addWidget(_plain(f"Left out (Cairn cannot show them): {', '.join(question.form.left_out)}"))
         column.addLayout(self._buttons())
@@ -88,7 +94,10 @@ class ElicitationForm(QFrame):
             label.setText(problems.get(key, ""))
             label.setVisible(key in problems)
         if problems:
-            self.editors[next(iter(problems))].setFocus()
+            first = self.editors[next(iter(problems))]
+            first.setFocus()
+            self.fields_area.ensureWidgetVisible(self.problems[next(iter(problems))])
+            self.fields_area.ensureWidgetVisible(first)
             return
         self.answered.emit(self.question_id, Answer("accept", content))
 
@@ -136,7 +145,7 @@ class ElicitationForm(QFrame):
     def _buttons(self) -> QHBoxLayout:
         row = QHBoxLayout()
         row.addStretch(1)
-        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button = QPushButton("Dismiss")
         self.decline_button = QPushButton("Decline")
         self.accept_button = QPushButton("Accept")
         self.accept_button.setDefault(True)
@@ -160,7 +169,7 @@ def _editor(field: FormField) -> QWidget:
         check.setChecked(default is True)
         return check
     if field.kind == "choice":
-        combo = QComboBox()
+        combo = _Choice()
         if not field.required or default is None:
             combo.addItem("Choose…" if field.required else "(none)", None)
         for value, label in field.options:
@@ -183,6 +192,21 @@ def _editor(field: FormField) -> QWidget:
         line.setMaxLength(field.max_length)
     line.setPlaceholderText(PLACEHOLDERS.get(field.format, _range(field)))
     return line
+
+
+class _Choice(QComboBox):
+    """A single choice the wheel changes only while it is being edited (it has the focus);
+    otherwise the wheel scrolls the form around it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # not WheelFocus: a wheel does not pick it
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if self.hasFocus():
+            super().wheelEvent(event)
+        else:
+            event.ignore()  # to the scroll area
 
 
 def _range(field: FormField) -> str:
