@@ -66,7 +66,7 @@ def test_read_resource_reads_text_describes_binary_and_says_what_went_wrong(cair
     assert text.content == "[lab://notes (text/plain)]\nNotebook: the teal flask is empty."
     assert text.decision == "allow"
     assert text.reason == "this chat runs tools automatically"
-    assert binary.content == "[lab://photo (image/png): binary, 609 bytes; not shown to the model]"
+    assert binary.content == "[lab://photo (image/png): binary, 608 bytes; not shown to the model]"
     assert missing.is_error
     assert missing.content == "The MCP server 'lab' refused the read of 'lab://none': Unknown resource: lab://none"
     assert nobody.is_error
