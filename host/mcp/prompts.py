@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from host.mcp.config import McpLimits
 from host.mcp.failures import Refused, leaf
+from host.mcp.pages import all_pages
 from host.mcp.results import ContentReader, MediaLimits, cap_text
 from host.mcp.status import PromptArgument, ServerPrompt
 from host.tools import ToolOutput
@@ -36,21 +37,20 @@ _MAX_ARGUMENTS = 32  # a form with more fields is no small form
 
 async def list_prompts(client: Client, limits: McpLimits) -> list[mcp_types.Prompt]:
     """Every prompt the server lists, page by page, within ``limits``; ``Refused`` past them."""
-    listed: list[mcp_types.Prompt] = []
-    cursor: str | None = None
-    for _ in range(limits.max_list_pages):
-        page = await client.list_prompts(cursor=cursor)
-        listed.extend(page.prompts)
-        if len(listed) > limits.max_prompts:
-            more = "" if page.next_cursor is None else "at least "
-            raise Refused(
-                f"it offers {more}{len(listed)} prompts, and Cairn lists at most {limits.max_prompts} "
-                "from one server rather than choose some"
-            )
-        cursor = page.next_cursor
-        if cursor is None:
-            return listed
-    raise Refused(f"its prompt list did not end within {limits.max_list_pages} pages")
+    got = await all_pages(
+        lambda cursor: client.list_prompts(cursor=cursor),
+        lambda page: page.prompts,
+        most=limits.max_prompts,
+        pages=limits.max_list_pages,
+    )
+    if got.too_many:
+        raise Refused(
+            f"it offers {'at least ' if got.more else ''}{len(got.items)} prompts, and Cairn lists at most "
+            f"{limits.max_prompts} from one server rather than choose some"
+        )
+    if got.unended:
+        raise Refused(f"its prompt list did not end within {limits.max_list_pages} pages")
+    return got.items
 
 
 def build_prompts(

@@ -17,7 +17,7 @@ import asyncio
 import base64
 import binascii
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import anyio
 from mcp import Client
@@ -27,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from host.mcp.config import McpLimits, McpServerConfig
 from host.mcp.failures import leaf
 from host.mcp.offers import ListedResource, ListedTemplate, ResourceFile, ResourceListing
+from host.mcp.pages import Page, all_pages
 from host.mcp.results import cap_text
 
 __all__ = ["MAX_URI", "ServerResources", "resource_file"]
@@ -35,13 +36,8 @@ MAX_URI = 2048  # what read_resource takes, and what a listed resource's address
 _NAME, _SHOWN_URI, _DESCRIPTION, _MIME = 200, 500, 1_000, 100
 
 
-class _Page(Protocol):
-    @property
-    def next_cursor(self) -> str | None: ...
-
-
 _I = TypeVar("_I")
-_P = TypeVar("_P", bound=_Page)
+_P = TypeVar("_P", bound=Page)
 
 
 class ServerResources:
@@ -193,19 +189,14 @@ async def _paged(
     what: str,
 ) -> tuple[list[_I], str]:
     """Every item of a paged list, within ``limits``; what was cut short, in words."""
-    listed: list[_I] = []
-    cursor: str | None = None
     most = limits.max_resources
-    for _ in range(limits.max_list_pages):
-        page = await fetch(cursor)
-        listed.extend(items(page))
-        if len(listed) > most:
-            return listed[:most], f"it lists more than {most:,} {what}; the first {most:,} are shown"
-        cursor = page.next_cursor
-        if cursor is None:
-            return listed, ""
-    pages = limits.max_list_pages
-    return listed, f"its list of {what} did not end within {pages} pages; the first {len(listed):,} are shown"
+    got = await all_pages(fetch, items, most=most, pages=limits.max_list_pages)
+    if got.too_many:
+        return got.items[:most], f"it lists more than {most:,} {what}; the first {most:,} are shown"
+    if got.unended:
+        pages, count = limits.max_list_pages, len(got.items)
+        return got.items, f"its list of {what} did not end within {pages} pages; the first {count:,} are shown"
+    return got.items, ""
 
 
 def resource_file(

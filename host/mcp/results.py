@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +112,9 @@ def _capped(text: str, max_chars: int, *, is_error: bool = False, media: tuple[T
     return ToolOutput(text[:max_chars], is_error=is_error, length=length, media=media)
 
 
+_PLURAL = {"image": "images", "audio": "sounds"}
+
+
 class ContentReader:
     """The content blocks of one result, each as text; images and sounds kept as it goes."""
 
@@ -140,36 +143,40 @@ class ContentReader:
         return "[content of a kind Cairn does not know]"
 
     def _image(self, block: ImageContent) -> str:
-        said = f"image: {block.mime_type}, {_decoded_size(block.data)}"
-        if block.mime_type not in _SENDABLE:
-            return f"[{said}; not shown: a model is not sent {block.mime_type}]"
-        if self._count("image") >= self.limits.count:
-            return f"[{said}; not shown: Cairn sends at most {self.limits.count} images from one result]"
-        if len(block.data) * 3 // 4 > self.limits.bytes:
-            return f"[{said}; not shown: larger than {self.limits.bytes // (1024 * 1024)} MB]"
-        try:
-            data = base64.b64decode(block.data, validate=True)
-        except (binascii.Error, ValueError):
-            return f"[image: {block.mime_type}; not shown: its data is not valid base64]"
-        self.kept.append(ToolMedia("image", block.mime_type, data))
-        return f"[image {self._count('image')}: {block.mime_type}, {_size(len(data))}]"
+        limits = self.limits
+        unsent = f"a model is not sent {block.mime_type}"
+        return self._keep(
+            "image", block.mime_type, block.data, (_SENDABLE, unsent), most=limits.count, max_bytes=limits.bytes
+        )
 
     def _sound(self, block: AudioContent) -> str:
-        said = f"audio: {block.mime_type}, {_decoded_size(block.data)}"
         if not self.limits.sounds:  # where sounds cannot go (a person's message, from a prompt)
-            return f"[{said}; not shown to the model]"
-        if block.mime_type not in AUDIO_FORMATS:
-            return f"[{said}; not shown: a model is sent WAV or MP3 sounds only]"
-        if self._count("audio") >= self.limits.sounds:
-            return f"[{said}; not shown: Cairn sends at most {self.limits.sounds} sounds from one result]"
-        if len(block.data) * 3 // 4 > self.limits.sound_bytes:
-            return f"[{said}; not shown: larger than {self.limits.sound_bytes // (1024 * 1024)} MB]"
+            return f"[audio: {block.mime_type}, {_decoded_size(block.data)}; not shown to the model]"
+        formats = (AUDIO_FORMATS, "a model is sent WAV or MP3 sounds only")
+        limits = self.limits
+        return self._keep(
+            "audio", block.mime_type, block.data, formats, most=limits.sounds, max_bytes=limits.sound_bytes
+        )
+
+    def _keep(
+        self, kind: str, mime: str, data: str, formats: tuple[Container[str], str], *, most: int, max_bytes: int
+    ) -> str:
+        """An image or a sound kept for the model, within the limits; else why not, in words.
+        ``formats``: the media types a model is sent, and the words for one it is not."""
+        said = f"{kind}: {mime}, {_decoded_size(data)}"
+        sendable, unsent = formats
+        if mime not in sendable:
+            return f"[{said}; not shown: {unsent}]"
+        if self._count(kind) >= most:
+            return f"[{said}; not shown: Cairn sends at most {most} {_PLURAL[kind]} from one result]"
+        if len(data) * 3 // 4 > max_bytes:
+            return f"[{said}; not shown: larger than {max_bytes // (1024 * 1024)} MB]"
         try:
-            data = base64.b64decode(block.data, validate=True)
+            decoded = base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
-            return f"[audio: {block.mime_type}; not shown: its data is not valid base64]"
-        self.kept.append(ToolMedia("audio", block.mime_type, data))
-        return f"[audio {self._count('audio')}: {block.mime_type}, {_size(len(data))}]"
+            return f"[{kind}: {mime}; not shown: its data is not valid base64]"
+        self.kept.append(ToolMedia(kind, mime, decoded))
+        return f"[{kind} {self._count(kind)}: {mime}, {_size(len(decoded))}]"
 
     def _count(self, kind: str) -> int:
         return sum(1 for item in self.kept if item.kind == kind)

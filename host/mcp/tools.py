@@ -12,6 +12,7 @@ from host.canonical import canonical_json_bytes
 from host.mcp.config import McpLimits
 from host.mcp.failures import Refused
 from host.mcp.names import tool_names
+from host.mcp.pages import all_pages
 from host.mcp.results import cap_text
 from host.mcp.schemas import canonical_schema, schema_problem
 from host.mcp.status import SkippedTool
@@ -24,21 +25,20 @@ _SHOWN_NAME = 200  # characters of a left-out tool's own name kept in the status
 
 async def list_tools(client: Client, limits: McpLimits) -> list[mcp_types.Tool]:
     """Every tool the server lists, page by page, within ``limits``; ``Refused`` past them."""
-    listed: list[mcp_types.Tool] = []
-    cursor: str | None = None
-    for _ in range(limits.max_list_pages):
-        page = await client.list_tools(cursor=cursor)
-        listed.extend(page.tools)
-        if len(listed) > limits.max_tools:
-            more = "" if page.next_cursor is None else "at least "
-            raise Refused(
-                f"it offers {more}{len(listed)} tools, and Cairn takes at most {limits.max_tools} "
-                "from one server rather than choose some"
-            )
-        cursor = page.next_cursor
-        if cursor is None:
-            return listed
-    raise Refused(f"its tool list did not end within {limits.max_list_pages} pages")
+    got = await all_pages(
+        lambda cursor: client.list_tools(cursor=cursor),
+        lambda page: page.tools,
+        most=limits.max_tools,
+        pages=limits.max_list_pages,
+    )
+    if got.too_many:
+        raise Refused(
+            f"it offers {'at least ' if got.more else ''}{len(got.items)} tools, and Cairn takes at most "
+            f"{limits.max_tools} from one server rather than choose some"
+        )
+    if got.unended:
+        raise Refused(f"its tool list did not end within {limits.max_list_pages} pages")
+    return got.items
 
 
 def build_tools(
