@@ -7,7 +7,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-__all__ = ["Page", "Paged", "all_pages"]
+from host.mcp.failures import Refused
+
+__all__ = ["Page", "Paged", "all_pages", "whole"]
 
 
 class Page(Protocol):
@@ -46,3 +48,17 @@ async def all_pages(
         if cursor is None:
             return Paged(listed)
     return Paged(listed, unended=True)
+
+
+def whole(got: Paged[_I], noun: str, verb: str, *, most: int, pages: int) -> list[_I]:
+    """The whole list, or ``Refused`` when it went past its bounds: Cairn takes all of a
+    server's tools (or prompts) or none, rather than choose some. ``noun``: "tool";
+    ``verb``: what Cairn does with them ("takes")."""
+    if got.too_many:
+        count = f"{'at least ' if got.more else ''}{len(got.items)}"
+        raise Refused(
+            f"it offers {count} {noun}s, and Cairn {verb} at most {most} from one server rather than choose some"
+        )
+    if got.unended:
+        raise Refused(f"its {noun} list did not end within {pages} pages")
+    return got.items

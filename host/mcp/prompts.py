@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from host.mcp.config import McpLimits
 from host.mcp.failures import Refused, leaf
-from host.mcp.pages import all_pages
+from host.mcp.pages import all_pages, whole
 from host.mcp.results import ContentReader, MediaLimits, cap_text
 from host.mcp.status import PromptArgument, ServerPrompt
 from host.tools import ToolOutput
@@ -43,14 +43,7 @@ async def list_prompts(client: Client, limits: McpLimits) -> list[mcp_types.Prom
         most=limits.max_prompts,
         pages=limits.max_list_pages,
     )
-    if got.too_many:
-        raise Refused(
-            f"it offers {'at least ' if got.more else ''}{len(got.items)} prompts, and Cairn lists at most "
-            f"{limits.max_prompts} from one server rather than choose some"
-        )
-    if got.unended:
-        raise Refused(f"its prompt list did not end within {limits.max_list_pages} pages")
-    return got.items
+    return whole(got, "prompt", "lists", most=limits.max_prompts, pages=limits.max_list_pages)
 
 
 def build_prompts(

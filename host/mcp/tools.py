@@ -10,9 +10,8 @@ from pydantic import ValidationError
 
 from host.canonical import canonical_json_bytes
 from host.mcp.config import McpLimits
-from host.mcp.failures import Refused
 from host.mcp.names import tool_names
-from host.mcp.pages import all_pages
+from host.mcp.pages import all_pages, whole
 from host.mcp.results import cap_text
 from host.mcp.schemas import canonical_schema, schema_problem
 from host.mcp.status import SkippedTool
@@ -31,14 +30,7 @@ async def list_tools(client: Client, limits: McpLimits) -> list[mcp_types.Tool]:
         most=limits.max_tools,
         pages=limits.max_list_pages,
     )
-    if got.too_many:
-        raise Refused(
-            f"it offers {'at least ' if got.more else ''}{len(got.items)} tools, and Cairn takes at most "
-            f"{limits.max_tools} from one server rather than choose some"
-        )
-    if got.unended:
-        raise Refused(f"its tool list did not end within {limits.max_list_pages} pages")
-    return got.items
+    return whole(got, "tool", "takes", most=limits.max_tools, pages=limits.max_list_pages)
 
 
 def build_tools(
