@@ -12,12 +12,17 @@ stderr. A fault on stdout closes the session's stream, so every pending request 
 
 Stopping follows the MCP lifecycle: close stdin, give the server ``stop_timeout`` seconds to
 exit, then SIGTERM its process group, then SIGKILL. It runs shielded, so a cancelled owner
-never leaves a live process behind.
+never leaves a live process behind. And if Cairn dies without stopping it (SIGKILL, a crash),
+on Linux the server gets SIGTERM from the kernel (``PR_SET_PDEATHSIG``, set by util-linux's
+``setpriv`` just before it becomes the server: the process is the same, and so is its pid).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import shutil
+import subprocess
 import sys
 import time
 from collections import deque
@@ -38,6 +43,31 @@ from host.mcp.config import McpLimits, McpServerConfig
 __all__ = ["ProcessWatch", "open_stdio"]
 
 _CHUNK = 65_536
+
+
+def _dies_with_cairn(argv: list[str], env: dict[str, str]) -> list[str]:
+    """``argv`` run through ``setpriv --pdeathsig TERM`` on Linux where both it and the command
+    can be found (a command that cannot is started as it is, so its error stays "no such
+    program" rather than setpriv's exit code)."""
+    setpriv = _setpriv()
+    if setpriv is None or shutil.which(argv[0], path=env.get("PATH")) is None:
+        return argv
+    return [setpriv, "--pdeathsig", "TERM", "--", *argv]
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's ``setpriv``, if this is Linux and it knows ``--pdeathsig`` (2.33 and on)."""
+    found = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    if found is None:
+        return None
+    try:
+        told = subprocess.run([found, "--help"], capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found if "--pdeathsig" in told.stdout else None
+
+
 _QUOTE = 200  # characters of a bad line quoted in the fault
 
 
@@ -107,9 +137,10 @@ async def open_stdio(
         from mcp.os.win32.utilities import get_windows_executable_command
 
         command = get_windows_executable_command(command)
+    env = get_default_environment() | config.env
     process = await anyio.open_process(
-        [command, *config.args],
-        env=get_default_environment() | config.env,
+        _dies_with_cairn([command, *config.args], env),
+        env=env,
         cwd=config.cwd,
         start_new_session=sys.platform != "win32",  # its own group, so stopping reaches its children
     )
