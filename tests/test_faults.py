@@ -9,6 +9,9 @@ from desktop.loopback import Fault, LoopbackProvider, Reply
 from desktop.provider.limits import Timeouts
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.turn.events import TurnFailed
+from desktop.turn.outcome import NothingToRetry
+from desktop.turn.runtime import CUT_SHORT
+from host.content import MessageContent, TextPart, ToolCallPart
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
@@ -311,3 +314,31 @@ def test_a_tool_result_that_cannot_be_saved_ends_the_turn_clearly(
     assert "The result of lookup could not be saved" in failures[0].message
     assert "No tool named 'lookup'" in failures[0].unsaved
     assert [r.role for r in TranscriptWriter(journal).rows(session.id)] == ["user", "assistant"]
+
+
+def test_a_turn_cut_short_while_its_call_ran_goes_on_with_retry_and_runs_nothing_again(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    """Cairn was killed while a call ran: the journal holds the reply's call and no result.
+    Retry tells the model the truth (it may have run) and goes on; the call is not run again."""
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    writer = TranscriptWriter(journal)
+    writer.append_user(session.id, MessageContent(parts=[TextPart(text="Delete the old logs.")]))
+    call = ToolCallPart(call_id="call_1", name="write_file", arguments={"path": "x.txt", "content": "gone"})
+    writer.append_assistant(session.id, MessageContent(parts=[call]))
+    provider.script(Reply(text="I will check what is left before doing anything again."))
+
+    async def run() -> None:
+        async with chat_runtime(journal, route, KEY) as chat:
+            assert (await chat.runtime.retry(session.id)).ok
+            with pytest.raises(NothingToRetry):  # it ends with a reply now
+                await chat.runtime.retry(session.id)
+
+    asyncio.run(run())
+    rows = writer.rows(session.id)
+    results = [p for r in rows if r.role == "tool" for p in r.body().parts]  # type: ignore[union-attr]
+    assert [(p.call_id, p.content, p.is_error) for p in results] == [("call_1", CUT_SHORT, True)]
+    assert rows[-1].role == "assistant"
+    sent = provider.requests[-1].body["messages"]
+    assert sent[-1] == {"role": "tool", "tool_call_id": "call_1", "content": CUT_SHORT}

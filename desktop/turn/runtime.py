@@ -41,7 +41,7 @@ from desktop.turn.records import TurnRecords
 from desktop.turn.step import Steps
 from desktop.turn.tool_calls import CallsStopped, ResultNotSaved, ToolCalls
 from host.attachments import AttachmentStore
-from host.content import FilePart, ImagePart, MessageContent, Part, TextPart, ToolIdentity
+from host.content import FilePart, ImagePart, MessageContent, Part, TextPart, ToolIdentity, ToolResultPart
 from host.errors import JournalWriteError
 from host.journal import Journal
 from host.permissions import CatalogGate, PermissionPolicy, ToolGate, ToolRequest
@@ -54,6 +54,11 @@ __all__ = ["ChatRuntime", "NotAVersion", "NothingToRetry", "TurnOutcome"]
 log = logging.getLogger(__name__)
 
 MAX_TOOL_STEPS = 8
+# The result a call gets when Cairn stopped while it ran (killed, crashed) and kept no result.
+CUT_SHORT = (
+    "Cairn stopped while this call was under way (it was closed, killed or crashed), so its result "
+    "was not kept. The call may have run, in full or in part: check before running it again."
+)
 
 
 class ChatRuntime:
@@ -237,12 +242,23 @@ class ChatRuntime:
         return self.states.get(session_id)
 
     async def retry(self, session_id: str) -> TurnOutcome:
-        """Ask again where the last turn failed, from the same committed rows."""
-        visible = self._state(session_id).visible()
+        """Ask again where the last turn failed, from the same committed rows; a reply whose
+        calls have no result (Cairn stopped while they ran) goes on, each call told it may have
+        run (``CUT_SHORT``) and none run again."""
+        state = self._state(session_id)
+        visible = state.visible()
         if not visible:
             raise NothingToRetry("This session has no messages yet, so there is nothing to retry; send a message.")
-        if visible[-1].role not in ("user", "tool"):
-            raise NothingToRetry("The conversation already ends with a reply; there is nothing to retry.")
+        if visible[-1].role == "assistant":
+            # Cairn stopped (killed, crashed) while the reply's calls ran: their results were
+            # never kept. Say so, truthfully, and go on; never run a call again that may have run.
+            waiting = {parked.call.call_id for parked in state.parked()}
+            cut = [call for call in state.open_calls() if call.call_id not in waiting]
+            if not cut:
+                raise NothingToRetry("The conversation already ends with a reply; there is nothing to retry.")
+            for call in cut:
+                self.calls.commit(session_id, ToolResultPart(call_id=call.call_id, content=CUT_SHORT, is_error=True))
+            return await self._run(session_id, None, None)
         anchor = visible[-1].id if visible[-1].role == "user" else None
         return await self._run(session_id, anchor, None)
 
