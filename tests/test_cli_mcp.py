@@ -184,6 +184,9 @@ def test_a_chat_pays_nothing_for_servers_whose_tools_it_knows_until_a_call_needs
             )  # fmt: skip
 
         first = chat("hello")  # Cairn has never seen the server's tools: this turn starts it
+        saved = settings_of(cairn_paths)
+        saved["mcp_servers"][0]["start_at_launch"] = True  # "when Cairn starts" is the window's
+        (cairn_paths.config_dir / "settings.json").write_text(json.dumps(saved), encoding="utf-8")
         later = chat("hello again")  # known now: nothing starts, not even the SDK
         read = chat('[[call read_resource {"server": "lab", "uri": "lab://notes"}]]')  # a call needs it
     assert first.returncode == later.returncode == read.returncode == 0, first.stderr + later.stderr + read.stderr

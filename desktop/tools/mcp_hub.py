@@ -113,14 +113,14 @@ class McpHub:
                 setting, running.status if running else ServerStatus(config.name, ServerState.STOPPED)
             )
         for server in created:
-            if server.config.start_at_launch:
+            if server.config.start_at_launch and not self._on_demand:  # "when Cairn starts": the window
                 self.launch(server)
         for view in list(views.values()):
             self._notify(view)
 
     def _needed(self, configs: list[McpServerConfig]) -> bool:
         """Whether a server is to run before any call asks for one."""
-        return not self._on_demand or any(c.start_at_launch or self._known(c.name) is None for c in configs)
+        return not self._on_demand or any(self._known(c.name) is None for c in configs)
 
     def _made(self) -> McpServers:
         """The servers of the settings as last read, made now if they were not (stopped)."""
