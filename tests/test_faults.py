@@ -15,6 +15,7 @@ from host.content import MessageContent, TextPart, ToolCallPart
 from host.journal import Journal
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
+from host.usage import UsageLedger
 from tests.chat_fixtures import FAST_RETRY, chat_runtime, loopback_account, route_for
 
 KEY = "sk-loopback-faults"
@@ -342,3 +343,31 @@ def test_a_turn_cut_short_while_its_call_ran_goes_on_with_retry_and_runs_nothing
     assert rows[-1].role == "assistant"
     sent = provider.requests[-1].body["messages"]
     assert sent[-1] == {"role": "tool", "tool_call_id": "call_1", "content": CUT_SHORT}
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": 12, "completion_tokens": 9223372036854775808},  # 2**63: no journal integer holds it
+        {"prompt_tokens": -5, "completion_tokens": 3},
+        {"prompt_tokens": 12, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 10**30}},
+        {"prompt_tokens": 12.5e300, "completion_tokens": float("inf")},
+    ],
+)
+def test_a_usage_count_out_of_range_is_not_reported_and_costs_no_reply(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, usage: dict
+) -> None:
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    provider.script(Reply(text="The answer, kept.", usage=usage))
+
+    async def run() -> bool:
+        async with chat_runtime(journal, route, KEY) as chat:
+            return (await chat.runtime.send(session.id, "How many?")).ok
+
+    assert asyncio.run(run())
+    rows = TranscriptWriter(journal).rows(session.id)
+    assert [r.role for r in rows if not r.hidden] == ["user", "assistant"]
+    assert rows[-1].body().text() == "The answer, kept."  # type: ignore[union-attr]
+    (recorded,) = UsageLedger(journal).requests(session.id)
+    assert not recorded.reported

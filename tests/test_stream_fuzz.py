@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from desktop.provider.errors import MalformedResponse, ProviderError
 from desktop.provider.openai_compat import OpenAICompatClient, RetryPolicy
 from desktop.provider.stream import Finished, ReasoningDelta, ReplyAssembler, StreamEvent, TextDelta
+from desktop.provider.usage import MAX_REPORTED
 
 FUZZ = settings(
     max_examples=2000,
@@ -229,6 +230,42 @@ def assert_reply_is_whole(outcome: Outcome, reply: Reply) -> None:
 def test_a_valid_stream_arrives_exactly(seam: Seam, reply: Reply, cuts: list[int]) -> None:
     raw = "\n".join(reply.lines()).encode()
     assert_reply_is_whole(seam.run(network(raw, cuts)), reply)
+
+
+# Numbers a provider may send as usage: none is trusted (one sent 2**63, which no journal
+# integer holds, and lost the reply).
+counts = st.one_of(
+    st.integers(-(2**70), 2**70), st.floats(allow_nan=True, allow_infinity=True), st.none(), st.text(max_size=3)
+)
+usages = st.fixed_dictionaries(
+    {},
+    optional={
+        "prompt_tokens": counts,
+        "completion_tokens": counts,
+        "prompt_tokens_details": st.fixed_dictionaries({"cached_tokens": counts}),
+        "completion_tokens_details": st.fixed_dictionaries({"reasoning_tokens": counts}),
+        "prompt_cache_hit_tokens": counts,
+        "prompt_cache_miss_tokens": counts,
+    },
+)
+
+
+@settings(FUZZ, max_examples=300)
+@given(reply=plain_replies, usage=usages)
+def test_any_usage_a_provider_sends_leaves_the_reply_whole_and_its_counts_storable(
+    seam: Seam, reply: Reply, usage: dict[str, Any]
+) -> None:
+    plain = Reply(reply.reasoning, reply.text, reply.calls, reply.size, reply.escape, usage=False)
+    lines = plain.lines()[:-2]  # before [DONE]
+    lines += [f"data: {json.dumps({'choices': [], 'usage': usage})}", "", "data: [DONE]", ""]
+    outcome = seam.run(["\n".join(lines).encode()])
+    assert outcome.error is None, outcome.error
+    assert texts_of(outcome.events) == (plain.reasoning, plain.text)
+    finished = outcome.events[-1]
+    assert isinstance(finished, Finished)
+    if finished.usage is not None:  # reported: every count fits the journal, and is a count
+        fields = finished.usage.model_dump().values()
+        assert all(isinstance(n, int) and 0 <= n <= 2 * MAX_REPORTED for n in fields)  # a prompt: its two parts
 
 
 # -- harmless oddities -------------------------------------------------------------------------

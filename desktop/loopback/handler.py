@@ -249,6 +249,8 @@ class ChatHandler(BaseHTTPRequestHandler):
     # -- replies -------------------------------------------------------------------------
 
     def _usage(self, record: RecordedRequest, reply: Reply) -> dict[str, Any]:
+        if reply.usage is not None:
+            return reply.usage
         reasoning = len(tokenize(reply.reasoning))
         output = reasoning + len(tokenize(reply.text)) + sum(len(tokenize(a)) for _, _, a in reply.tool_calls)
         cached, prompt = record.cached_tokens, record.prompt_tokens

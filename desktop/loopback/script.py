@@ -68,6 +68,7 @@ class Reply:
     fault: Fault | None = None
     chunk_chars: int = 6
     chunk_delay: float = 0.0
+    usage: dict[str, Any] | None = None  # what the reply reports as its usage, instead of the counted
 
 
 @dataclass

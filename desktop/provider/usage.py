@@ -8,11 +8,27 @@ from pydantic import BaseModel, ConfigDict
 
 from desktop.catalog.modelsdev import Cost
 
-__all__ = ["Usage"]
+__all__ = ["MAX_REPORTED", "Usage"]
+
+# The most tokens one request may report: far above any context there is (millions), and far
+# below what the journal's integers hold (2**63), summed over a lifetime of requests too.
+MAX_REPORTED = 10**12
+_COUNTS = ("prompt_tokens", "completion_tokens", "prompt_cache_hit_tokens", "prompt_cache_miss_tokens")
 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _believable(usage: dict[str, Any]) -> bool:
+    """Whether every count in ``usage`` is a number a request could have: a provider's
+    numbers are untrusted (one sent 2**63, which no journal integer holds)."""
+    prompt, completion = usage.get("prompt_tokens_details"), usage.get("completion_tokens_details")
+    counts = [usage.get(key) for key in _COUNTS]
+    counts.append(prompt.get("cached_tokens") if isinstance(prompt, dict) else None)
+    counts.append(completion.get("reasoning_tokens") if isinstance(completion, dict) else None)
+    numbers = [c for c in counts if isinstance(c, (int, float)) and not isinstance(c, bool)]
+    return all(0 <= n <= MAX_REPORTED for n in numbers)
 
 
 class Usage(BaseModel):
@@ -27,9 +43,12 @@ class Usage(BaseModel):
     reasoning_tokens: int = 0
 
     @classmethod
-    def from_payload(cls, usage: dict[str, Any]) -> Usage:
+    def from_payload(cls, usage: dict[str, Any]) -> Usage | None:
         """Read OpenAI's ``prompt_tokens_details.cached_tokens`` or DeepSeek's
-        ``prompt_cache_hit_tokens`` / ``prompt_cache_miss_tokens``."""
+        ``prompt_cache_hit_tokens`` / ``prompt_cache_miss_tokens``; None (not reported) when a
+        count is negative or beyond belief (``MAX_REPORTED``)."""
+        if not _believable(usage):
+            return None
         prompt = _int(usage.get("prompt_tokens"))
         details = usage.get("prompt_tokens_details")
         if "prompt_cache_hit_tokens" in usage or "prompt_cache_miss_tokens" in usage:
