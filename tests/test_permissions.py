@@ -401,7 +401,7 @@ def test_a_tool_that_changed_while_parked_fails_with_pin_mismatch(
     assert notes.writes == []
     (result,) = results(journal, session.id)
     assert result.content.startswith("tool_pin_mismatch")
-    assert "changed while the call waited" in provider.requests[-1].body["messages"][-1]["content"]
+    assert "changed while this call waited" in provider.requests[-1].body["messages"][-1]["content"]
 
 
 def test_a_new_message_supersedes_a_parked_call(

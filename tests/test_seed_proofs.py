@@ -308,3 +308,24 @@ def test_on_resume_a_parked_call_still_needs_its_tool_active(
     assert chat.lab.runs == []
     refused = next(r for r in chat.results() if r.call_id == call_id)
     assert refused.content == "lab__sync is not activated in this chat; find it with the tool search first."
+
+
+def test_on_resume_a_parked_call_whose_tool_changed_is_refused_for_that_reason(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path
+) -> None:
+    chat = LabChat(journal, cairn_paths, provider, tmp_path)
+    call_id = parked_after_search(chat, "lab__sync", SYNC)
+    # While it waited, its own definition changed: a new epoch too, but the cause is the change.
+    chat.lab.specs["lab__sync"] = lab_spec("lab__sync", "Synchronise and publish the notebook.", "notebook")
+
+    async def resume() -> None:
+        async with httpx.AsyncClient(timeout=10) as http:
+            runtime = lab_runtime(journal, chat.route, http, chat.lab, chat.hooks, mode="ask", approver=Grants())
+            await runtime.resume(chat.session, call_id, Approval("once"))
+
+    asyncio.run(resume())
+    assert chat.plans()[-1].reason == "schema_changed"
+    assert chat.lab.runs == []
+    refused = next(r for r in chat.results() if r.call_id == call_id)
+    assert "The definition of lab__sync changed while this call waited for your answer" in refused.content
+    assert "not activated" not in refused.content

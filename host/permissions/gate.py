@@ -65,6 +65,13 @@ class ToolGate:
         tool = request.tool
         if tool is None:
             return Decision.deny(f"No tool named {request.call.name!r} is available in this chat.")
+        if request.pin is not None and request.pin != spec_pin(tool.spec):
+            # First: a changed tool starts a new epoch, which voids its activation too; the
+            # person and the model should learn the real cause, not "not activated".
+            return Decision.deny(
+                f"{PIN_MISMATCH}: The definition of {tool.name} changed while this call waited for your answer, "
+                "so it was not run; call it again if it is still needed."
+            )
         activated = request.permissions.activated
         if tool.spec.deferred and activated is not None and tool.name not in activated:
             return Decision.deny(f"{tool.name} is not activated in this chat; find it with the tool search first.")
@@ -79,11 +86,6 @@ class ToolGate:
         decision = Decision.allow("a person approved it") if approved else _grant(tool, request.permissions)
         if decision.verdict == "deny":
             return decision
-        if request.pin is not None and request.pin != spec_pin(tool.spec):
-            return Decision.deny(
-                f"{PIN_MISMATCH}: {tool.name} changed while the call waited for approval, so it was not run; "
-                "call it again if it is still needed."
-            )
         return decision
 
     async def after(self, request: ToolRequest, result: ToolResultPart) -> ToolResultPart:
