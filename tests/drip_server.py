@@ -1,13 +1,14 @@
 """A server on 127.0.0.1 that answers every request slowly on purpose: the head at once, then
-its body one byte every ``interval`` seconds, the way a stuck or overloaded local server can.
-It records whether the client hung up before the body was complete."""
+its body one chunk every ``interval`` seconds (one byte at a time for JSON; one SSE event at a
+time for a chat stream), the way a stuck, overloaded or slow local server can. It records
+whether the client hung up before the body was complete."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -15,9 +16,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class DripServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, body: bytes, interval: float) -> None:
+    def __init__(self, chunks: Sequence[bytes], interval: float, content_type: str) -> None:
         super().__init__(("127.0.0.1", 0), _Drip)
-        self.body = body
+        self.chunks = chunks
+        self.content_type = content_type
         self.interval = interval
         self.requests: list[str] = []
         self.cut: list[str] = []  # paths whose client hung up mid-body
@@ -40,12 +42,12 @@ class _Drip(BaseHTTPRequestHandler):
         self.rfile.read(length)
         self.server.requests.append(self.path)
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(self.server.body)))
+        self.send_header("Content-Type", self.server.content_type)
+        self.send_header("Content-Length", str(sum(map(len, self.server.chunks))))
         self.end_headers()
         try:
-            for i in range(len(self.server.body)):
-                self.wfile.write(self.server.body[i : i + 1])
+            for chunk in self.server.chunks:
+                self.wfile.write(chunk)
                 self.wfile.flush()
                 time.sleep(self.server.interval)
         except (BrokenPipeError, ConnectionResetError):
@@ -57,14 +59,31 @@ class _Drip(BaseHTTPRequestHandler):
     do_POST = _answer
 
 
-def json_body(data: object, pad: int) -> bytes:
-    """``data`` as JSON followed by ``pad`` spaces, so the drip lasts ``pad`` intervals more."""
-    return json.dumps(data).encode() + b" " * pad
+def json_body(data: object, pad: int) -> list[bytes]:
+    """``data`` as JSON followed by ``pad`` spaces, one byte a chunk, so the drip lasts ``pad``
+    intervals more."""
+    body = json.dumps(data).encode() + b" " * pad
+    return [body[i : i + 1] for i in range(len(body))]
+
+
+def sse_words(words: Sequence[str], model: str = "m") -> list[bytes]:
+    """A chat stream with one word an event, then its finish and ``[DONE]``."""
+
+    def event(delta: dict[str, str], finish: str | None = None) -> bytes:
+        chunk = {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+    return [event({"role": "assistant", "content": w}) for w in words] + [event({}, "stop"), b"data: [DONE]\n\n"]
 
 
 @contextmanager
-def dripping(body: bytes, interval: float) -> Iterator[DripServer]:
-    server = DripServer(body, interval)
+def dripping(chunks: Sequence[bytes], interval: float, content_type: str = "application/json") -> Iterator[DripServer]:
+    server = DripServer(chunks, interval, content_type)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
