@@ -49,7 +49,7 @@ __all__ = [
     "unreachable",
 ]
 
-Limit = Literal["connect", "first_token", "idle", "total"]
+Limit = Literal["connect", "first_token", "idle", "total", "rate"]
 
 
 class ProviderError(CairnError):

@@ -25,6 +25,12 @@ Defaults, and why:
   10 minutes, because a model on a CPU reads a long prompt at some tens of tokens a second
   (30,000 tokens at 50 a second is 10 minutes); total 60 minutes, because it also writes
   slowly. Idle stays 60 s: once a local model writes, it keeps writing.
+- Rate floor: once the reply streams, fewer than ``rate_floor`` pieces a second (a piece is
+  an event carrying text, reasoning or a tool call, roughly a token) over any
+  ``rate_window`` seconds ends the reply. 0.1 a second over 120 s (12 pieces in two
+  minutes): a large model on a slow CPU still writes one to a few tokens a second, ten times
+  the floor, so honest slow generation is never cut; a server that keeps the idle limit at
+  bay with a lone piece every 59 s is.
 - A per-account first-token override raises the total with it, so there are always 30
   minutes left for the answer itself.
 """
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+from collections import deque
 from collections.abc import Awaitable
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -55,9 +62,11 @@ class Timeouts:
     first_token: float = 120.0
     idle: float = 60.0
     total: float = 1800.0
+    rate_floor: float = 0.1  # pieces a second, over rate_window
+    rate_window: float = 120.0
 
     def __post_init__(self) -> None:
-        for name in ("connect", "first_token", "idle", "total"):
+        for name in ("connect", "first_token", "idle", "total", "rate_floor", "rate_window"):
             value = getattr(self, name)
             if not value > 0:  # also refuses NaN
                 raise ValueError(f"the {name} limit must be more than 0 seconds, not {value!r}")
@@ -120,9 +129,23 @@ class ReplyWatch:
         self._every = ticks[1] if ticks else 0.0
         self._next_tick = self.started + ticks[0] if ticks else float("inf")
         self.streaming = False
+        self._pieces: deque[float] = deque()  # when each piece of the last window arrived
+        self._streaming_since = 0.0
 
     def first_token(self) -> None:
         self.streaming = True
+        self._streaming_since = self._now()
+
+    def pieces(self, count: int) -> None:
+        """``count`` pieces of the reply arrived; ``ProviderTimeout`` when, over the last
+        window, they came slower than the floor."""
+        now = self._now()
+        self._pieces.extend([now] * count)
+        window = self._limits.rate_window
+        while self._pieces and self._pieces[0] < now - window:
+            self._pieces.popleft()
+        if now - self._streaming_since >= window and len(self._pieces) < self._limits.rate_floor * window:
+            raise self._timeout("rate")
 
     async def wait(self, task: asyncio.Future[T]) -> Waiting | None:
         """Wait for ``task``: ``None`` once it is done, a ``Waiting`` when one is due first.
@@ -175,6 +198,12 @@ class ReplyWatch:
             message = (
                 f"{where} sent no complete event for {seconds} (the idle limit) in the middle of the reply. "
                 "Retry the reply."
+            )
+        elif limit == "rate":
+            window = human_seconds(self._limits.rate_window)
+            message = (
+                f"{where} sent the reply slower than the floor of {self._limits.rate_floor:g} pieces a second "
+                f"over {window} (the speed floor); the text so far is kept. Retry the reply."
             )
         else:
             seconds = human_seconds(self._limits.total)

@@ -16,6 +16,7 @@ tokens (its ``parameters``, else Ollama's default of 4,096), never more than the
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 
@@ -23,7 +24,9 @@ import httpx
 
 __all__ = [
     "OLLAMA_DEFAULT_CONTEXT",
+    "PROBE_DEADLINE",
     "ServerReport",
+    "ask_json",
     "llama_context",
     "ollama_limits",
     "positive_tokens",
@@ -34,6 +37,12 @@ __all__ = [
 # What Ollama gives a model with less than 24 GiB of GPU memory when nothing sets num_ctx (more
 # memory, more context: 32k, 256k); it says the real figure once the model is loaded (/api/ps).
 OLLAMA_DEFAULT_CONTEXT = 4_096
+
+# The whole of one probe request, from sending to the last byte of its answer. httpx's own
+# timeout is per read, so a server sending a byte every few seconds would never be cut off and
+# the chat would wait before its request is even sent. Five seconds: a server that has loaded
+# its model answers these small JSON requests in milliseconds.
+PROBE_DEADLINE = 5.0
 
 # A Jinja refusal such as {{ raise_exception('System role not supported') }}.
 _REFUSAL = re.compile(r"raise_exception\s*\([^)]*\)", re.IGNORECASE)
@@ -67,20 +76,38 @@ def template_has_system_role(template: str) -> bool:
     return "system" in _REFUSAL.sub("", template).lower()
 
 
-async def probe_server(http: httpx.AsyncClient, base_url: str, model: str) -> ServerReport:
+async def ask_json(
+    http: httpx.AsyncClient,
+    method: str,
+    url: str,
+    body: object = None,
+    *,
+    headers: dict[str, str] | None = None,
+    deadline: float = PROBE_DEADLINE,
+) -> object:
+    """The JSON a 200 answer holds, or ``None`` for anything else, a failure, or an answer not
+    complete within ``deadline`` seconds overall (not per read)."""
+    try:
+        async with asyncio.timeout(deadline):
+            response = await http.request(method, url, json=body, headers=headers, timeout=deadline)
+            return response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, RecursionError, TimeoutError):
+        return None
+
+
+async def probe_server(
+    http: httpx.AsyncClient, base_url: str, model: str, *, deadline: float = PROBE_DEADLINE
+) -> ServerReport:
     """Ask a local server for its chat template and context. Never raises: a server that does
-    not answer these endpoints (or answers something else) says nothing."""
+    not answer these endpoints (or answers something else, or answers too slowly: each request
+    has ``deadline`` seconds in all) says nothing, and the chat goes on without the advice."""
     root = base_url.rstrip("/").removesuffix("/v1")
     attempts = (
         ("GET", f"{root}/props", None, "llama.cpp /props"),
         ("POST", f"{root}/api/show", {"model": model}, "Ollama /api/show"),
     )
     for method, url, body, source in attempts:
-        try:
-            response = await http.request(method, url, json=body, timeout=5.0)
-            data = response.json() if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, RecursionError):
-            continue
+        data = await ask_json(http, method, url, body, deadline=deadline)
         if not isinstance(data, dict):
             continue
         template = data.get("chat_template" if source.startswith("llama") else "template")

@@ -293,8 +293,12 @@ async def _paced(
                     await _settle(task)
             if batch is None:
                 return
-            if not watch.streaming and any(isinstance(event, _REPLY) for event in batch):
+            pieces = sum(isinstance(event, _REPLY) for event in batch)
+            if watch.streaming:
+                watch.pieces(pieces)
+            elif pieces:
                 watch.first_token()
+                watch.pieces(pieces)
             yield batch
 
 

@@ -27,12 +27,12 @@ from typing import Protocol
 
 import httpx
 
-from desktop.provider.local_probe import OLLAMA_DEFAULT_CONTEXT, llama_context, ollama_limits
+from desktop.provider.local_probe import OLLAMA_DEFAULT_CONTEXT, PROBE_DEADLINE, ask_json, llama_context, ollama_limits
 from desktop.provider.local_probe import positive_tokens as _positive
 
 __all__ = ["StatedContext", "stated_context"]
 
-TIMEOUT = 5.0
+TIMEOUT = PROBE_DEADLINE  # each request's whole answer, not each read
 # Where an OpenAI-style model list puts a model's context, and whose list says it that way.
 LIST_FIELDS = (
     ("max_model_len", "vLLM"),
@@ -82,7 +82,13 @@ class StatedContext:
 
 
 async def stated_context(
-    http: httpx.AsyncClient, base_url: str, model: str, *, api_key: str | None = None, self_hosted: bool = True
+    http: httpx.AsyncClient,
+    base_url: str,
+    model: str,
+    *,
+    api_key: str | None = None,
+    self_hosted: bool = True,
+    deadline: float = TIMEOUT,
 ) -> StatedContext | None:
     """What the server at ``base_url`` says ``model`` holds. A server the person runs is asked
     in every way above; a cloud API only through its model list."""
@@ -90,11 +96,7 @@ async def stated_context(
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     async def ask(method: str, url: str, body: object = None) -> object:
-        try:
-            response = await http.request(method, url, json=body, headers=headers, timeout=TIMEOUT)
-            return response.json() if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, RecursionError):
-            return None
+        return await ask_json(http, method, url, body, headers=headers, deadline=deadline)
 
     if self_hosted:
         props = await ask("GET", f"{root}/props")
