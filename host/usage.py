@@ -117,6 +117,11 @@ _TOTALS = (
 )
 
 
+# The provider's own ceiling (desktop/provider/usage.py): a trillion tokens a request keeps
+# the sums over millions of requests inside SQLite's signed 64 bits.
+MAX_TOKENS = 10**12
+
+
 class UsageLedger:
     """Records and sums request usage in the journal."""
 
@@ -151,6 +156,10 @@ class UsageLedger:
         not report usage. Inside an outer ``journal.write`` it commits with that write.
         """
         tokens = (prompt_tokens, cached_tokens, uncached_tokens, output_tokens, reasoning_tokens)
+        if any(t is not None and not 0 <= t <= MAX_TOKENS for t in tokens):
+            # A count no provider could mean is not reported: it never costs the reply.
+            prompt_tokens = cached_tokens = uncached_tokens = output_tokens = reasoning_tokens = None
+            tokens, cost_usd = (None,) * 5, None
         if any(t is None for t in tokens) and any(t is not None for t in tokens):
             raise ValueError("token counts are either all reported or all None (usage not reported)")
         if prompt_tokens is None and cost_usd is not None:

@@ -117,7 +117,9 @@ def test_usage_from_deepseek_fields_and_cost() -> None:
     cost = usage.cost(Cost(input=0.28, output=0.42, cache_read=0.028))
     assert cost == pytest.approx((100 * 0.28 + 900 * 0.028 + 50 * 0.42) / 1e6)
     assert usage.cost(None) is None
-    assert Usage.from_payload({"prompt_tokens": "bad", "completion_tokens": -3}) == Usage()
+    assert Usage.from_payload({"prompt_tokens": None, "completion_tokens": 3}) == Usage(output_tokens=3)
+    assert Usage.from_payload({"prompt_tokens": "bad", "completion_tokens": 3}) is None
+    assert Usage.from_payload({"prompt_tokens": 5, "completion_tokens": -3}) is None  # not reported: untrusted
 
 
 @pytest.mark.parametrize(

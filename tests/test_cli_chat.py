@@ -3,6 +3,8 @@ the loopback provider. None of them loads Qt."""
 
 import json
 
+import pytest
+
 from desktop.loopback import Fault, LoopbackProvider, Reply
 from host.journal import Journal
 from host.paths import CairnPaths
@@ -239,3 +241,30 @@ def test_an_accounts_context_is_set_and_unset_from_the_command_line(cairn_paths:
     assert "--context is the model's context in tokens, from 1,024; 0 unsets it." in refused.stderr
     assert cairn("accounts", "edit", "Small", "--context", "0").returncode == 0
     assert json.loads(settings_file.read_text())["accounts"][0]["context_limit"] is None
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"completion_tokens": 9223372036854775808},
+        {"completion_tokens": -5},
+        {"completion_tokens": 12.5},
+        {"prompt_tokens": 10**30},
+        {"prompt_cache_hit_tokens": 9223372036854775807},
+        {"completion_tokens_details": {"reasoning_tokens": -1}},
+    ],
+)
+def test_usage_out_of_range_is_not_reported_and_the_reply_is_kept(cairn_paths: CairnPaths, usage: dict) -> None:
+    with LoopbackProvider(api_key=KEY) as provider:
+        cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
+        provider.script(Reply(text="Hello there.", usage=usage))
+        done = cairn("chat", "hello")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Hello there."
+    assert "[usage not reported · session" in done.stderr
+    with Journal.open(cairn_paths.journal) as journal:
+        session_id = journal.sessions()[0].id
+        (recorded,) = UsageLedger(journal).requests(session_id)
+        roles = [r.role for r in TranscriptWriter(journal).rows(session_id) if r.role != "system"]
+    assert roles == ["user", "assistant"]
+    assert not recorded.reported

@@ -155,3 +155,15 @@ def test_an_interrupted_request_counts_with_its_estimate_marked_as_one(journal: 
     assert request_text(stored) == "interrupted · usage not reported · about 1,400 tokens (estimated)"
     with pytest.raises(ValueError, match="estimate"):
         ledger.record(**values(session.id, (10, 0, 1), None, estimated_tokens=5))
+
+
+@pytest.mark.parametrize("tokens", [(1, 0, 2**63), (2**63, 0, 1), (10, 0, -1), (10, 10**13, 1)])
+def test_counts_out_of_range_are_stored_as_not_reported(
+    journal: Journal, ledger: UsageLedger, tokens: tuple[int, int, int]
+) -> None:
+    session = journal.create_session()
+    recorded = ledger.record(**values(session.id, tokens, 1.5))
+    assert not recorded.reported
+    assert recorded.cost_usd is None
+    assert ledger.requests(session.id) == [recorded]
+    assert ledger.totals(session.id).prompt_tokens == 0

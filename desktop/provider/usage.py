@@ -21,14 +21,15 @@ def _int(value: Any) -> int:
 
 
 def _believable(usage: dict[str, Any]) -> bool:
-    """Whether every count in ``usage`` is a number a request could have: a provider's
-    numbers are untrusted (one sent 2**63, which no journal integer holds)."""
+    """Whether every count in ``usage`` (an absent or null one aside) is a whole number a
+    request could have: a provider's numbers are untrusted (one sent 2**63, which no journal
+    integer holds; another might send 12.5, -3 or "many")."""
     prompt, completion = usage.get("prompt_tokens_details"), usage.get("completion_tokens_details")
     counts = [usage.get(key) for key in _COUNTS]
     counts.append(prompt.get("cached_tokens") if isinstance(prompt, dict) else None)
     counts.append(completion.get("reasoning_tokens") if isinstance(completion, dict) else None)
-    numbers = [c for c in counts if isinstance(c, (int, float)) and not isinstance(c, bool)]
-    return all(0 <= n <= MAX_REPORTED for n in numbers)
+    present = [c for c in counts if c is not None]
+    return all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= MAX_REPORTED for c in present)
 
 
 class Usage(BaseModel):
@@ -46,7 +47,7 @@ class Usage(BaseModel):
     def from_payload(cls, usage: dict[str, Any]) -> Usage | None:
         """Read OpenAI's ``prompt_tokens_details.cached_tokens`` or DeepSeek's
         ``prompt_cache_hit_tokens`` / ``prompt_cache_miss_tokens``; None (not reported) when a
-        count is negative or beyond belief (``MAX_REPORTED``)."""
+        count is not a whole number, is negative or is beyond belief (``MAX_REPORTED``)."""
         if not _believable(usage):
             return None
         prompt = _int(usage.get("prompt_tokens"))
