@@ -35,6 +35,11 @@ TOOL_SOUNDS_MAX = 4  # sounds after one step's results: two results' worth at th
 # estimate's three bytes a token, what Gemini charges for 100 seconds at 32 tokens a second.
 # Its base64 is not counted: it is not read as text.
 AUDIO_ESTIMATE_BYTES = 9_600
+# Each kind: what the model must take, the words for it and for the media, and the most sent.
+_KINDS: tuple[tuple[type, str, str, str, int], ...] = (
+    (ImagePart, "images", "images", "shown", TOOL_IMAGES_MAX),
+    (AudioPart, "audio", "sounds", "sent", TOOL_SOUNDS_MAX),
+)
 
 
 class StepMedia:
@@ -48,24 +53,17 @@ class StepMedia:
     def take(self, media: Sequence[ResultMedia]) -> str:
         """Take what of one result's ``media`` the model is sent; what it is told of any left
         out, to add to the result's text."""
-        images = [m for m in media if isinstance(m, ImagePart)]
-        sounds = [m for m in media if isinstance(m, AudioPart)]
         sent: list[ResultMedia] = []
         said = ""
-        if images and not self._takes("image"):
-            said += f"\n[{self.model} is not known to take images, so the tool's images were not shown.]"
-        elif images:
-            room = max(TOOL_IMAGES_MAX - self._count(ImagePart), 0)
-            sent += images[:room]
-            if len(images) > room:
-                said += f"\n[{room} of these images were shown: at most {TOOL_IMAGES_MAX} follow one step's results.]"
-        if sounds and not self._takes("audio"):
-            said += f"\n[{self.model} is not known to take audio, so the tool's sounds were not sent.]"
-        elif sounds:
-            room = max(TOOL_SOUNDS_MAX - self._count(AudioPart), 0)
-            sent += sounds[:room]
-            if len(sounds) > room:
-                said += f"\n[{room} of these sounds were sent: at most {TOOL_SOUNDS_MAX} follow one step's results.]"
+        for kind, taken, noun, verb, most in _KINDS:
+            found = [m for m in media if isinstance(m, kind)]
+            if found and not self._takes(kind):
+                said += f"\n[{self.model} is not known to take {taken}, so the tool's {noun} were not {verb}.]"
+            elif found:
+                room = max(most - self._count(kind), 0)
+                sent += found[:room]
+                if len(found) > room:
+                    said += f"\n[{room} of these {noun} were {verb}: at most {most} follow one step's results.]"
         self.parts += [m for m in media if any(m is s for s in sent)]
         return said
 
@@ -76,10 +74,10 @@ class StepMedia:
             return TOOL_IMAGES
         return TOOL_SOUNDS if ImagePart not in kinds else TOOL_MEDIA
 
-    def _takes(self, kind: str) -> bool:
+    def _takes(self, kind: type) -> bool:
         if self.info is None:
             return False
-        return self.info.accepts_images if kind == "image" else self.info.accepts_audio
+        return self.info.accepts_images if kind is ImagePart else self.info.accepts_audio
 
     def _count(self, kind: type) -> int:
         return sum(1 for part in self.parts if isinstance(part, kind))
