@@ -106,17 +106,17 @@ def test_a_server_without_registration_takes_the_entered_client_id(remote: SignI
 
 
 def test_an_expired_access_token_is_refreshed_even_after_a_restart(remote: SignInServer) -> None:
-    remote.approver.lifetime = 1
+    remote.approver.lifetime = 3  # long enough that a start on a busy machine finishes inside it
     config, sign_ins, _, redactor = _setup(remote.url)
 
     async def scenario() -> None:
         servers = McpServers([config], redact=redactor.redact, auth=sign_ins.quiet)
         assert await _sign_in(servers, sign_ins, config, Browser()) is ServerState.READY
-        await asyncio.sleep(1.5)
+        await asyncio.sleep(3.5)
         assert (await servers.servers["tracker"].call("whoami", {})).text == "signed in as tester"
         assert remote.approver.refreshed >= 1
         await servers.stop()
-        await asyncio.sleep(1.5)
+        await asyncio.sleep(3.5)
         before = remote.approver.refreshed
         again = McpServers([config], redact=redactor.redact, auth=sign_ins.quiet)
         assert (await again.ensure_started())[0].state is ServerState.READY
