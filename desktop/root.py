@@ -37,6 +37,7 @@ from desktop.engine.transport import BUILTIN_ENDPOINT, INTERNAL_URL, EngineTrans
 from desktop.provider.clients import HttpClients
 from desktop.provider.limits import timeouts_for
 from desktop.provider.openai_compat import DEFAULT_TIMEOUT, OpenAICompatClient
+from desktop.search_build import SearchIndexBuild
 from desktop.session.states import SessionStates
 from desktop.settings.account_keys import AccountKeys
 from desktop.settings.redaction import RedactingFilter, Redactor
@@ -141,7 +142,9 @@ class Root:
             Component("http", _nothing, self._close_http),
             Component("engine", _nothing, self.slots.close),
             Component("mcp", self.mcp.start, self.mcp.stop),
+            Component("search", self._start_search_build, self._stop_search_build),
         ]
+        self._search_build: SearchIndexBuild | None = None
         self._started: list[Component] = []
 
     # -- the journal ---------------------------------------------------------------------------
@@ -178,9 +181,9 @@ class Root:
 
     async def start(self, *, servers: bool = True) -> None:
         """Start every component in order, on the running loop; without ``servers``, all but
-        the MCP servers (a command that talks to no model)."""
+        the MCP servers and the search index build (a command that talks to no model)."""
         for component in self._components:
-            if component in self._started or (component.name == "mcp" and not servers):
+            if component in self._started or (component.name in ("mcp", "search") and not servers):
                 continue
             await component.start()
             self._started.append(component)
@@ -202,6 +205,15 @@ class Root:
             yield self
         finally:
             await self.stop()
+
+    async def _start_search_build(self) -> None:
+        if self._journal is not None:
+            self._search_build = SearchIndexBuild(self._journal)
+            await self._search_build.start()
+
+    async def _stop_search_build(self) -> None:
+        if self._search_build is not None:
+            await self._search_build.stop()
 
     # -- what the parts are asked for ----------------------------------------------------------
 

@@ -18,15 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from pydantic import BaseModel, ConfigDict
-
+from host.chat_search import SearchResults, newest_match, search_chats
 from host.errors import (
     JournalReadOnlyError,
     JournalWriteError,
 )
 from host.files import private_file
 from host.ids import is_uuid7, new_id
-from host.journal_search import NO_SNIPPET, Snippet, newest_match, search
 from host.lock import ProcessLock
 from host.opening import (
     configure,
@@ -41,8 +39,13 @@ from host.opening import (
     take_lock,
 )
 from host.schema import MIGRATIONS, Migration, latest_version
+from host.search_index import BATCH_ROWS, build_step, merge_step, pending, segments
+from host.search_text import NO_SNIPPET, Snippet
+from host.session_record import SESSION_COLUMNS as _SESSION_COLUMNS
+from host.session_record import SessionRecord
+from host.session_record import session_of as _session_of
 
-__all__ = ["Journal", "SessionRecord", "utc_now"]
+__all__ = ["Journal", "SearchResults", "SessionRecord", "utc_now"]
 
 log = logging.getLogger(__name__)
 
@@ -52,28 +55,6 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def utc_now() -> str:
     """The current time as the journal stores it: ISO 8601, UTC, microseconds."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-class SessionRecord(BaseModel):
-    """A session as the journal lists it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    title: str
-    created_at: str
-    updated_at: str
-    # When the chat was pinned to the top of the list, and archived out of it; ``None``: it
-    # is not. Listings that do not read them (search results) leave them ``None``.
-    pinned_at: str | None = None
-    archived_at: str | None = None
-
-
-_SESSION_COLUMNS = "id, title, created_at, updated_at, pinned_at, archived_at"
-
-
-def _session_of(r: tuple[str, str, str, str, str | None, str | None]) -> SessionRecord:
-    return SessionRecord(id=r[0], title=r[1], created_at=r[2], updated_at=r[3], pinned_at=r[4], archived_at=r[5])
 
 
 class Journal:
@@ -134,6 +115,7 @@ class Journal:
             configure(connection, path)
             journal = cls(path, connection, lock)
             migrate(journal, state.version, migrations)
+            journal._index_if_small()
             return journal
         except BaseException:
             if connection is not None:
@@ -364,32 +346,40 @@ class Journal:
         return None if row is None else str(row[0])
 
     def newest_match(self, session_id: str, query: str) -> str | None:
-        """The id of the session's newest message that ``query`` matches, if any (see
-        ``host.journal_search.newest_match``)."""
+        """The id of the session's newest message that ``query`` matches, if any."""
         with self.read() as conn:
             return newest_match(conn, session_id, query)
 
     def search_sessions(self, query: str, limit: int = 50) -> list[tuple[SessionRecord, Snippet]]:
-        """Up to ``limit`` sessions whose title or a message holds every word of ``query`` (as a
-        prefix), the most recently active first, each with a snippet of where the text matched;
-        every session when the query is blank. The work is bounded however many rows match
-        (see ``host.journal_search``)."""
+        """The first page of ``search_page``; every session when the query is blank."""
         if not query.split():
             return [(s, NO_SNIPPET) for s in self.sessions()]
+        return self.search_page(query, limit).found
+
+    def search_page(self, query: str, limit: int = 50, after: tuple[str, str] | None = None) -> SearchResults:
+        """Up to ``limit`` sessions whose title or a message holds every word of ``query`` (as a
+        prefix), the most recently active first, after ``after``; each with a snippet of where
+        the text matched (see ``host.journal_search``)."""
         with self.read() as conn:
-            hits = search(conn, query, limit)
-            marks = ",".join("?" * len(hits))
-            records = {  # with their pin and archive, so a result's menu offers the right actions
-                r[0]: _session_of(r)
-                for r in conn.execute(
-                    f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", [h.id for h in hits]
-                )
-            }
-        return [
-            (
-                records.get(h.id)
-                or SessionRecord(id=h.id, title=h.title, created_at=h.created_at, updated_at=h.updated_at),
-                h.snippet,
-            )
-            for h in hits
-        ]
+            return search_chats(conn, query, limit, after)
+
+    def _index_if_small(self) -> None:
+        """A new journal's search index, or a small one's, is finished at once; a large one is
+        left to the application's background build."""
+        with self.read() as conn:
+            left = pending(conn)
+        if left is not None and left <= BATCH_ROWS:
+            while not self.build_search_index():  # a few steps: its rows, then the old index's
+                pass
+
+    def tidy_search_index(self, most: int) -> bool:
+        """Merge a step of the search index's segments when there are more than ``most``
+        (each message written makes one, and a search seeks in each); ``True`` when done."""
+        with self.write("tidying the search index") as conn:
+            return segments(conn) <= most or merge_step(conn)
+
+    def build_search_index(self) -> bool:
+        """Index one more batch of the rows written before the search index existed; ``True``
+        when it holds them all (see ``host.search_index``)."""
+        with self.write("building the search index") as conn:
+            return build_step(conn)

@@ -1,42 +1,60 @@
-"""Searching the journal's sessions, fast however long the history.
+"""Searching the journal's chats: every matching chat reachable, the work bounded per page.
 
-A session matches when its title holds every word of the query, or when one visible message
-holds every word as a prefix (FTS5, ``transcript_search``). The work is bounded whatever the
-query, so a one-letter query in a journal of a million rows stays fast:
+A chat matches when its title holds every word of the query, or when one of its visible
+messages (text or tool result) holds every word as a prefix. Results are chats, one row each,
+the most recently active first (as the sidebar lists them), with a snippet of the newest
+matching message; a page holds at most ``limit`` chats, and ``Page.after`` continues it.
 
-* messages are walked newest first (``ORDER BY rowid DESC``, which FTS5 reads lazily) and the
-  walk stops once ``limit`` sessions are found or after ``ROW_CAP`` rows;
-* titles are matched with one scan of the sessions table;
-* a snippet is made only for the sessions returned, from the newest matching message's text,
-  fetched by rowid (no second full-text query).
+The index (``message_index``, migration 10) numbers a message by its chat: its rowid is the
+chat's number shifted left by ``CHAT_SHIFT``, or'ed with the message's seq, so one chat's
+messages are one range of rowids and a search can leave a chat as soon as it has matched.
+Two ways of finding a page take turns, a slice each, until one of them has it:
 
-Results are the most recently active sessions first, as the sidebar lists them.
+* **probe**: the chats in the sidebar's order, each asked whether it has a match (one seek
+  in its range of rowids); the page is done at ``limit`` chats. Cheap when the words are
+  common, since most chats have them.
+* **walk**: the matching messages in rowid order, leaving each chat after ``PER_CHAT`` of
+  its matches (a new statement from the next chat's first rowid). Every chat below its
+  frontier is known, so probing skips them; once it reaches the end every matching chat is
+  known, and only those (and titles that match) are looked at. Cheap when the words are in
+  few chats, however many messages of one chat hold them.
+
+Taking turns bounds a page at about twice the cheaper way. At the deadline the page stops
+early and says so; ``Page.after`` goes on from the last chat looked at, so every match is
+reached ("Search further").
+
+A query word of one to four letters is a prefix the index keeps; a longer one is expanded to
+the words of the index that start with it (FTS5's vocabulary), so no query makes FTS5 merge
+every posting of a prefix again for each seek. While ``host.search_index`` builds the index
+of an older journal, ``host.search_fallback`` answers instead.
 """
 
 from __future__ import annotations
 
-import re
+import json
 import sqlite3
-import unicodedata
-from dataclasses import dataclass
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
 
-__all__ = ["NO_SNIPPET", "ROW_CAP", "Hit", "Snippet", "fts_query", "needed_words", "newest_match", "search", "snippet"]
+from host.schema import CHAT_SHIFT
+from host.search_text import NO_SNIPPET, Snippet, message_text, needed_words, snippet, tokens
 
-ROW_CAP = 20_000  # matching messages read at most, whatever the query
-SNIPPET_WORDS = 12
-_SESSION_COLUMNS = "id, title, created_at, updated_at"
-_TOKEN = re.compile(r"[^\W_]+")  # a word as the index's tokenizer cuts it
+__all__ = ["DEADLINE_S", "Hit", "Page", "match_expression", "newest_match", "search"]
 
-Snippet = tuple[tuple[str, bool], ...]
-"""Where a search matched: the text in pieces, each a word that matched (``True``) or not.
-Pieces rather than marks in the text, so no message can forge a mark and the window marks
-the words however it draws them."""
-NO_SNIPPET: Snippet = ()
+DEADLINE_S = 0.08  # a page's time, then it stops early and says so
+INDEXED_PREFIX = 4  # the longest prefix the index keeps (migration 10's ``prefix``)
+MAX_EXPANSION = 64  # words a longer prefix may stand for; past that FTS5 merges them itself
+SLICE = 40  # chats probed, then statements walked, in one turn of each
+SLICE_ROWS = 400  # matching messages the walk reads in one turn
+PER_CHAT = 8  # matches of one chat the walk reads before it jumps to the next chat
+_LOW = (1 << CHAT_SHIFT) - 1
+_SESSION_COLUMNS = "s.id, s.title, s.created_at, s.updated_at"
 
 
 @dataclass(frozen=True)
 class Hit:
-    """A session that matches: its columns as ``sessions`` has them, and a snippet."""
+    """A chat that matches: its columns as ``sessions`` has them, and a snippet."""
 
     id: str
     title: str
@@ -45,117 +63,215 @@ class Hit:
     snippet: Snippet
 
 
-def fts_query(words: list[str]) -> str:
-    """Each word quoted (so punctuation and operators are plain text) and made a prefix."""
-    return " ".join('"' + word.replace('"', '""') + '"*' for word in words)
+@dataclass(frozen=True)
+class Page:
+    """One page of results. ``after`` is where the next page starts (the last chat looked
+    at, as ``(updated_at, id)``), ``None`` when every match has been shown; ``stopped_early``
+    says the page ran out of time before it had ``limit`` chats (there may be more)."""
+
+    hits: list[Hit] = field(default_factory=list)
+    after: tuple[str, str] | None = None
+    stopped_early: bool = False
+
+
+def match_expression(conn: sqlite3.Connection, words: list[str]) -> str | None:
+    """The FTS5 query for ``words``: each of their tokens, as an indexed prefix or as the
+    words it starts, all of them required. ``None`` when some token starts no word at all."""
+    needed: list[str] = []
+    for token in dict.fromkeys(t for word in words for t in tokens(word)):
+        if len(token) <= INDEXED_PREFIX:
+            needed.append(_quoted(token) + "*")
+            continue
+        found = [r[0] for r in _vocabulary(conn, token)]
+        if not found:
+            return None
+        if len(found) > MAX_EXPANSION:
+            needed.append(_quoted(token) + "*")
+        else:
+            needed.append("(" + " OR ".join(_quoted(t) for t in found) + ")")
+    return " AND ".join(needed) if needed else None
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _vocabulary(conn: sqlite3.Connection, token: str) -> list[tuple[str]]:
+    return conn.execute(
+        "SELECT term FROM temp.message_terms WHERE term >= ? AND term < ? LIMIT ?",
+        (token, token + "\U0010ffff", MAX_EXPANSION + 1),
+    ).fetchall()
+
+
+def search(
+    conn: sqlite3.Connection,
+    query: str,
+    limit: int = 50,
+    *,
+    after: tuple[str, str] | None = None,
+    deadline_s: float = DEADLINE_S,
+) -> Page:
+    """The chats matching ``query`` after ``after`` in the sidebar's order, at most ``limit``."""
+    words = needed_words(query)
+    if not words:
+        return Page()
+    ends = time.perf_counter() + deadline_s
+    expression = match_expression(conn, words)
+    walker = _Walker(conn, expression)
+    chosen: list[tuple[int, tuple[str, str, str, str]]] = []
+    looked = after
+    chats = _chats(conn, words, after, None)
+    while True:
+        if walker.done and not walker.narrowed:  # only the chats it found, and titles, are left to look at
+            chats.close()
+            chats, walker.narrowed = _chats(conn, words, looked, sorted(walker.chats)), True
+        for _ in range(SLICE):
+            following = next(chats, None)
+            if following is None:
+                return _page(conn, expression, words, chosen, after=None, stopped_early=False)
+            number, columns, titled = following
+            looked = (columns[3], columns[0])
+            if titled or (expression and walker.matches(number)):
+                chosen.append((number, columns))
+                if len(chosen) >= limit:
+                    chats.close()
+                    return _page(conn, expression, words, chosen, after=looked, stopped_early=False)
+            if time.perf_counter() > ends:
+                chats.close()
+                return _page(conn, expression, words, chosen, after=looked, stopped_early=True)
+        walker.walk(SLICE)
+
+
+class _Walker:
+    """The matching messages in rowid order, chat by chat, leaving a chat after ``PER_CHAT``
+    of its matches; a slice at a time, so probing the chats in the sidebar's order can take
+    turns with it. What it has read answers for the chats below its frontier."""
+
+    def __init__(self, conn: sqlite3.Connection, expression: str | None) -> None:
+        self._conn, self._expression = conn, expression
+        self.chats: set[int] = set()
+        self.frontier = 0  # every chat below it is known: in ``chats`` or without a match
+        self.done = expression is None
+        self.narrowed = False
+
+    def walk(self, statements: int) -> None:
+        budget = [SLICE_ROWS]
+        for _ in range(statements):
+            if self.done or budget[0] <= 0:
+                return
+            self._statement(budget)
+
+    def _statement(self, budget: list[int]) -> None:
+        start = self.frontier << CHAT_SHIFT
+        cursor = self._conn.execute(
+            "SELECT rowid FROM message_index WHERE message_index MATCH ? AND rowid >= ?", (self._expression, start)
+        )
+        try:
+            current, seen = -1, 0
+            for (rowid,) in cursor:
+                chat = rowid >> CHAT_SHIFT
+                if chat != current:
+                    self.chats.add(chat)
+                    current, seen = chat, 0
+                    self.frontier = chat + 1
+                seen += 1
+                budget[0] -= 1
+                if seen >= PER_CHAT or budget[0] <= 0:
+                    return  # on from the next chat (this one is known), in a new statement
+            self.done = True
+        finally:
+            cursor.close()
+
+    def matches(self, number: int) -> bool:
+        if number in self.chats:
+            return True
+        if self.done or number < self.frontier:
+            return False
+        low = number << CHAT_SHIFT
+        found = self._conn.execute(
+            "SELECT 1 FROM message_index WHERE message_index MATCH ? AND rowid BETWEEN ? AND ? LIMIT 1",
+            (self._expression, low, low | _LOW),
+        ).fetchone()
+        return found is not None
+
+
+def _chats(
+    conn: sqlite3.Connection, words: list[str], after: tuple[str, str] | None, only: list[int] | None
+) -> Generator[tuple[int, tuple[str, str, str, str], bool], None, None]:
+    """The chats in the sidebar's order (most recently active first) after ``after``, each
+    with whether its title holds every word; only those in ``only`` or so titled, if given."""
+    titled = " AND ".join("s.title LIKE ? ESCAPE '!'" for _ in words)
+    likes = [_like(w) for w in words]
+    where, arguments = "s.deleted_at IS NULL", list[object]()
+    if after:
+        where += " AND (s.updated_at < ? OR (s.updated_at = ? AND s.id < ?))"
+        arguments += [after[0], after[0], after[1]]
+    if only is not None:
+        where += f" AND (c.number IN (SELECT value FROM json_each(?)) OR ({titled}))"
+        arguments += [json.dumps(only), *likes]
+    cursor = conn.execute(
+        f"SELECT c.number, {_SESSION_COLUMNS}, {titled} FROM sessions AS s "
+        f"JOIN search_chats AS c ON c.session_id = s.id WHERE {where} ORDER BY s.updated_at DESC, s.id DESC",
+        [*likes, *arguments],
+    )
+    try:
+        for row in cursor:
+            yield row[0], (row[1], row[2], row[3], row[4]), bool(row[5])
+    finally:
+        cursor.close()
 
 
 def _like(word: str) -> str:
     return "%" + word.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%"
 
 
-def needed_words(query: str) -> list[str]:
-    """The words of ``query`` a match must hold: a word that starts another one (or repeats
-    it) is implied by that one, and would only make the full-text query slower."""
-    words = list(dict.fromkeys(query.split()))
-    return [w for w in words if not any(o != w and o.casefold().startswith(w.casefold()) for o in words)]
+def _page(
+    conn: sqlite3.Connection,
+    expression: str | None,
+    words: list[str],
+    chosen: list[tuple[int, tuple[str, str, str, str]]],
+    *,
+    after: tuple[str, str] | None,
+    stopped_early: bool,
+) -> Page:
+    hits = []
+    for number, (id_, title, created, updated) in chosen:
+        found = _newest_text(conn, expression, number, id_) if expression else None
+        hits.append(Hit(id_, title, created, updated, snippet(found, words) if found else NO_SNIPPET))
+    return Page(hits, after, stopped_early)
 
 
-def search(conn: sqlite3.Connection, query: str, limit: int = 50, *, row_cap: int = ROW_CAP) -> list[Hit]:
-    """The sessions matching every word of ``query``, the most recently active first; at most
-    ``row_cap`` matching messages are read."""
-    words = needed_words(query)
-    if not words:
-        return []
-    title_test = " AND ".join("title LIKE ? ESCAPE '!'" for _ in words)
-    titled = conn.execute(
-        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE deleted_at IS NULL AND ({title_test}) "
-        "ORDER BY updated_at DESC, id DESC LIMIT ?",
-        (*[_like(w) for w in words], limit),
-    ).fetchall()
-    deleted = {r[0] for r in conn.execute("SELECT id FROM sessions WHERE deleted_at IS NOT NULL")}
-    newest: dict[str, int] = {}  # session id -> rowid of its newest matching message
-    walked = conn.execute(
-        "SELECT rowid, session_id FROM transcript_search WHERE transcript_search MATCH ? ORDER BY rowid DESC",
-        (fts_query(words),),
-    )
-    try:
-        for read, (rowid, session_id) in enumerate(walked, 1):
-            if session_id not in newest and session_id not in deleted:
-                newest[session_id] = rowid
-                if len(newest) >= limit:
-                    break
-            if read >= row_cap:
-                break
-    finally:
-        walked.close()
-    found = {r[0]: r for r in titled}
-    missing = [s for s in newest if s not in found]
-    if missing:
-        marks = ", ".join("?" for _ in missing)
-        for r in conn.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", missing):
-            found[r[0]] = r
-    chosen = sorted(found.values(), key=lambda r: (r[3], r[0]), reverse=True)[:limit]
-    bodies = _bodies(conn, [newest[r[0]] for r in chosen if r[0] in newest])
-    found_in = {r[0]: snippet(bodies.get(newest[r[0]], ""), words) for r in chosen if r[0] in newest}
-    return [Hit(r[0], r[1], r[2], r[3], found_in.get(r[0], NO_SNIPPET)) for r in chosen]
+def _newest(conn: sqlite3.Connection, expression: str, number: int) -> int | None:
+    """The seq of the chat's newest message that matches, if any."""
+    low = number << CHAT_SHIFT
+    found = conn.execute(
+        "SELECT rowid FROM message_index WHERE message_index MATCH ? AND rowid BETWEEN ? AND ? "
+        "ORDER BY rowid DESC LIMIT 1",
+        (expression, low, low | _LOW),
+    ).fetchone()
+    return None if found is None else found[0] & _LOW
 
 
-def newest_match(conn: sqlite3.Connection, session_id: str, query: str, *, row_cap: int = ROW_CAP) -> str | None:
-    """The id of the session's newest message holding every word of ``query`` (as ``search``
-    matches them), where a chat opened from a search result is shown; ``None`` when none is
-    among the newest ``row_cap`` matching messages of the whole journal."""
-    words = needed_words(query)
-    if not words:
+def _newest_text(conn: sqlite3.Connection, expression: str, number: int, session_id: str) -> str | None:
+    seq = _newest(conn, expression, number)
+    if seq is None:
         return None
-    walked = conn.execute(
-        "SELECT session_id, row_id FROM transcript_search WHERE transcript_search MATCH ? ORDER BY rowid DESC",
-        (fts_query(words),),
-    )
-    try:
-        for read, (session, row_id) in enumerate(walked, 1):
-            if session == session_id:
-                return str(row_id)
-            if read >= row_cap:
-                return None
-    finally:
-        walked.close()
-    return None
+    row = conn.execute(
+        "SELECT content FROM transcript_rows WHERE session_id = ? AND seq = ?", (session_id, seq)
+    ).fetchone()
+    return None if row is None else message_text(row[0])
 
 
-def _bodies(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:
-    if not rowids:
-        return {}
-    marks = ", ".join("?" for _ in rowids)
-    found = conn.execute(f"SELECT rowid, body FROM transcript_search WHERE rowid IN ({marks})", rowids)
-    return {r[0]: r[1] for r in found}
-
-
-def _fold(text: str) -> str:
-    """Text as FTS5's default tokenizer compares it: case and diacritics folded away."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
-
-
-def snippet(text: str, words: list[str], size: int = SNIPPET_WORDS) -> Snippet:
-    """About ``size`` words of ``text`` around the first word that starts with one of ``words``,
-    each such word a marked piece, with "…" where text was left out (as FTS5's ``snippet``).
-    Words split and fold as the index's tokenizer does: "don't" is "don" and "t", "cafe"
-    finds "café"."""
-    prefixes = tuple(_fold(part) for word in words for part in _TOKEN.findall(word))
-    tokens = re.findall(r"[^\W_]+|[\W_]+", text)
-    marked = {i for i, t in enumerate(tokens) if prefixes and _fold(t).startswith(prefixes)}
-    spans = [i for i, t in enumerate(tokens) if _TOKEN.fullmatch(t)]
-    first = next((n for n, i in enumerate(spans) if i in marked), 0)
-    start = max(0, min(first - size // 4, len(spans) - size))
-    shown = spans[start : start + size]
-    if not shown:
-        return NO_SNIPPET
-    pieces: list[tuple[str, bool]] = [("…", False)] if start > 0 else []
-    for i in range(shown[0], shown[-1] + 1):
-        if pieces and not pieces[-1][1] and i not in marked:
-            pieces[-1] = (pieces[-1][0] + tokens[i], False)  # plain text runs on in one piece
-        else:
-            pieces.append((tokens[i], i in marked))
-    if start + size < len(spans):
-        pieces.append(("…", False))
-    return tuple(pieces)
+def newest_match(conn: sqlite3.Connection, session_id: str, query: str) -> str | None:
+    """The id of the chat's newest message holding every word of ``query`` (as ``search``
+    matches them), where a chat opened from a search result is shown; ``None`` when none does."""
+    words = needed_words(query)
+    expression = match_expression(conn, words) if words else None
+    number = conn.execute("SELECT number FROM search_chats WHERE session_id = ?", (session_id,)).fetchone()
+    if expression is None or number is None:
+        return None
+    seq = _newest(conn, expression, number[0])
+    if seq is None:
+        return None
+    row = conn.execute("SELECT id FROM transcript_rows WHERE session_id = ? AND seq = ?", (session_id, seq)).fetchone()
+    return None if row is None else str(row[0])

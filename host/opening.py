@@ -22,7 +22,7 @@ from typing import Protocol
 from host.errors import JournalLockedError, JournalOpenError, NotAJournalError
 from host.files import PRIVATE_FILE, private_dir, private_file
 from host.lock import LockHeldError, ProcessLock
-from host.schema import APPLICATION_ID, META_MIN_READER, Migration
+from host.schema import APPLICATION_ID, META_MIN_READER, SEARCH_TERMS, Migration
 
 __all__ = [
     "SchemaState",
@@ -218,6 +218,7 @@ def configure(conn: sqlite3.Connection, path: Path) -> None:
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute(SEARCH_TERMS)
     except sqlite3.Error as exc:
         raise JournalOpenError(
             f"Cairn cannot set up its journal {path}: {exc}. Check the file's permissions "
@@ -236,6 +237,7 @@ def configure_read_only(conn: sqlite3.Connection, path: Path) -> None:
     """Settings for a read-only connection: the journal mode is left as the file has it,
     and ``query_only`` refuses every write even if the connection could make one."""
     try:
+        conn.execute(SEARCH_TERMS)
         conn.execute("PRAGMA query_only = ON")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 5000")

@@ -23,7 +23,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["APPLICATION_ID", "META_MIN_READER", "MIGRATIONS", "Migration", "latest_version"]
+__all__ = [
+    "APPLICATION_ID",
+    "CHAT_SHIFT",
+    "MESSAGE_TEXT",
+    "META_MIN_READER",
+    "MIGRATIONS",
+    "SEARCH_PENDING",
+    "SEARCH_TERMS",
+    "Migration",
+    "latest_version",
+]
 
 # Written to SQLite's header so a Cairn journal can be told from any other database.
 APPLICATION_ID = 0x43414952  # "CAIR"
@@ -61,6 +71,26 @@ class Migration:
 _TEXT_OF = "(SELECT COALESCE(group_concat(value, ' '), '') FROM json_tree({0}) WHERE key = 'text' AND type = 'text')"
 _TEXT_OF_NEW = _TEXT_OF.format("NEW.content")
 _TEXT_OF_ROW = _TEXT_OF.format("r.content")
+# Search (migration 10): a message's index row is its chat's number shifted left by this,
+# or'ed with its seq, so each chat's messages are one range of rowids.
+CHAT_SHIFT = 32
+# ``journal_meta`` key: rows at or below this rowid are not yet in ``message_index``.
+SEARCH_PENDING = "search_index_pending"
+# What is searched in a visible message: its text parts and its tool results (``{0}`` is its
+# content). ``host.search_text.message_text`` reads the same text in Python.
+MESSAGE_TEXT = (
+    "(SELECT COALESCE(group_concat(CASE json_extract(value, '$.kind') WHEN 'text' THEN json_extract(value, '$.text') "
+    "WHEN 'tool_result' THEN json_extract(value, '$.content') END, ' '), '') FROM json_each({0}, '$.parts'))"
+)
+# Each connection's view of the index's words, for expanding a long prefix (made when the
+# connection is set up: a read-only one cannot make it later).
+SEARCH_TERMS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.message_terms USING fts5vocab(main, message_index, 'row')"
+# A row the new index holds: visible, a message, and written after the build began (or
+# indexed by it already).
+_SEARCHED = (
+    "{0}.hidden = 0 AND {0}.role IN ('user', 'assistant', 'tool') AND {0}.rowid > "
+    f"COALESCE((SELECT CAST(value AS INTEGER) FROM journal_meta WHERE key = '{SEARCH_PENDING}'), 0)"
+)
 _USAGE_V2_COLUMNS = (
     "id, session_id, row_id, account_id, provider, model, api, base_url, prompt_tokens, cached_tokens, "
     "uncached_tokens, output_tokens, reasoning_tokens, cost_usd, body_sha256, created_at"
@@ -279,6 +309,52 @@ MIGRATIONS: tuple[Migration, ...] = (
             # Journal.latest_meta at launch walks this newest first instead of scanning every row.
             "CREATE INDEX transcript_rows_meta ON transcript_rows(created_at, id) "
             "WHERE role = 'system' AND model_system IS NOT NULL",
+        ),
+    ),
+    Migration(
+        version=10,
+        description="a search index of one row per message, numbered by chat so a search can skip from chat "
+        "to chat, with prefix indexes up to four letters and tool results; filled in the background",
+        # An older Cairn (4 to 9) reads and writes every table as before: the new triggers keep
+        # the new index, and its own search answers from ``transcript_search`` until the
+        # background build has filled the new index and drops the old one (after that an older
+        # Cairn's search finds nothing, and nothing else changes). The minimum reader stays 4.
+        min_reader=None,
+        statements=(
+            # A chat's number, stable whatever VACUUM does to the sessions table's own rowids.
+            "CREATE TABLE search_chats (number INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE) STRICT",
+            "INSERT INTO search_chats (session_id) SELECT id FROM sessions ORDER BY rowid",
+            "CREATE TRIGGER search_chats_insert AFTER INSERT ON sessions "
+            "BEGIN INSERT INTO search_chats (session_id) VALUES (NEW.id); END",
+            "CREATE TRIGGER search_chats_delete AFTER DELETE ON sessions "
+            "BEGIN DELETE FROM search_chats WHERE session_id = OLD.id; END",
+            # Contentless (the text is the journal's, read again for a snippet), without
+            # positions (every query is words and prefixes, never a phrase), one- to
+            # four-letter prefixes indexed (a longer prefix is expanded to its words).
+            "CREATE VIRTUAL TABLE message_index USING fts5(body, content='', detail=none, columnsize=0, "
+            "prefix='1 2 3 4')",
+            # The rows already written are indexed by ``host.search_index``, newest first;
+            # until then, rows at or below this rowid are not in the new index.
+            f"INSERT INTO journal_meta (key, value) SELECT '{SEARCH_PENDING}', CAST(COALESCE(max(rowid), 0) AS TEXT) "
+            "FROM transcript_rows",
+            f"""
+            CREATE TRIGGER message_index_insert AFTER INSERT ON transcript_rows
+            WHEN {_SEARCHED.format("NEW")}
+            BEGIN
+                INSERT INTO message_index (rowid, body)
+                SELECT (c.number << {CHAT_SHIFT}) | NEW.seq, {MESSAGE_TEXT.format("NEW.content")}
+                FROM search_chats AS c WHERE c.session_id = NEW.session_id;
+            END
+            """,
+            f"""
+            CREATE TRIGGER message_index_delete AFTER DELETE ON transcript_rows
+            WHEN {_SEARCHED.format("OLD")}
+            BEGIN
+                INSERT INTO message_index (message_index, rowid, body)
+                SELECT 'delete', (c.number << {CHAT_SHIFT}) | OLD.seq, {MESSAGE_TEXT.format("OLD.content")}
+                FROM search_chats AS c WHERE c.session_id = OLD.session_id;
+            END
+            """,
         ),
     ),
 )

@@ -122,3 +122,25 @@ def test_a_snippet_wider_than_its_line_ends_in_an_ellipsis(qapp: object) -> None
     assert columns(narrow, range(190, 200)) != columns(wide, range(190, 200))  # then "…", not a cut word
     white = QColor("white").rgb()
     assert all(pixel == white for column in columns(narrow, range(200, 300)) for pixel in column)  # nothing past it
+
+
+def test_search_further_shows_the_chats_past_the_first_page(qtbot: QtBot, cairn_paths: CairnPaths) -> None:
+    with running_cairn(cairn_paths) as run:
+        w = run.window
+        w.show()
+        writer = TranscriptWriter(run.journal)
+        for n in range(56):
+            session = run.journal.create_session(f"Walk {n}")
+            writer.append_user(session.id, {"parts": [{"kind": "text", "text": "a pebble on the path"}]})
+        w.sidebar.search.setText("pebble")
+        qtbot.waitUntil(lambda: len(titles(w)) == 50, timeout=WAIT)
+        assert titles(w)[0] == "Walk 55"
+        assert w.sidebar.further_button.isVisible()
+        assert w.sidebar.search_note.text() == "Showing the first 50 chats that match."
+        qtbot.mouseClick(w.sidebar.further_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: len(titles(w)) == 56, timeout=WAIT)
+        assert titles(w) == [f"Walk {n}" for n in range(55, -1, -1)]  # every match, once, in order
+        assert not w.sidebar.further_button.isVisible()
+        assert not w.sidebar.search_note.isVisible()
+        w.sidebar.search.setText("")
+        qtbot.waitUntil(lambda: "Walk 0" in titles(w) and not w.sidebar.further_button.isVisible(), timeout=WAIT)

@@ -54,13 +54,13 @@ from desktop.turn.elicitations import AnswerInvalid, Elicitor
 from desktop.turn.outcome import NothingToRetry, TurnOutcome
 from desktop.version import cairn_version
 from host.errors import CairnError, JournalError
-from host.journal import SessionRecord
-from host.journal_search import NO_SNIPPET, Snippet
+from host.journal import SearchResults, SessionRecord
 from host.mcp import PromptArgument, ServerPrompt, ServerState, ServerStatus
 from host.mcp.offers import ListedResource, ListedTemplate, ResourceListing
 from host.paths import CairnPaths
 from host.permissions import ToolRequest
 from host.rows import TranscriptRow
+from host.search_text import NO_SNIPPET, Snippet
 from host.skills import SKILL_FILE, SkillCatalog, SkillStore
 from host.text import printable
 from host.tools import Tool
@@ -160,6 +160,7 @@ __all__ = [
     "ResourceListing",
     "RootsChange",
     "RouteError",
+    "SearchResults",
     "SecretFile",
     "SecretFileError",
     "SecretPlace",

@@ -20,9 +20,9 @@ from desktop.settings.store import SettingsError
 from host.branching import branch_session
 from host.content import Checkpoint, Mode
 from host.files import atomic_write_text
-from host.journal import Journal, SessionRecord
-from host.journal_search import NO_SNIPPET, Snippet
+from host.journal import Journal, SearchResults, SessionRecord
 from host.rows import TranscriptRow
+from host.search_text import NO_SNIPPET, Snippet
 from host.usage import RequestUsage, UsageTotals
 from host.versions import NotAVersion, switch_version
 
@@ -77,6 +77,11 @@ class Chats:
         """Every chat newest first, or those matching ``query``, each with its snippet."""
         journal = self._journal
         return journal.search_sessions(query) if query.strip() else [(s, NO_SNIPPET) for s in journal.sessions()]
+
+    def search_page(self, query: str, after: tuple[str, str] | None = None) -> SearchResults:
+        """A page of the chats matching ``query``; ``after`` (from the page before) goes on
+        where it stopped ("Search further")."""
+        return self._journal.search_page(query, after=after)
 
     def new(self, title: str = "") -> SessionRecord:
         return self._journal.create_session(title)

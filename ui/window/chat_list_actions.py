@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QWidget
 
-from desktop.app import CairnApp, SessionRecord, Snippet
+from desktop.app import CairnApp, SearchResults, SessionRecord, Snippet
 from ui.bridge.core_client import CoreClient
 from ui.chat_panel.chat_opener import ChatOpener
 from ui.chat_panel.composer import Composer
@@ -40,6 +40,8 @@ class ChatListActions(QObject):
         self.window = parent
         self._listing = 0  # the newest chat list asked of the core; older answers are dropped
         self._select: str | None = None  # a chat to open once the newest list has it
+        self._found: Found = []  # the search's results so far (its pages joined)
+        self._after: tuple[str, str] | None = None  # where the search goes on ("Search further")
 
     def refresh(self, query: str | None = None, select: str | None = None) -> None:
         """Ask the core for the chat list, or a search's results. Only the newest request's
@@ -52,19 +54,42 @@ class ChatListActions(QObject):
         asked = self._listing
         self._select = select or self._select
 
-        def listed(app: CairnApp) -> Found | None:
+        def listed(app: CairnApp) -> SearchResults | None:
             # Still queued on the core when a newer request came: skip the work altogether.
-            return None if asked != self._listing else app.chats.search(text)
+            if asked != self._listing:
+                return None
+            return app.chats.search_page(text) if text.strip() else SearchResults(found=app.chats.search())
 
-        def shown(found: Found | None) -> None:
-            if found is None or asked != self._listing:
+        def shown(results: SearchResults | None) -> None:
+            if results is None or asked != self._listing:
                 return
-            chosen, self._select = self._select, None
-            self.sidebar.show_sessions(found, chosen or self.shown.session_id)
-            if chosen and any(record.id == chosen for record, _ in found) and chosen != self.shown.session_id:
-                self.open(chosen)
+            self._found = []
+            self._show(results)
 
         self.core.run_on_core(listed, shown)
+
+    def further(self) -> None:
+        """The search's next page, after the chats shown."""
+        text, after = self.sidebar.search.text(), self._after
+        if after is None or not text.strip():
+            return
+        self._listing += 1
+        asked = self._listing
+
+        def shown(results: SearchResults) -> None:
+            if asked == self._listing:
+                self._show(results)
+
+        self.core.run_on_core(lambda app: app.chats.search_page(text, after=after), shown)
+
+    def _show(self, results: SearchResults) -> None:
+        self._found = self._found + results.found
+        self._after = results.after
+        chosen, self._select = self._select, None
+        self.sidebar.show_sessions(self._found, chosen or self.shown.session_id)
+        self.sidebar.show_search_more(_more_note(results, len(self._found)))
+        if chosen and any(record.id == chosen for record, _ in self._found) and chosen != self.shown.session_id:
+            self.open(chosen)
 
     def new(self) -> None:
         """An empty chat on screen. Nothing is saved until its first message is sent (which
@@ -124,3 +149,12 @@ class ChatListActions(QObject):
             bar = self.window.statusBar() if isinstance(self.window, QMainWindow) else None
             said = (lambda _r: bar.showMessage(f"Exported the chat to {path}.", 8000)) if bar is not None else None
             self.core.run_on_core(lambda app: app.chats.export(session_id, Path(path)), said)
+
+
+def _more_note(results: SearchResults, shown: int) -> str | None:
+    """What the sidebar says under a search's results when more may match."""
+    if results.after is None:
+        return None
+    if results.stopped_early:
+        return f"Search stopped after a moment at {shown} chats; more may match."
+    return f"Showing the first {shown} chats that match."

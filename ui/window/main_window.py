@@ -187,6 +187,7 @@ class MainWindow(QMainWindow):
         sidebar.search_changed.connect(self.chat.search_changed)
         sidebar.new_requested.connect(self.new_session)
         sidebar.search_changed.connect(sessions.refresh)
+        sidebar.further_requested.connect(sessions.further)
         sidebar.rename_requested.connect(sessions.rename)
         sidebar.delete_requested.connect(sessions.delete)
         sidebar.undo_requested.connect(sessions.restore)

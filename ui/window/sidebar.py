@@ -19,6 +19,7 @@ class Sidebar(QWidget):
     selected = Signal(str)
     new_requested = Signal()
     search_changed = Signal(str)
+    further_requested = Signal()
     rename_requested = Signal(str, str)
     delete_requested = Signal(str)
     undo_requested = Signal(str)
@@ -50,6 +51,16 @@ class Sidebar(QWidget):
         self.list.selectionModel().currentChanged.connect(self._current_changed)
         self.list.chats.renamed.connect(self._renamed)
 
+        # Under a search's results when there may be more: what the page was, and a button
+        # that goes on from where it stopped.
+        self.search_note = QLabel()
+        self.search_note.setWordWrap(True)
+        self.search_note.setObjectName("searchNote")
+        self.further_button = QPushButton("Search further")
+        self.further_button.setAccessibleName("Search further")
+        self.further_button.clicked.connect(self.further_requested)
+        self.show_search_more(None)
+
         self.undo_bar = QFrame()
         self.undo_bar.setFrameShape(QFrame.Shape.StyledPanel)
         self.undo_label = QLabel()
@@ -70,6 +81,8 @@ class Sidebar(QWidget):
         layout.addWidget(self.new_button)
         layout.addWidget(self.search)
         layout.addWidget(self.list, 1)
+        layout.addWidget(self.search_note)
+        layout.addWidget(self.further_button)
         layout.addWidget(self.undo_bar)
         self._filling = False
 
@@ -78,6 +91,12 @@ class Sidebar(QWidget):
         self._filling = True
         self.list.fill(found, current, grouped=not self.search.text().strip())
         self._filling = False
+
+    def show_search_more(self, note: str | None) -> None:
+        """Say there may be more results, and offer to search further; ``None`` hides both."""
+        self.search_note.setText(note or "")
+        self.search_note.setVisible(note is not None)
+        self.further_button.setVisible(note is not None)
 
     def current_id(self) -> str | None:
         return self.list.current_id()

@@ -1,0 +1,52 @@
+"""The search index of an older journal, built in the background while Cairn runs
+(``host.search_index``): a batch at a time on a worker thread, with a pause between batches
+so the core's own use of the journal waits at most one batch. Progress is in the journal, so
+a build cut short by quitting goes on at the next start."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from host.errors import CairnError
+from host.journal import Journal
+
+__all__ = ["SearchIndexBuild"]
+
+log = logging.getLogger(__name__)
+
+PAUSE_S = 0.02  # between batches
+# A search seeks in every segment of the index, and each message written makes one (FTS5
+# merges them in fours, leaving a dozen or more); past this many, the index is merged into
+# one at start-up, in steps. At a million rows that rewrites about 200 MB once.
+MOST_SEGMENTS = 16
+
+
+class SearchIndexBuild:
+    def __init__(self, journal: Journal) -> None:
+        self._journal = journal
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        if self._task is None and not self._journal.read_only:
+            self._task = asyncio.create_task(self._run(), name="search index build")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        began, batches = time.perf_counter(), 0
+        try:
+            while not await asyncio.to_thread(self._journal.build_search_index):
+                batches += 1
+                await asyncio.sleep(PAUSE_S)
+            if batches:
+                log.info("search index built: %d batches in %.1f s", batches, time.perf_counter() - began)
+            while not await asyncio.to_thread(self._journal.tidy_search_index, MOST_SEGMENTS):
+                await asyncio.sleep(PAUSE_S)
+        except CairnError as exc:  # a full disk, say: search keeps answering as it did
+            log.warning("the search index was not built or tidied this time: %s", exc)
