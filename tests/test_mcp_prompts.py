@@ -6,6 +6,7 @@ memory keychain; and how a prompt's messages become the text of the person's mes
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -103,7 +104,12 @@ def test_the_everything_servers_prompts_are_listed_and_filled_in_with_their_argu
     assert simple == FilledPrompt("This is a simple prompt without arguments.")
     intro = "This prompt includes the Text resource with id: 2. Please analyze the following resource:"
     assert text.text.startswith(f"{intro}\n\n[resource: demo://resource/dynamic/text/2, text/plain]\nResource 2: This")
-    assert blob.text.endswith("\n\n[resource: demo://resource/dynamic/blob/3, text/plain, 55 bytes; binary, not shown]")
+    # The blob holds the server's time of day ("9:05:03 PM" or "11:05:03 PM"), so its size is 55 or 56 bytes.
+    shown = re.search(
+        r"\n\n\[resource: demo://resource/dynamic/blob/3, text/plain, (\d+) bytes; binary, not shown\]$", blob.text
+    )
+    assert shown is not None
+    assert int(shown[1]) in (55, 56)
     assert refused[0] == (
         "The MCP server 'everything' refused the request for 'resource-prompt': "
         "Invalid resourceType: Video. Must be Text or Blob."
