@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
 from host.schema import CHAT_SHIFT
@@ -44,7 +44,7 @@ __all__ = ["DEADLINE_S", "Hit", "Page", "match_expression", "newest_match", "sea
 
 DEADLINE_S = 0.08  # a page's time, then it stops early and says so
 INDEXED_PREFIX = 4  # the longest prefix the index keeps (migration 10's ``prefix``)
-MAX_EXPANSION = 64  # words a longer prefix may stand for; past that FTS5 merges them itself
+MAX_EXPANSION = 64  # words a longer prefix may stand for; at that FTS5 merges them itself
 SLICE = 40  # chats probed, then statements walked, in one turn of each
 SLICE_ROWS = 400  # matching messages the walk reads in one turn
 PER_CHAT = 8  # matches of one chat the walk reads before it jumps to the next chat
@@ -74,21 +74,20 @@ class Page:
     stopped_early: bool = False
 
 
-def match_expression(conn: sqlite3.Connection, words: list[str]) -> str | None:
-    """The FTS5 query for ``words``: each of their tokens, as an indexed prefix or as the
-    words it starts, all of them required. ``None`` when some token starts no word at all."""
+def match_expression(words: list[str], longer: Callable[[str], list[str]]) -> str | None:
+    """The FTS5 query for ``words``: each of their tokens, as an indexed prefix or as itself
+    or a ``longer`` word of the index that starts with it, all of them required; ``None``
+    when the words hold no token at all."""
     needed: list[str] = []
     for token in dict.fromkeys(t for word in words for t in tokens(word)):
         if len(token) <= INDEXED_PREFIX:
             needed.append(_quoted(token) + "*")
             continue
-        found = [r[0] for r in _vocabulary(conn, token)]
-        if not found:
-            return None
-        if len(found) > MAX_EXPANSION:
+        found = longer(token)
+        if len(found) >= MAX_EXPANSION:
             needed.append(_quoted(token) + "*")
         else:
-            needed.append("(" + " OR ".join(_quoted(t) for t in found) + ")")
+            needed.append("(" + " OR ".join(_quoted(t) for t in [token, *found]) + ")")
     return " AND ".join(needed) if needed else None
 
 
@@ -96,11 +95,20 @@ def _quoted(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _vocabulary(conn: sqlite3.Connection, token: str) -> list[tuple[str]]:
-    return conn.execute(
-        "SELECT term FROM temp.message_terms WHERE term >= ? AND term < ? LIMIT ?",
-        (token, token + "\U0010ffff", MAX_EXPANSION + 1),
-    ).fetchall()
+def _longer(conn: sqlite3.Connection) -> Callable[[str], list[str]]:
+    """The words of the index that start with a token and are longer than it. The token
+    itself is not asked for: FTS5's vocabulary counts a word's postings as it lists it, and
+    the token typed out is often a common word (tens of milliseconds at a million rows),
+    while the words it starts are longer and rarer."""
+
+    def longer(token: str) -> list[str]:
+        found = conn.execute(
+            "SELECT term FROM temp.message_terms WHERE term > ? AND term < ? LIMIT ?",
+            (token, token + "\U0010ffff", MAX_EXPANSION),
+        )
+        return [r[0] for r in found]
+
+    return longer
 
 
 def search(
@@ -116,7 +124,7 @@ def search(
     if not words:
         return Page()
     ends = time.perf_counter() + deadline_s
-    expression = match_expression(conn, words)
+    expression = match_expression(words, _longer(conn))
     walker = _Walker(conn, expression)
     chosen: list[tuple[int, tuple[str, str, str, str]]] = []
     looked = after
@@ -266,7 +274,7 @@ def newest_match(conn: sqlite3.Connection, session_id: str, query: str) -> str |
     """The id of the chat's newest message holding every word of ``query`` (as ``search``
     matches them), where a chat opened from a search result is shown; ``None`` when none does."""
     words = needed_words(query)
-    expression = match_expression(conn, words) if words else None
+    expression = match_expression(words, _longer(conn)) if words else None
     number = conn.execute("SELECT number FROM search_chats WHERE session_id = ?", (session_id,)).fetchone()
     if expression is None or number is None:
         return None

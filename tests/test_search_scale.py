@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from desktop.root import Root
+from desktop.search_build import MOST_SEGMENTS
 from desktop.settings.secrets import SecretStore
 from host import journal_search
 from host.canonical import canonical_json_bytes
@@ -260,15 +261,28 @@ def test_a_running_cairn_builds_the_index_in_the_background(cairn_paths: CairnPa
         with journal.read() as conn:
             return conn.execute("SELECT 1 FROM sqlite_schema WHERE name = 'transcript_search'").fetchone() is not None
 
+    def pieces() -> int:
+        with journal.read() as conn:
+            return segments(conn)
+
+    writer = TranscriptWriter(journal)
+    chat = journal.create_session("Many")
+    for n in range(3000):  # a transaction each, a segment each, which FTS5 merges in fours
+        writer.append_user(chat.id, {"parts": [{"kind": "text", "text": f"scoria {n}"}]})
+        if pieces() > MOST_SEGMENTS:
+            break
+
     async def run() -> None:
         assert left() == 4 * BATCH_ROWS
+        assert pieces() > MOST_SEGMENTS
         async with root.running():
             for _ in range(6000):  # the build's batches, each a moment, on the core's loop
-                if left() is None and not old_index():
+                if left() is None and not old_index() and pieces() <= MOST_SEGMENTS:
                     break
                 await asyncio.sleep(0.01)
             assert left() is None
             assert not old_index()
+            assert pieces() <= MOST_SEGMENTS
             assert [s.title for s, _ in journal.search_sessions("word3")] == ["Old 3"]
 
     try:
