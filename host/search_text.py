@@ -16,6 +16,7 @@ __all__ = ["NO_SNIPPET", "Snippet", "fold", "message_text", "needed_words", "sni
 
 SNIPPET_WORDS = 12
 _TOKEN = re.compile(r"[^\W_]+")  # a word as the index's tokenizer cuts it
+_WORD_CHAR = re.compile(r"[^\W_]")
 
 Snippet = tuple[tuple[str, bool], ...]
 """Where a search matched: the text in pieces, each a word that matched (``True``) or not.
@@ -63,8 +64,56 @@ def message_text(content: str) -> str:
 
 def snippet(text: str, words: list[str], size: int = SNIPPET_WORDS) -> Snippet:
     """About ``size`` words of ``text`` around the first word that starts with one of ``words``,
-    each such word a marked piece, with "…" where text was left out (as FTS5's ``snippet``)."""
+    each such word a marked piece, with "…" where text was left out (as FTS5's ``snippet``).
+    Only the text around the first match is cut into words, so a long tool result costs no
+    more than a short message."""
     prefixes = tuple(part for word in words for part in tokens(word))
+    at = _first_match(text, prefixes)
+    low = _word_start(text, max(0, at - WINDOW))
+    high = _word_end(text, min(len(text), at + 2 * WINDOW))
+    pieces = _pieces(text[low:high], prefixes, size)
+    if not pieces:
+        return NO_SNIPPET
+    if low > 0 and pieces[0] != ("…", False):
+        pieces.insert(0, ("…", False))
+    if high < len(text) and pieces[-1] != ("…", False):
+        pieces.append(("…", False))
+    return tuple(pieces)
+
+
+WINDOW = 400  # characters before the first match that a snippet may show (and twice that after)
+
+
+def _first_match(text: str, prefixes: tuple[str, ...]) -> int:
+    """Where the first word starting with one of ``prefixes`` begins (0 when none does)."""
+    if not prefixes:
+        return 0
+    if all(p.isascii() for p in prefixes):
+        found = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, prefixes)) + ")", re.IGNORECASE).search(text)
+        if found is not None or text.isascii():
+            return found.start() if found is not None else 0
+    # Diacritics the index folds away ("café" for "cafe"): word by word.
+    return next((m.start() for m in _TOKEN.finditer(text) if fold(m.group()).startswith(prefixes)), 0)
+
+
+def _inside_word(text: str, at: int) -> bool:
+    return 0 < at < len(text) and _WORD_CHAR.match(text, at - 1) is not None and _WORD_CHAR.match(text, at) is not None
+
+
+def _word_start(text: str, at: int) -> int:
+    """``at`` moved on past a word it falls inside of, so no word is shown cut."""
+    while _inside_word(text, at):
+        at += 1
+    return at
+
+
+def _word_end(text: str, at: int) -> int:
+    while _inside_word(text, at):
+        at -= 1
+    return at
+
+
+def _pieces(text: str, prefixes: tuple[str, ...], size: int) -> list[tuple[str, bool]]:
     pieces_of = re.findall(r"[^\W_]+|[\W_]+", text)
     marked = {i for i, t in enumerate(pieces_of) if prefixes and fold(t).startswith(prefixes)}
     spans = [i for i, t in enumerate(pieces_of) if _TOKEN.fullmatch(t)]
@@ -72,7 +121,7 @@ def snippet(text: str, words: list[str], size: int = SNIPPET_WORDS) -> Snippet:
     start = max(0, min(first - size // 4, len(spans) - size))
     shown = spans[start : start + size]
     if not shown:
-        return NO_SNIPPET
+        return []
     pieces: list[tuple[str, bool]] = [("…", False)] if start > 0 else []
     for i in range(shown[0], shown[-1] + 1):
         if pieces and not pieces[-1][1] and i not in marked:
@@ -81,4 +130,4 @@ def snippet(text: str, words: list[str], size: int = SNIPPET_WORDS) -> Snippet:
             pieces.append((pieces_of[i], i in marked))
     if start + size < len(spans):
         pieces.append(("…", False))
-    return tuple(pieces)
+    return pieces

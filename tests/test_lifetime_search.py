@@ -117,3 +117,16 @@ def test_search_results_carry_their_pin_and_archive(tmp_path: Path) -> None:
         found = {record.title: record for record, _ in journal.search_sessions("cairn")}
         assert found["pinned walk"].pinned_at is not None
         assert found["archived walk"].archived_at is not None
+
+
+def test_a_snippet_of_a_long_tool_result_is_cut_around_its_match_at_word_ends() -> None:
+    text = "alpha beta " * 20_000 + "the célèbre granite quarry " + "gamma delta " * 20_000
+    made = bracketed(snippet(text, ["granit"]))
+    assert "[granite] quarry" in made
+    assert made.startswith("…")
+    assert made.endswith("…")
+    assert all(word in {"alpha", "beta", "gamma", "delta", "the", "célèbre", "[granite]", "quarry", "…"}
+               for word in made.replace("…", " … ").split())  # fmt: skip
+    assert "[célèbre]" in bracketed(snippet(text, ["CELEB"]))  # folded as the index folds it, far in
+    # A word too long to show whole is left out, never shown cut.
+    assert bracketed(snippet("x" * 5000 + " granite " + "y" * 5000, ["granite"])) == "…[granite]…"
