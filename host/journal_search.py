@@ -42,7 +42,11 @@ from host.search_text import NO_SNIPPET, Snippet, message_text, needed_words, sn
 
 __all__ = ["DEADLINE_S", "Hit", "Page", "match_expression", "newest_match", "search"]
 
-DEADLINE_S = 0.08  # a page's time, then it stops early and says so
+# A page's time, then it stops early and says so: its own work (the thread's CPU time, so a
+# busy machine does not cut pages short at random), or, waiting on a slow disk, five times
+# that on the clock.
+DEADLINE_S = 0.08
+WAIT_FACTOR = 5
 INDEXED_PREFIX = 4  # the longest prefix the index keeps (migration 10's ``prefix``)
 MAX_EXPANSION = 64  # words a longer prefix may stand for; at that FTS5 merges them itself
 SLICE = 40  # chats probed, then statements walked, in one turn of each
@@ -123,7 +127,7 @@ def search(
     words = needed_words(query)
     if not words:
         return Page()
-    ends = time.perf_counter() + deadline_s
+    ends, waits = time.thread_time() + deadline_s, time.perf_counter() + WAIT_FACTOR * deadline_s
     expression = match_expression(words, _longer(conn))
     walker = _Walker(conn, expression)
     chosen: list[tuple[int, tuple[str, str, str, str]]] = []
@@ -144,7 +148,7 @@ def search(
                 if len(chosen) >= limit:
                     chats.close()
                     return _page(conn, expression, words, chosen, after=looked, stopped_early=False)
-            if time.perf_counter() > ends:
+            if time.thread_time() > ends or time.perf_counter() > waits:
                 chats.close()
                 return _page(conn, expression, words, chosen, after=looked, stopped_early=True)
         walker.walk(SLICE)
