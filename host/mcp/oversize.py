@@ -32,7 +32,7 @@ from mcp.types import ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCNotificati
 
 from host.mcp.lines import LongLine, in_words
 
-__all__ = ["TOO_LARGE", "InFlight", "Verdict", "judge"]
+__all__ = ["TOO_LARGE", "InFlight", "Sent", "Verdict", "judge", "too_large"]
 
 TOO_LARGE = -32_090  # Cairn's own error for an answer over the cap (JSON-RPC leaves -32000 to -32099 to us)
 
@@ -47,6 +47,8 @@ _LAST_ID = re.compile(
 
 @dataclass(frozen=True)
 class Sent:
+    """A request Cairn sent: its id and its method."""
+
     id: int | str
     method: str
 
@@ -100,6 +102,12 @@ def judge(line: LongLine, in_flight: InFlight, limit: int) -> Verdict:
     if sent is None:
         return Verdict(dropped=f"an answer of {size} to no request waiting for one was dropped unread")
     return Verdict(answer=_answer(sent, top, line.size, limit))
+
+
+def too_large(sent: Sent, line: LongLine, limit: int) -> JSONRPCMessage:
+    """The answer to ``sent`` when the whole of ``line`` is known to answer it (an HTTP
+    response's body answers the request it was posted with)."""
+    return _answer(sent, _head(line) or {}, line.size, limit)
 
 
 def _head(line: LongLine) -> dict[str, Any] | None:
