@@ -1,15 +1,15 @@
 """Over streamable HTTP, an answer held to the cap a stdio server's is (``host.mcp.oversize``).
 
-The SDK reads a JSON answer to a POST whole (``response.aread()``), however long. So the
-client Cairn hands it caps that body on the way: past ``limit`` bytes it is read on to its end
+The SDK reads a JSON answer to a POST whole (``response.aread()``), however long, and fails a
+request whose answer comes as a server-sent event over its own cap, in words that say the
+server stopped. So the client Cairn hands it caps both on the way, with event hooks: a body,
+or an event's data (``host.mcp.http_events``), past ``limit`` bytes is read on to its end
 keeping only its head and tail, and the SDK is given the answer Cairn makes of it instead (a
 tool call: the start of its text and a note saying why it was cut). An HTTP answer belongs to
 the request it was posted with, so no id need be found. A body the server compressed cannot be
 counted before it is decoded, so JSON-RPC requests ask for none (``Accept-Encoding: identity``);
-a server that compresses all the same is read as the SDK reads it.
-
-An answer sent as a server-sent event is bounded by the SDK itself (``max_sse_event_size``,
-given the same cap): an event over it fails that one request, and the server runs on.
+a server that compresses all the same is read as the SDK reads it, within the SDK's cap on an
+event (``max_sse_event_size``, given the same cap) but not on a JSON body.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx2
 
+from host.mcp.http_events import CappedEvents
 from host.mcp.lines import LongLine
 from host.mcp.oversize import Sent, too_large
 
@@ -38,8 +39,12 @@ def cap_answers(limit: int) -> dict[str, list[Hook]]:
         sent = _sent(response.request)
         kind = response.headers.get("content-type", "").lower()
         encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
-        if sent is not None and kind.startswith("application/json") and not encoded:
+        if sent is None or encoded or not isinstance(response.stream, httpx2.AsyncByteStream):
+            return
+        if kind.startswith("application/json"):
             response.stream = _CappedBody(response.stream, sent, limit)
+        elif kind.startswith("text/event-stream"):
+            response.stream = CappedEvents(response.stream, sent, limit)
 
     return {"request": [ask_plain], "response": [capped]}
 
@@ -61,8 +66,7 @@ def _sent(request: httpx2.Request) -> Sent | None:
 
 
 class _CappedBody(httpx2.AsyncByteStream):
-    def __init__(self, inner: httpx2.AsyncByteStream | httpx2.SyncByteStream, sent: Sent, limit: int) -> None:
-        assert isinstance(inner, httpx2.AsyncByteStream)
+    def __init__(self, inner: httpx2.AsyncByteStream, sent: Sent, limit: int) -> None:
         self._inner, self._sent, self._limit = inner, sent, limit
 
     async def __aiter__(self) -> AsyncIterator[bytes]:

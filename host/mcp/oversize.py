@@ -32,7 +32,7 @@ from mcp.types import ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCNotificati
 
 from host.mcp.lines import LongLine, in_words
 
-__all__ = ["TOO_LARGE", "InFlight", "Sent", "Verdict", "judge", "too_large"]
+__all__ = ["TOO_LARGE", "InFlight", "Sent", "Verdict", "answering", "judge", "too_large"]
 
 TOO_LARGE = -32_090  # Cairn's own error for an answer over the cap (JSON-RPC leaves -32000 to -32099 to us)
 
@@ -101,6 +101,15 @@ def judge(line: LongLine, in_flight: InFlight, limit: int) -> Verdict:
     sent = in_flight.take(request_id) if request_id is not None else None
     if sent is None:
         return Verdict(dropped=f"an answer of {size} to no request waiting for one was dropped unread")
+    return Verdict(answer=_answer(sent, top, line.size, limit))
+
+
+def answering(sent: Sent, line: LongLine, limit: int) -> Verdict:
+    """What a long message on the stream of one request is: its answer unless it is a message
+    of the server's own (a notification, a request) or not JSON-RPC, which is dropped."""
+    top = _head(line)
+    if top is None or "method" in top:
+        return Verdict(dropped=f"a message of {in_words(line.size)} that answers nothing was dropped unread")
     return Verdict(answer=_answer(sent, top, line.size, limit))
 
 
