@@ -9,17 +9,24 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
+import httpx2
 import pytest
 from mcp.types import JSONRPCRequest, JSONRPCResponse
+from pydantic import JsonValue
 
 from host.mcp import McpLimits, McpServerConfig, ServerState
+from host.mcp.http_events import CappedEvents
 from host.mcp.lines import HEAD, TAIL, LineFramer, LongLine
-from host.mcp.oversize import InFlight, judge
+from host.mcp.oversize import InFlight, Sent, judge
 from host.mcp.server import McpServer
 from host.tools import ToolOutput
-from tests.mcp_servers import bad_server, tools_server
+from tests.mcp_servers import TOOLS_SERVER, bad_server, tools_server
 from tests.public_mcp import filesystem
 
 MB = 1024 * 1024
@@ -34,7 +41,7 @@ def cut_note(size: str, limit: str = "4 MB") -> str:
 
 
 async def calls(
-    config: McpServerConfig, *asked: tuple[str, dict[str, object]], limits: McpLimits | None = None
+    config: McpServerConfig, *asked: tuple[str, Mapping[str, JsonValue]], limits: McpLimits | None = None
 ) -> tuple[list[ToolOutput], list[int | None], ServerState]:
     """Each call's output, the server's process before and after them, and its state after."""
     server = McpServer(config, limits=limits)
@@ -175,3 +182,61 @@ def test_the_id_a_long_line_answers_cannot_be_posed_by_its_text() -> None:
     # Two ids that disagree: neither is trusted.
     both = json.dumps({"jsonrpc": "2.0", "id": 7, **json.loads(long_result()), "id2": 0}).encode()
     assert answer_to(both.replace(b'"id2": 0', b'"id": 9'), 7, 9) == nothing
+
+
+@pytest.mark.parametrize("json_bodies", [False, True], ids=["events", "json"])
+def test_over_http_a_50_mb_answer_is_cut_and_the_server_answers_the_next_call(json_bodies: bool) -> None:
+    env = os.environ | ({"LAB_JSON_RESPONSE": "1"} if json_bodies else {})
+    command = [sys.executable, str(TOOLS_SERVER), "normal", "--http"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        url = f"http://127.0.0.1:{int(process.stdout.readline().split()[1])}/mcp"
+        config = McpServerConfig(name="web", transport="http", url=url, call_timeout=30)
+        big, after = ("big", {"size": 25 * MB}), ("add", {"a": 2, "b": 3})
+        (cut, added), _, state = asyncio.run(calls(config, big, after))
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+    assert cut.is_error
+    assert cut.text.endswith(cut_note("50 MB"))
+    assert cut.text.startswith("xxx")
+    assert len(cut.text) < 100_000
+    assert added.text == "5"
+    assert state is ServerState.READY
+
+
+class Chunks(httpx2.AsyncByteStream):
+    """A response body that arrives in ``size``-byte chunks."""
+
+    def __init__(self, body: bytes, size: int) -> None:
+        self._body, self._size = body, size
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for start in range(0, len(self._body), self._size):
+            yield self._body[start : start + self._size]
+
+
+async def read_events(body: bytes, size: int) -> bytes:
+    return b"".join([chunk async for chunk in CappedEvents(Chunks(body, size), Sent(3, "tools/call"), 1024)])
+
+
+def test_events_over_the_cap_are_replaced_and_the_rest_pass_as_they_came(caplog: pytest.LogCaptureFixture) -> None:
+    small = b'event: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\r\n\r\n'
+    said = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"' + b"y" * 5000
+    result = b'{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"START ' + b"x" * 5000 + b'"}]},"id":3}'
+    body = small + b"event: message\ndata: " + said + b'"}}\n\n' + b"id: 7\nevent: message\ndata: " + result + b"\n\n"
+    with caplog.at_level(logging.WARNING, "host.mcp.http_events"):
+        for size in (7, 100, 1500, len(body)):  # a line and an event cut anywhere, or whole
+            out = asyncio.run(read_events(body + small, size))
+            first, dropped, answer, last, end = out.split(b"\n\n")
+            assert first == last == small.replace(b"\r", b"").removesuffix(b"\n\n")
+            assert dropped == b"event: message"  # no data: the SDK passes it by
+            fields, data = answer.split(b"\ndata: ")
+            assert fields == b"id: 7\nevent: message"
+            text = [block["text"] for block in json.loads(data)["result"]["content"]]
+            assert text[0] == "START " + "x" * (len(text[0]) - 6)
+            assert text[1] == cut_note("5 KB", "1 KB").removeprefix("\n")
+            assert end == b""
+    dropped = "a message of 5 KB that answers nothing was dropped unread"
+    assert caplog.messages == [f"an MCP server sent more than Cairn reads of one message: {dropped}"] * 4
