@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from mcp.types import JSONRPCRequest, JSONRPCResponse
+from mcp.types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 from pydantic import JsonValue
 
 from host.mcp import McpLimits, McpServerConfig, ServerState
@@ -26,7 +26,7 @@ from host.mcp.lines import HEAD, TAIL, LineFramer, LongLine
 from host.mcp.oversize import InFlight, Sent, judge
 from host.mcp.server import McpServer
 from host.tools import ToolOutput
-from tests.mcp_servers import TOOLS_SERVER, bad_server, tools_server
+from tests.mcp_servers import TOOLS_SERVER, bad_server, resources_server, tools_server
 from tests.public_mcp import filesystem
 
 MB = 1024 * 1024
@@ -128,6 +128,44 @@ def test_the_public_filesystem_server_reading_a_50_mb_file_is_cut_and_stays_up(t
     assert not after.is_error
     assert state is ServerState.READY
     assert pid == same
+
+
+def test_a_read_answered_with_too_much_says_so_and_the_server_reads_on() -> None:
+    async def scenario() -> tuple[ToolOutput, ToolOutput, ServerState]:
+        server = McpServer(resources_server(), limits=McpLimits(max_message_bytes=256 * 1024))
+        try:
+            await server.start()
+            return (
+                await server.read_resource("lab://big"),
+                await server.read_resource("lab://notes"),
+                server.status.state,
+            )
+        finally:
+            await server.stop()
+
+    big, notes, state = asyncio.run(scenario())
+    assert big.is_error
+    assert big.text.startswith(
+        "Cairn did not read the answer of the MCP server 'shelf' to 'lab://big': its answer was "
+    )
+    assert big.text.endswith(
+        " KB, more than the 256 KB Cairn reads of one answer; it is still running, so ask it for less."
+    )
+    assert "The teal flask is empty." in notes.text
+    assert state is ServerState.READY
+
+
+def test_a_call_given_up_on_is_no_longer_in_flight() -> None:
+    in_flight = InFlight()
+    for request_id in (4, 5):
+        in_flight.sent(JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call", params={"name": "t"}))
+    in_flight.sent(JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled", params={"requestId": 4}))
+    in_flight.answered(JSONRPCResponse(jsonrpc="2.0", id=5, result={}))
+    assert len(in_flight) == 0
+    late = long_result(jsonrpc="2.0", id=4)  # the answer to a call that timed out, come at last
+    assert judge(LongLine(late), in_flight, 1024).dropped == (
+        "an answer of 196 KB to no request waiting for one was dropped unread"
+    )
 
 
 def test_a_long_line_is_never_held_whole() -> None:
