@@ -85,7 +85,7 @@ def test_the_id_after_a_long_result_is_found_and_a_long_log_is_dropped(caplog: p
     assert pid == same
     dropped = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
     assert dropped == [
-        "an MCP server sent more than Cairn reads of one message: "
+        "the MCP server bad sent more than Cairn reads of one message: "
         "a message of 1 MB from it ('notifications/message') was dropped unread"
     ]
 
@@ -256,7 +256,7 @@ class Chunks(httpx2.AsyncByteStream):
 
 
 async def read_events(body: bytes, size: int) -> bytes:
-    return b"".join([chunk async for chunk in CappedEvents(Chunks(body, size), Sent(3, "tools/call"), 1024)])
+    return b"".join([chunk async for chunk in CappedEvents(Chunks(body, size), Sent(3, "tools/call"), 1024, "web")])
 
 
 def test_events_over_the_cap_are_replaced_and_the_rest_pass_as_they_came(caplog: pytest.LogCaptureFixture) -> None:
@@ -277,4 +277,4 @@ def test_events_over_the_cap_are_replaced_and_the_rest_pass_as_they_came(caplog:
             assert text[1] == cut_note("5 KB", "1 KB").removeprefix("\n")
             assert end == b""
     dropped = "a message of 5 KB that answers nothing was dropped unread"
-    assert caplog.messages == [f"an MCP server sent more than Cairn reads of one message: {dropped}"] * 4
+    assert caplog.messages == [f"the MCP server web sent more than Cairn reads of one message: {dropped}"] * 4

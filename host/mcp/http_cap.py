@@ -28,8 +28,8 @@ __all__ = ["cap_answers"]
 Hook = Callable[[httpx2.Request], Awaitable[None]] | Callable[[httpx2.Response], Awaitable[None]]
 
 
-def cap_answers(limit: int) -> dict[str, list[Hook]]:
-    """The event hooks for an httpx client that hold JSON answers to ``limit`` bytes."""
+def cap_answers(limit: int, server: str) -> dict[str, list[Hook]]:
+    """The event hooks for an httpx client that hold the answers of ``server`` to ``limit`` bytes."""
 
     async def ask_plain(request: httpx2.Request) -> None:
         if _sent(request) is not None:
@@ -44,7 +44,7 @@ def cap_answers(limit: int) -> dict[str, list[Hook]]:
         if kind.startswith("application/json"):
             response.stream = _CappedBody(response.stream, sent, limit)
         elif kind.startswith("text/event-stream"):
-            response.stream = CappedEvents(response.stream, sent, limit)
+            response.stream = CappedEvents(response.stream, sent, limit, server)
 
     return {"request": [ask_plain], "response": [capped]}
 

@@ -26,8 +26,8 @@ log = logging.getLogger(__name__)
 class CappedEvents(httpx2.AsyncByteStream):
     """A response's event stream with every event's data held to ``limit`` bytes."""
 
-    def __init__(self, inner: httpx2.AsyncByteStream, sent: Sent, limit: int) -> None:
-        self._inner, self._sent, self._limit = inner, sent, limit
+    def __init__(self, inner: httpx2.AsyncByteStream, sent: Sent, limit: int, server: str) -> None:
+        self._inner, self._sent, self._limit, self._server = inner, sent, limit, server
         self._line = bytearray()  # the line being read
         self._event = bytearray()  # the current event's lines, passed on at its end
         self._data = 0  # bytes of data in the event
@@ -108,7 +108,8 @@ class CappedEvents(httpx2.AsyncByteStream):
             return event + b"\n"
         verdict = answering(self._sent, long, self._limit)
         if verdict.answer is None:
-            log.warning("an MCP server sent more than Cairn reads of one message: %s", verdict.dropped)
+            message = "the MCP server %s sent more than Cairn reads of one message: %s"
+            log.warning(message, self._server, verdict.dropped)
             return event + b"\n"
         data = verdict.answer.model_dump_json(by_alias=True, exclude_unset=True).encode()
         return event + b"data: " + data + b"\n\n"

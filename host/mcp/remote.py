@@ -32,7 +32,7 @@ async def open_http(
     timeout = httpx2.Timeout(bound, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
     # An answer is held to the cap a stdio server's is: a JSON body by Cairn (host.mcp.http_cap),
     # an event by the SDK.
-    hooks = cap_answers(limits.max_message_bytes)
+    hooks = cap_answers(limits.max_message_bytes, config.name)
     async with httpx2.AsyncClient(headers=config.headers, timeout=timeout, auth=auth, event_hooks=hooks) as http:
         failure: BaseException | None = None
         # A scope around the SDK's own (one opened inside it could not close in order).

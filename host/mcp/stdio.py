@@ -159,7 +159,7 @@ async def open_stdio(
 
     async with anyio.create_task_group() as tasks:
         in_flight = InFlight()
-        tasks.start_soon(_read_stdout, process, to_session, watch, limits, in_flight)
+        tasks.start_soon(_read_stdout, process, to_session, watch, limits, (config.name, in_flight))
         tasks.start_soon(_write_stdin, process, from_session, in_flight)
         tasks.start_soon(_read_stderr, process, watch, stderr_done)
         try:
@@ -184,8 +184,10 @@ async def _read_stdout(
     to_session: MemoryObjectSendStream[SessionMessage | Exception],
     watch: ProcessWatch,
     limits: McpLimits,
-    in_flight: InFlight,
+    requests: tuple[str, InFlight],
 ) -> None:
+    """Read the server's lines into the session. ``requests``: the server's name, for
+    ``cairn.log``, and the requests in flight, which a line over the cap may answer."""
     assert process.stdout is not None
     framer = LineFramer(limits)
     delivering = True
@@ -195,7 +197,7 @@ async def _read_stdout(
             if not delivering:
                 continue  # drain, so a server blocked on a full pipe can still exit
             for line in framer.feed(chunk):
-                problem = await _deliver(line, to_session, in_flight, limits)
+                problem = await _deliver(line, to_session, requests, limits)
                 if problem is not None:
                     watch.report(problem)
                     delivering = False
@@ -222,15 +224,16 @@ async def _read_stdout(
 async def _deliver(
     line: bytes | LongLine,
     to_session: MemoryObjectSendStream[SessionMessage | Exception],
-    in_flight: InFlight,
+    requests: tuple[str, InFlight],
     limits: McpLimits,
 ) -> str | None:
     """Pass one line to the session; say what is wrong with it if it is not JSON-RPC. A line
     over the cap is judged (``host.mcp.oversize``): the request it answers is told so."""
+    name, in_flight = requests
     if isinstance(line, LongLine):
         verdict = judge(line, in_flight, limits.max_message_bytes)
         if verdict.dropped is not None:
-            log.warning("an MCP server sent more than Cairn reads of one message: %s", verdict.dropped)
+            log.warning("the MCP server %s sent more than Cairn reads of one message: %s", name, verdict.dropped)
         if verdict.answer is None:
             return verdict.fault
         message = verdict.answer
