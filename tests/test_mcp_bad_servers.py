@@ -111,7 +111,7 @@ def test_stop_while_starting_stops() -> None:
 
 def test_garbage_and_floods_on_stdout() -> None:
     async def scenario() -> list[ServerStatus]:
-        limits = McpLimits(kill_grace=0.5, max_message_bytes=256 * 1024)
+        limits = McpLimits(kill_grace=0.5, max_message_bytes=256 * 1024, max_line_bytes=16 * 1024 * 1024)
         started = await asyncio.gather(
             start(bad_server("garbage", stop_timeout=0.3), limits),
             start(bad_server("flood", stop_timeout=0.3), limits),
@@ -124,7 +124,7 @@ def test_garbage_and_floods_on_stdout() -> None:
         "it wrote something that is not JSON-RPC on stdout: 'Hello! Server v1.2 starting up...' (logs belong on stderr)"
     )
     assert flood.state is ServerState.FAILED
-    assert flood.reason == "it sent a message over 256 KB on stdout, more than Cairn will hold"
+    assert flood.reason == "it sent a message over 16 MB on stdout, more than Cairn will read"
 
 
 def test_a_flood_on_stderr_is_capped_then_failed() -> None:

@@ -91,7 +91,8 @@ class McpLimits:
 
     max_tools: int = 200
     max_prompts: int = 200  # listed by one server for the composer
-    max_message_bytes: int = 4 * 1024 * 1024  # one JSON-RPC line on stdio
+    max_message_bytes: int = 4 * 1024 * 1024  # one JSON-RPC line on stdio, read whole
+    max_line_bytes: int = 1024 * 1024 * 1024  # a longer line is read on, held in part; past this it is a flood
     max_result_chars: int = 1_000_000  # what one call's output keeps
     max_description_chars: int = 8_000
     max_instructions_chars: int = 8_000  # what is kept of the server's own instructions

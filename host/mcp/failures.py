@@ -13,6 +13,7 @@ from mcp.types import CONNECTION_CLOSED
 from pydantic import ValidationError
 
 from host.mcp.config import McpServerConfig
+from host.mcp.oversize import TOO_LARGE
 from host.mcp.status import ServerState, ServerStatus
 
 __all__ = [
@@ -145,6 +146,8 @@ def request_failed(
     if isinstance(exc, MCPError):
         if stopping:
             return f"The MCP server {server!r} was stopped during {during}."
+        if exc.code == TOO_LARGE:  # Cairn's own answer: the server sent more than it reads
+            return f"Cairn did not read the answer of the MCP server {server!r} to {named!r}: {exc.error.message}."
         if fault is not None or exc.code == CONNECTION_CLOSED:
             return f"The MCP server {server!r} stopped during {during}: {fault or 'it closed the connection'}."
         return f"The MCP server {server!r} refused {during} {preposition} {named!r}: {exc.error.message}"

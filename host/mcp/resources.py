@@ -65,7 +65,8 @@ class ServerResources:
 
     def too_large(self, size: int | None) -> str | None:
         """Why a resource of ``size`` bytes (as listed) cannot be read, if it cannot: over stdio,
-        a message past ``max_message_bytes`` would stop the server."""
+        a message past ``max_message_bytes`` is not read (``host.mcp.oversize``), so it is not
+        asked for."""
         most = self._limits.max_message_bytes
         if not self._stdio or size is None or (size + 2) // 3 * 4 + 1024 <= most:
             return None

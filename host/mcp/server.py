@@ -231,7 +231,7 @@ class McpServer:
         transport = (
             open_stdio(self.config, watch, self._limits)
             if self.config.transport == "stdio"
-            else open_http(self.config, self._auth)
+            else open_http(self.config, self._auth, self._limits)
         )
         return Client(
             transport,

@@ -6,9 +6,12 @@ app's memory, and stderr is kept only as a short tail for the status. So this tr
 frames lines itself, with a cap, and hands the SDK's own message types to the SDK's
 session; everything above framing (handshake, requests, notifications) is the SDK's.
 
-What the process does wrong is a *fault*, reported once through ``ProcessWatch``: it exited,
-wrote something that is not JSON-RPC on stdout, sent a message over the size cap, or flooded
-stderr. A fault on stdout closes the session's stream, so every pending request ends at once.
+A message over the size cap is not a fault: its line is read on to its end, only its head and
+tail held (``host.mcp.lines``), and the request it answers is told it was too large while the
+server runs on (``host.mcp.oversize``). What the process does wrong is a *fault*, reported once
+through ``ProcessWatch``: it exited, wrote something that is not JSON-RPC on stdout, sent a
+line with no end in sight (``max_line_bytes``), or flooded stderr. A fault on stdout closes the
+session's stream, so every pending request ends at once.
 
 Stopping follows the MCP lifecycle: close stdin, give the server ``stop_timeout`` seconds to
 exit, then SIGTERM its process group, then SIGKILL. It runs shielded, so a cancelled owner
@@ -20,7 +23,7 @@ on Linux the server gets SIGTERM from the kernel (``PR_SET_PDEATHSIG``, set by u
 from __future__ import annotations
 
 import functools
-import math
+import logging
 import shutil
 import subprocess
 import sys
@@ -39,8 +42,12 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from host.mcp.config import McpLimits, McpServerConfig
+from host.mcp.lines import LineFramer, LongLine, in_words
+from host.mcp.oversize import InFlight, judge
 
 __all__ = ["ProcessWatch", "open_stdio"]
+
+log = logging.getLogger(__name__)
 
 _CHUNK = 65_536
 
@@ -118,7 +125,7 @@ class ProcessWatch:
             self._recent_bytes -= self._recent.popleft()[1]
         if self._recent_bytes > self._limits.stderr_flood_bytes:
             self.report(
-                f"it flooded its error output (over {_size(self._limits.stderr_flood_bytes)} "
+                f"it flooded its error output (over {in_words(self._limits.stderr_flood_bytes)} "
                 f"in {self._limits.stderr_flood_window:g} s)"
             )
 
@@ -151,8 +158,9 @@ async def open_stdio(
     stderr_done = anyio.Event()
 
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_read_stdout, process, to_session, watch, limits)
-        tasks.start_soon(_write_stdin, process, from_session)
+        in_flight = InFlight()
+        tasks.start_soon(_read_stdout, process, to_session, watch, limits, (config.name, in_flight))
+        tasks.start_soon(_write_stdin, process, from_session, in_flight)
         tasks.start_soon(_read_stderr, process, watch, stderr_done)
         try:
             yield read_stream, write_stream
@@ -176,35 +184,31 @@ async def _read_stdout(
     to_session: MemoryObjectSendStream[SessionMessage | Exception],
     watch: ProcessWatch,
     limits: McpLimits,
+    requests: tuple[str, InFlight],
 ) -> None:
+    """Read the server's lines into the session. ``requests``: the server's name, for
+    ``cairn.log``, and the requests in flight, which a line over the cap may answer."""
     assert process.stdout is not None
-    buffer = bytearray()
+    framer = LineFramer(limits)
     delivering = True
     try:
         while True:
             chunk = await process.stdout.receive(_CHUNK)
             if not delivering:
                 continue  # drain, so a server blocked on a full pipe can still exit
-            start = len(buffer)
-            buffer += chunk
-            end = buffer.find(b"\n", start)
-            while end >= 0:
-                line = bytes(buffer[:end])
-                del buffer[: end + 1]
-                if line.strip():
-                    problem = await _deliver(line, to_session)
-                    if problem is not None:
-                        watch.report(problem)
-                        delivering = False
-                        break
-                end = buffer.find(b"\n")
-            if delivering and len(buffer) > limits.max_message_bytes:
+            for line in framer.feed(chunk):
+                problem = await _deliver(line, to_session, requests, limits)
+                if problem is not None:
+                    watch.report(problem)
+                    delivering = False
+                    break
+            if delivering and framer.flooding:
                 watch.report(
-                    f"it sent a message over {_size(limits.max_message_bytes)} on stdout, more than Cairn will hold"
+                    f"it sent a message over {in_words(limits.max_line_bytes)} on stdout, more than Cairn will read"
                 )
                 delivering = False
             if not delivering:
-                buffer.clear()
+                framer = LineFramer(limits)  # what it held is let go
                 await to_session.aclose()  # pending requests end now
     except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         pass
@@ -217,24 +221,43 @@ async def _read_stdout(
         await to_session.aclose()
 
 
-async def _deliver(line: bytes, to_session: MemoryObjectSendStream[SessionMessage | Exception]) -> str | None:
-    """Pass one line to the session; say what is wrong with it if it is not JSON-RPC."""
-    try:
-        message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except (ValidationError, ValueError):
-        shown = line[:_QUOTE].decode("utf-8", "replace")
-        more = "…" if len(line) > _QUOTE else ""
-        return f"it wrote something that is not JSON-RPC on stdout: {shown!r}{more} (logs belong on stderr)"
+async def _deliver(
+    line: bytes | LongLine,
+    to_session: MemoryObjectSendStream[SessionMessage | Exception],
+    requests: tuple[str, InFlight],
+    limits: McpLimits,
+) -> str | None:
+    """Pass one line to the session; say what is wrong with it if it is not JSON-RPC. A line
+    over the cap is judged (``host.mcp.oversize``): the request it answers is told so."""
+    name, in_flight = requests
+    if isinstance(line, LongLine):
+        verdict = judge(line, in_flight, limits.max_message_bytes)
+        if verdict.dropped is not None:
+            log.warning("the MCP server %s sent more than Cairn reads of one message: %s", name, verdict.dropped)
+        if verdict.answer is None:
+            return verdict.fault
+        message = verdict.answer
+    else:
+        try:
+            message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except (ValidationError, ValueError):
+            shown = line[:_QUOTE].decode("utf-8", "replace")
+            more = "…" if len(line) > _QUOTE else ""
+            return f"it wrote something that is not JSON-RPC on stdout: {shown!r}{more} (logs belong on stderr)"
+        in_flight.answered(message)
     with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
         await to_session.send(SessionMessage(message))
     return None
 
 
-async def _write_stdin(process: anyio.abc.Process, from_session: MemoryObjectReceiveStream[SessionMessage]) -> None:
+async def _write_stdin(
+    process: anyio.abc.Process, from_session: MemoryObjectReceiveStream[SessionMessage], in_flight: InFlight
+) -> None:
     assert process.stdin is not None
     try:
         async with from_session:
             async for item in from_session:
+                in_flight.sent(item.message)  # before it is written: its answer can come at once
                 data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
                 await process.stdin.send(data.encode("utf-8"))
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
@@ -286,7 +309,3 @@ async def _exited(process: anyio.abc.Process, timeout: float) -> bool:
             return False
         await anyio.sleep(0.01)
     return True
-
-
-def _size(count: int) -> str:
-    return f"{round(count / (1024 * 1024), 1):g} MB" if count >= 1024 * 1024 else f"{math.ceil(count / 1024)} KB"

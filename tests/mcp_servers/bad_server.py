@@ -9,6 +9,10 @@
 ``stubborn``: ignores stdin closing and SIGTERM, and so does a child it starts (whose pid
 it writes on stderr as ``CHILD <pid>``); only SIGKILL to the whole group ends them.
 ``wrong-shape``: speaks JSON-RPC, but lists a tool whose input schema is not an object.
+``long``: speaks JSON-RPC; its tool ``long`` first logs ``size`` bytes, then answers with
+``size`` bytes of text, the id after the result (as the TypeScript SDK writes it) and a
+nested ``"id"`` in the result; ``garbage`` writes ``size`` bytes that are not JSON;
+``short`` answers ``still here``.
 """
 
 from __future__ import annotations
@@ -39,6 +43,43 @@ def wrong_shape() -> None:
             sys.stdout.flush()
 
 
+LONG_TOOLS = [
+    {"name": name, "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}}
+    for name in ("long", "garbage", "short")
+]
+
+
+def long() -> None:
+    answers = {
+        "initialize": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "long", "version": "1"},
+        },
+        "tools/list": {"tools": LONG_TOOLS},
+    }
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue
+        answer: dict[str, object] = {"result": answers.get(message["method"], {})}
+        if message["method"] == "tools/call":
+            tool, size = message["params"]["name"], message["params"].get("arguments", {}).get("size", 0)
+            answer = {"result": {"content": [{"type": "text", "text": "still here"}]}}
+            if tool == "garbage":
+                sys.stdout.write("x" * size + "\n")
+            if tool == "long":
+                said = {"level": "info", "data": "y" * size}
+                sys.stdout.write(
+                    json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": said}) + "\n"
+                )
+                text = "START " + "x" * size + ' "id": 998}'
+                rows = [{"id": 999}]  # a nested id, last before the answer's own
+                answer = {"result": {"content": [{"type": "text", "text": text}], "structuredContent": {"rows": rows}}}
+        sys.stdout.write(json.dumps({**answer, "jsonrpc": "2.0", "id": message["id"]}) + "\n")
+        sys.stdout.flush()
+
+
 def main() -> None:
     mode = sys.argv[1]
     if mode == "exit":
@@ -46,6 +87,9 @@ def main() -> None:
         sys.exit(3)
     if mode == "wrong-shape":
         wrong_shape()
+        return
+    if mode == "long":
+        long()
         return
     if mode == "stubborn":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -9,7 +9,8 @@ broken input schemas), ``flood-stderr`` (a working server whose stderr never sto
 stdout. ``LAB_INSTRUCTIONS`` in its
 environment becomes the ``instructions`` of its initialize result; ``LAB_FAIL_AT_START`` makes
 it exit at once; ``LAB_SLOW_START`` (seconds) makes it wait that long before it serves;
-``LAB_ADD_DOC`` replaces the description of its ``add`` tool.
+``LAB_ADD_DOC`` replaces the description of its ``add`` tool; ``LAB_JSON_RESPONSE`` makes it
+answer over HTTP with JSON bodies, not server-sent events.
 """
 
 import asyncio
@@ -196,7 +197,7 @@ def serve_http(server: MCPServer) -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)  # connections wait in the backlog until uvicorn is up, never refused
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    inner = server.streamable_http_app()
+    inner = server.streamable_http_app(json_response=bool(os.environ.get("LAB_JSON_RESPONSE")))
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] == "DELETE":
