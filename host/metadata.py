@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, JsonValue, Tag
 
 __all__ = [
     "MODEL_SYSTEM",
+    "CallStarted",
     "ChatGrant",
     "ChatRoute",
     "ChatSettings",
@@ -162,6 +163,15 @@ class ChatGrant(Frozen):
     allow: bool  # False: the grant is revoked
 
 
+class CallStarted(Frozen):
+    """A call about to run, committed before its tool is run: a call Cairn stopped during (killed,
+    crashed) may have run when this row is there, and was not run when it is not."""
+
+    v: Literal[1] = 1
+    kind: Literal["call_started"] = "call_started"
+    call_id: str
+
+
 class ToolApproval(Frozen):
     """A call waiting on a person (``waiting``), and then their answer. A waiting call survives
     a restart: it is parked here with the pin of the spec it was made against."""
@@ -251,6 +261,7 @@ ModelSystem = Annotated[
     | Annotated[StartedFrom, Tag("started_from")]
     | Annotated[ChatGrant, Tag("chat_grant")]
     | Annotated[ToolApproval, Tag("tool_approval")]
+    | Annotated[CallStarted, Tag("call_started")]
     | Annotated[PlanRecord, Tag("plan")]
     | Annotated[Checkpoint, Tag("checkpoint")],
     Discriminator(_system_kind),

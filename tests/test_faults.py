@@ -2,21 +2,25 @@
 can retry, and nothing already committed lost."""
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
 from desktop.loopback import Fault, LoopbackProvider, Reply
 from desktop.provider.limits import Timeouts
 from desktop.provider.openai_compat import OpenAICompatClient
+from desktop.session.parked import started_calls
 from desktop.turn.events import TurnFailed
 from desktop.turn.outcome import NothingToRetry
-from desktop.turn.runtime import CUT_SHORT
+from desktop.turn.runtime import CUT_SHORT, NOT_RUN
 from host.content import MessageContent, TextPart, ToolCallPart
 from host.journal import Journal
+from host.metadata import CallStarted
 from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 from host.usage import UsageLedger
 from tests.chat_fixtures import FAST_RETRY, chat_runtime, loopback_account, route_for
+from tests.epoch_chat import LabChat
 
 KEY = "sk-loopback-faults"
 
@@ -320,14 +324,17 @@ def test_a_tool_result_that_cannot_be_saved_ends_the_turn_clearly(
 def test_a_turn_cut_short_while_its_call_ran_goes_on_with_retry_and_runs_nothing_again(
     journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
 ) -> None:
-    """Cairn was killed while a call ran: the journal holds the reply's call and no result.
-    Retry tells the model the truth (it may have run) and goes on; the call is not run again."""
+    """Cairn was killed while a call ran: the journal holds the reply's calls and no result.
+    Retry tells the model the truth and goes on: the call whose start was recorded may have
+    run, the one whose start was not did not; neither is run again."""
     route = route_for(loopback_account(provider), cairn_paths)
     session = journal.create_session()
     writer = TranscriptWriter(journal)
     writer.append_user(session.id, MessageContent(parts=[TextPart(text="Delete the old logs.")]))
     call = ToolCallPart(call_id="call_1", name="write_file", arguments={"path": "x.txt", "content": "gone"})
-    writer.append_assistant(session.id, MessageContent(parts=[call]))
+    later = ToolCallPart(call_id="call_2", name="write_file", arguments={"path": "y.txt", "content": "gone"})
+    writer.append_assistant(session.id, MessageContent(parts=[call, later]))
+    writer.append_meta(session.id, CallStarted(call_id="call_1"))  # killed while call_1 ran
     provider.script(Reply(text="I will check what is left before doing anything again."))
 
     async def run() -> None:
@@ -339,10 +346,43 @@ def test_a_turn_cut_short_while_its_call_ran_goes_on_with_retry_and_runs_nothing
     asyncio.run(run())
     rows = writer.rows(session.id)
     results = [p for r in rows if r.role == "tool" for p in r.body().parts]  # type: ignore[union-attr]
-    assert [(p.call_id, p.content, p.is_error) for p in results] == [("call_1", CUT_SHORT, True)]
+    assert [(p.call_id, p.content, p.is_error) for p in results] == [
+        ("call_1", CUT_SHORT, True),
+        ("call_2", NOT_RUN, True),
+    ]
     assert rows[-1].role == "assistant"
     sent = provider.requests[-1].body["messages"]
-    assert sent[-1] == {"role": "tool", "tool_call_id": "call_1", "content": CUT_SHORT}
+    assert sent[-2:] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": CUT_SHORT},
+        {"role": "tool", "tool_call_id": "call_2", "content": NOT_RUN},
+    ]
+
+
+def test_a_calls_start_is_committed_before_its_tool_runs(
+    journal: Journal, cairn_paths: CairnPaths, tmp_path: Path
+) -> None:
+    with LoopbackProvider() as provider:  # the lab's route sends no key
+        starts_before_runs(journal, cairn_paths, provider, tmp_path)
+
+
+def starts_before_runs(journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider, tmp_path: Path) -> None:
+    chat = LabChat(journal, cairn_paths, provider, tmp_path)
+    seen_while_running: list[set[str]] = []
+
+    class Runs(list[str]):
+        def append(self, name: str) -> None:  # the lab's tool, as it runs
+            seen_while_running.append(started_calls(TranscriptWriter(journal).rows(chat.session)))
+            super().append(name)
+
+    chat.lab.runs = Runs()
+    provider.script(
+        Reply(tool_calls=(("s1", "tool_search", '{"query": "select:lab__weather"}'),)),
+        Reply(tool_calls=(("c1", "lab__weather", '{"city": "Oslo"}'),)),
+        Reply(text="Rain."),
+    )
+    assert chat.run("Weather in Oslo?") == [None]
+    assert chat.lab.runs == ["lab__weather"]
+    assert seen_while_running == [{"s1", "c1"}]  # the search's start and its own, before it ran
 
 
 @pytest.mark.parametrize(

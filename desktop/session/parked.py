@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from host.content import MessageContent, ToolApproval, ToolCallPart, ToolResultPart
 from host.folds import superseded
+from host.metadata import CallStarted
 from host.rows import TranscriptRow
 
-__all__ = ["ParkedCall", "open_calls", "parked_calls"]
+__all__ = ["ParkedCall", "open_calls", "parked_calls", "started_calls"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,11 @@ def open_calls(rows: list[TranscriptRow]) -> list[ToolCallPart]:
         else:
             return []
     return []
+
+
+def started_calls(rows: list[TranscriptRow]) -> set[str]:
+    """The calls that were about to run (a ``call_started`` row was committed before each)."""
+    return {meta.call_id for row in rows if isinstance(meta := row.meta(), CallStarted)}
 
 
 def parked_calls(rows: list[TranscriptRow]) -> list[ParkedCall]:

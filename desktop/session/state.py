@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from desktop.session.fallbacks import SessionFallbacks
-from desktop.session.parked import ParkedCall, open_calls, parked_calls
+from desktop.session.parked import ParkedCall, open_calls, parked_calls, started_calls
 from desktop.settings.routes import ResolvedRoute
 from host.content import (
     ChatGrant,
@@ -211,6 +211,10 @@ class SessionState:
 
     def open_calls(self) -> list[ToolCallPart]:
         return open_calls(self.rows)
+
+    def started(self) -> set[str]:
+        """The calls that were about to run (see ``host.metadata.CallStarted``)."""
+        return started_calls(self.rows)
 
     def parked(self) -> list[ParkedCall]:
         """The calls waiting on a person, as the journal has them."""

@@ -59,6 +59,11 @@ CUT_SHORT = (
     "Cairn stopped while this call was under way (it was closed, killed or crashed), so its result "
     "was not kept. The call may have run, in full or in part: check before running it again."
 )
+# The result a call gets when Cairn stopped before it ran (its start was never recorded).
+NOT_RUN = (
+    "Cairn stopped before this call ran (it was closed, killed or crashed), so it was not run. "
+    "Call it again if it is still needed."
+)
 
 
 class ChatRuntime:
@@ -244,7 +249,8 @@ class ChatRuntime:
     async def retry(self, session_id: str) -> TurnOutcome:
         """Ask again where the last turn failed, from the same committed rows; a reply whose
         calls have no result (Cairn stopped while they ran) goes on, each call told it may have
-        run (``CUT_SHORT``) and none run again."""
+        run (``CUT_SHORT``) or, when its start was never recorded, that it did not (``NOT_RUN``);
+        none run again."""
         state = self._state(session_id)
         visible = state.visible()
         if not visible:
@@ -256,8 +262,10 @@ class ChatRuntime:
             cut = [call for call in state.open_calls() if call.call_id not in waiting]
             if not cut:
                 raise NothingToRetry("The conversation already ends with a reply; there is nothing to retry.")
+            started = state.started()
             for call in cut:
-                self.calls.commit(session_id, ToolResultPart(call_id=call.call_id, content=CUT_SHORT, is_error=True))
+                said = CUT_SHORT if call.call_id in started else NOT_RUN
+                self.calls.commit(session_id, ToolResultPart(call_id=call.call_id, content=said, is_error=True))
             return await self._run(session_id, None, None)
         anchor = visible[-1].id if visible[-1].role == "user" else None
         return await self._run(session_id, anchor, None)

@@ -42,6 +42,7 @@ from host.content import (
     ToolResultPart,
 )
 from host.errors import CairnError, JournalWriteError
+from host.metadata import CallStarted
 from host.permissions import Decision, Permissions, ToolGate, ToolRequest, identity_of
 from host.rows import TranscriptRow
 from host.tools import ToolCatalog, ToolMedia
@@ -195,6 +196,9 @@ class ToolCalls:
         if decision.verdict != "allow" or tool is None:
             return self._refused(request, decision)
         call_id = request.call.call_id
+        # Committed before the tool runs: if Cairn is killed during the call, the next run
+        # knows it may have run (a journal that cannot take this row stops the call here).
+        self.writer.append_meta(request.session_id, CallStarted(call_id=call_id))
         started = time.perf_counter()
         self._emit(ToolStarted(call_id, time.monotonic()))
         ask = ask_in_chat(self.elicitor, request.session_id, call_id, self._emit)
