@@ -26,5 +26,8 @@ def builtin_route(route: ResolvedRoute, account: Account, library: ModelLibrary)
             "context_source": "account" if account.context_limit else "engine",
             "accepts_tools": account.tools and entry.takes_tools,
             "max_output_tokens": cap,
+            # The engine says how far it has read a long prompt, which counts as life before
+            # the first token (``desktop.provider.limits.ReplyWatch.reading``).
+            "extra_body": {**route.extra_body, "return_progress": True},
         }
     )

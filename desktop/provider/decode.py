@@ -41,7 +41,15 @@ import re
 from typing import Any, Literal
 
 from desktop.provider.errors import MalformedResponse, stream_error
-from desktop.provider.stream import FINISH_REASONS, Finished, ReasoningDelta, ReplyEvent, TextDelta, ToolCallDelta
+from desktop.provider.stream import (
+    FINISH_REASONS,
+    Finished,
+    PromptRead,
+    ReasoningDelta,
+    ReplyEvent,
+    TextDelta,
+    ToolCallDelta,
+)
 from desktop.provider.usage import Usage
 
 __all__ = ["ReplyDecoder", "completion_events", "parse_chunk"]
@@ -77,7 +85,7 @@ def completion_events(body: str, endpoint: str) -> list[ReplyEvent]:
     if not chunk.get("choices"):
         raise MalformedResponse(f"{endpoint} answered with JSON that holds no reply. {_AGAIN}")
     decoder = ReplyDecoder(endpoint)
-    events = decoder.feed(chunk)
+    events = [e for e in decoder.feed(chunk) if not isinstance(e, PromptRead)]
     return [*events, *decoder.finish(default="stop")]
 
 
@@ -91,23 +99,26 @@ class ReplyDecoder:
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
 
-    def feed_data(self, data: str) -> list[ReplyEvent]:
+    def feed_data(self, data: str) -> list[ReplyEvent | PromptRead]:
         """The events of one SSE ``data`` payload."""
         chunk = parse_chunk(data)
         if chunk.get("error"):
             raise stream_error(data, self._endpoint)
         return self.feed(chunk)
 
-    def feed(self, chunk: dict[str, Any]) -> list[ReplyEvent]:
+    def feed(self, chunk: dict[str, Any]) -> list[ReplyEvent | PromptRead]:
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage = Usage.from_payload(usage)
+        read = _prompt_read(chunk.get("prompt_progress"))
+        if read is not None:
+            return [read]  # a chunk saying how far the prompt is read carries nothing else
         choices = chunk.get("choices")
         if choices is None:
             return []
         if not isinstance(choices, list):
             raise _wrong("choices", choices, "a list")
-        events: list[ReplyEvent] = []
+        events: list[ReplyEvent | PromptRead] = []
         for choice in choices:
             if not isinstance(choice, dict):
                 raise _wrong("choice", choice, "an object")
@@ -249,3 +260,14 @@ def _kind(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     return "an object"
+
+
+def _prompt_read(progress: object) -> PromptRead | None:
+    """llama.cpp's ``prompt_progress`` (asked for with ``return_progress``), when it holds two
+    whole counts; anything else is not progress, and is ignored like an unknown field."""
+    if not isinstance(progress, dict):
+        return None
+    processed, total = progress.get("processed"), progress.get("total")
+    if type(processed) is not int or type(total) is not int or not 0 <= processed <= total:
+        return None
+    return PromptRead(processed=processed, total=total)

@@ -132,6 +132,12 @@ class ReplyWatch:
         self._pieces: deque[float] = deque()  # when each piece of the last window arrived
         self._streaming_since = 0.0
 
+    def reading(self) -> None:
+        """The engine said it is still reading the prompt: the first-token limit starts again
+        (a long prompt on a slow computer may take minutes); the total limit stands."""
+        if not self.streaming:
+            self._first_token_by = self._now() + self._limits.first_token
+
     def first_token(self) -> None:
         self.streaming = True
         self._streaming_since = self._now()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,6 +42,7 @@ from desktop.provider.errors import (
 )
 from desktop.provider.limits import ReplyWatch, Timeouts, timeouts_for
 from desktop.provider.stream import (
+    PromptRead,
     ReasoningDelta,
     ReplyEvent,
     Retrying,
@@ -202,7 +203,7 @@ class OpenAICompatClient:
         # waiting long enough; sending the whole prompt again would double that silently.
         return not isinstance(exc, ProviderTimeout) or exc.limit == "connect"
 
-    async def _attempt(self, request: httpx.Request) -> AsyncGenerator[list[ReplyEvent], None]:
+    async def _attempt(self, request: httpx.Request) -> AsyncGenerator[Sequence[ReplyEvent | PromptRead], None]:
         """One request: an empty batch once the response head is in, then the events of each chunk."""
         response = await self._send(request)
         try:
@@ -242,7 +243,7 @@ class OpenAICompatClient:
             max_wait=self._retry.max_retry_after,
         )
 
-    async def _read(self, response: httpx.Response) -> AsyncIterator[list[ReplyEvent]]:
+    async def _read(self, response: httpx.Response) -> AsyncIterator[Sequence[ReplyEvent | PromptRead]]:
         """The events of the reply, one batch per chunk (a chunk may hold none)."""
         where = endpoint_label(response.url)
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
@@ -271,7 +272,7 @@ class OpenAICompatClient:
 
 
 async def _paced(
-    steps: AsyncGenerator[list[ReplyEvent], None], watch: ReplyWatch
+    steps: AsyncGenerator[Sequence[ReplyEvent | PromptRead], None], watch: ReplyWatch
 ) -> AsyncGenerator[list[ReplyEvent] | Waiting, None]:
     """``steps`` within ``watch``'s limits, with ``Waiting`` while the first token is due.
 
@@ -293,13 +294,17 @@ async def _paced(
                     await _settle(task)
             if batch is None:
                 return
-            pieces = sum(isinstance(event, _REPLY) for event in batch)
+            if any(isinstance(event, PromptRead) for event in batch):
+                watch.reading()  # the engine is reading the prompt: life, before the first token
+                continue
+            reply = [event for event in batch if not isinstance(event, PromptRead)]
+            pieces = sum(isinstance(event, _REPLY) for event in reply)
             if watch.streaming:
                 watch.pieces(pieces)
             elif pieces:
                 watch.first_token()
                 watch.pieces(pieces)
-            yield batch
+            yield reply
 
 
 _REPLY = (TextDelta, ReasoningDelta, ToolCallDelta)

@@ -21,6 +21,7 @@ from host.content import Part, ReasoningPart, TextPart, ToolCallPart
 __all__ = [
     "FINISH_REASONS",
     "Finished",
+    "PromptRead",
     "ReasoningDelta",
     "ReplyAssembler",
     "ReplyEvent",
@@ -68,6 +69,15 @@ class Waiting:
     local one) is reading the prompt. Only streams asked to report waiting yield it."""
 
     elapsed: float
+
+
+@dataclass(frozen=True)
+class PromptRead:
+    """A local engine's word that it is still reading the prompt (llama.cpp's
+    ``prompt_progress``): life before the first token, never part of the reply."""
+
+    processed: int
+    total: int
 
 
 @dataclass(frozen=True)
