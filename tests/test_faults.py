@@ -4,15 +4,16 @@ can retry, and nothing already committed lost."""
 import asyncio
 from pathlib import Path
 
+import httpx
 import pytest
 
 from desktop.loopback import Fault, LoopbackProvider, Reply
 from desktop.provider.limits import Timeouts
 from desktop.provider.openai_compat import OpenAICompatClient
 from desktop.session.parked import started_calls
-from desktop.turn.events import TurnFailed
+from desktop.turn.events import RuntimeEvent, TurnFailed
 from desktop.turn.outcome import NothingToRetry
-from desktop.turn.runtime import CUT_SHORT, NOT_RUN
+from desktop.turn.runtime import CUT_SHORT, NOT_RUN, ChatRuntime
 from host.content import MessageContent, TextPart, ToolCallPart
 from host.journal import Journal
 from host.metadata import CallStarted
@@ -411,3 +412,39 @@ def test_a_usage_count_out_of_range_is_not_reported_and_costs_no_reply(
     assert rows[-1].body().text() == "The answer, kept."  # type: ignore[union-attr]
     (recorded,) = UsageLedger(journal).requests(session.id)
     assert not recorded.reported
+
+
+def test_a_reply_under_the_speed_floor_ends_with_its_text_kept_as_interrupted(
+    journal: Journal, cairn_paths: CairnPaths, provider: LoopbackProvider
+) -> None:
+    """A reply that crawls (one piece every 0.15 s against a floor of 20 a second over 0.3 s)
+    ends naming the limit; what came is kept, marked interrupted, beside the error (hidden, as
+    every failed reply is, so a retry asks afresh), and nothing is lost."""
+    route = route_for(loopback_account(provider), cairn_paths)
+    session = journal.create_session()
+    provider.script(Reply(text="word " * 200, chunk_chars=5, chunk_delay=0.15))
+    floor = Timeouts(first_token=30.0, idle=30.0, total=60.0, rate_floor=20.0, rate_window=0.3)
+    failures: list[TurnFailed] = []
+
+    async def run() -> None:
+        async with httpx.AsyncClient(timeout=10.0) as http:
+            client = OpenAICompatClient(http, route.actual.base_url, api_key=KEY, retry=FAST_RETRY, timeouts=floor)
+            events: list[RuntimeEvent] = []
+            runtime = ChatRuntime(journal, route, client, on_event=events.append)
+            outcome = await runtime.send(session.id, "Say word many times.")
+            assert not outcome.ok
+            failures.extend(e for e in events if isinstance(e, TurnFailed))
+
+    asyncio.run(run())
+    assert len(failures) == 1
+    assert "speed floor" in failures[0].message
+    rows = TranscriptWriter(journal).rows(session.id)
+    assert [r.role for r in rows if not r.hidden] == ["user"]
+    replies = [r.body() for r in rows if r.role == "assistant" and isinstance(r.body(), MessageContent)]
+    assert len(replies) == 1
+    reply = replies[0]
+    assert isinstance(reply, MessageContent)
+    assert reply.status == "interrupted"
+    kept = "".join(p.text for p in reply.parts if isinstance(p, TextPart))
+    assert kept.startswith("word word")
+    assert 0 < len(kept) < len("word " * 200)
