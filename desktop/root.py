@@ -84,7 +84,8 @@ class Root:
     question waits for a card's answer); the CLI passes its terminal approver. ``elicitor``
     answers a running call's questions (a server's request for input) the same way: by default
     the window's ``elicitations``, a form card each; the CLI passes its terminal's. ``secrets``
-    and ``gate`` are seams for tests (a keyring backend, a gate)."""
+    and ``gate`` are seams for tests (a keyring backend, a gate). ``beside_holder``: while
+    another running Cairn holds the journal, open it read-only instead of refusing (a listing)."""
 
     def __init__(
         self,
@@ -95,8 +96,10 @@ class Root:
         approver: Approver | None = None,
         servers_on_demand: bool = False,
         elicitor: Elicitor | None = None,
+        beside_holder: bool = False,
     ) -> None:
         self.paths = paths
+        self._beside_holder = beside_holder
         self.settings_store = SettingsStore(paths.config_dir / "settings.json")
         self.secrets = secrets or SecretStore(file=SecretFile(paths.config_dir / SECRETS_FILE))
         transport = load_transport_catalog()
@@ -149,7 +152,7 @@ class Root:
     def open_journal(self) -> Journal:
         """Open the journal (once); raises a ``JournalOpenError`` saying what is wrong."""
         if self._journal is None:
-            self._journal = Journal.open(self.paths.journal)
+            self._journal = Journal.open(self.paths.journal, beside_holder=self._beside_holder)
         return self._journal
 
     @property
