@@ -5,13 +5,15 @@ settings store and the secret store (keychain, secrets file, memory), the catalo
 redactor (and its log filter), the HTTP clients, the MCP servers, the tool registry and
 context engine, the gate and the approver, the route limits and the summary routes. It owns
 their lifecycle: ``open_journal`` opens the journal, ``start`` starts the parts that run tasks
-in a fixed order, ``stop`` stops them in reverse order, ``close`` closes the journal. Nothing
+in a fixed order (first ending the child processes a killed Cairn left running,
+``host.children``), ``stop`` stops them in reverse order, ``close`` closes the journal. Nothing
 else wires a part, and nothing is rebound after it is built: the window and the CLI say which
 approver they want when they build the root. ``desktop.app`` builds the front door on top of it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -52,6 +54,7 @@ from desktop.turn.approvals import Approver, WaitingApprovals
 from desktop.turn.elicitations import Elicitor, WaitingElicitations
 from desktop.turn.events import RuntimeEvent
 from desktop.turn.runtime import ChatRuntime
+from host.children import ChildRecord
 from host.content import ToolIdentity
 from host.errors import CairnError
 from host.journal import Journal
@@ -129,7 +132,10 @@ class Root:
         self._engine_clients: dict[str, httpx.AsyncClient] = {}
         self._engine_watchers: list[Callable[[EngineStatus], None]] = []
         memory = ServerMemory(paths.cache_dir / "mcp-servers.json", earlier=paths.cache_dir / "mcp-instructions.json")
-        self.mcp = McpHub(self.load_settings, self.secrets, self.redactor, memory, on_demand=servers_on_demand)
+        self.children = ChildRecord(paths.cache_dir / "children")
+        self.mcp = McpHub(
+            self.load_settings, self.secrets, self.redactor, memory, on_demand=servers_on_demand, children=self.children
+        )
         sources = [skill_tools, resource_source(self.mcp), builtin_source(self.http), mcp_source(self.mcp)]
         self.engine = ContextEngine(ToolRegistry(sources), guidance=self.mcp.guidance)
         self.gate: ToolGate = gate or CatalogGate()
@@ -141,6 +147,7 @@ class Root:
         self.summaries = SummaryRoutes(self.load_settings, self.routes, self.keys, self.client)
         self._journal: Journal | None = None
         self._components: list[Component] = [
+            Component("leftovers", self._end_leftovers, _nothing),
             Component("http", _nothing, self._close_http),
             Component("engine", _nothing, self.slots.close),
             Component("mcp", self.mcp.start, self.mcp.stop),
@@ -250,6 +257,11 @@ class Root:
             transport = EngineTransport(self.slots, model, self.redactor.add)
             client = self._engine_clients[model] = httpx.AsyncClient(transport=transport, timeout=DEFAULT_TIMEOUT)
         return client
+
+    async def _end_leftovers(self) -> None:
+        """End the children an earlier Cairn left running (each is logged); off the loop, as a
+        leftover that ignores SIGTERM has a grace to exit."""
+        await asyncio.to_thread(self.children.end_leftovers)
 
     async def _close_http(self) -> None:
         clients, self._engine_clients = list(self._engine_clients.values()), {}
