@@ -5,13 +5,15 @@ settings store and the secret store (keychain, secrets file, memory), the catalo
 redactor (and its log filter), the HTTP clients, the MCP servers, the tool registry and
 context engine, the gate and the approver, the route limits and the summary routes. It owns
 their lifecycle: ``open_journal`` opens the journal, ``start`` starts the parts that run tasks
-in a fixed order, ``stop`` stops them in reverse order, ``close`` closes the journal. Nothing
+in a fixed order (first ending the child processes a killed Cairn left running,
+``host.children``), ``stop`` stops them in reverse order, ``close`` closes the journal. Nothing
 else wires a part, and nothing is rebound after it is built: the window and the CLI say which
 approver they want when they build the root. ``desktop.app`` builds the front door on top of it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -53,6 +55,7 @@ from desktop.turn.approvals import Approver, WaitingApprovals
 from desktop.turn.elicitations import Elicitor, WaitingElicitations
 from desktop.turn.events import RuntimeEvent
 from desktop.turn.runtime import ChatRuntime
+from host.children import ChildRecord
 from host.content import ToolIdentity
 from host.errors import CairnError
 from host.journal import Journal
@@ -85,7 +88,8 @@ class Root:
     question waits for a card's answer); the CLI passes its terminal approver. ``elicitor``
     answers a running call's questions (a server's request for input) the same way: by default
     the window's ``elicitations``, a form card each; the CLI passes its terminal's. ``secrets``
-    and ``gate`` are seams for tests (a keyring backend, a gate)."""
+    and ``gate`` are seams for tests (a keyring backend, a gate). ``beside_holder``: while
+    another running Cairn holds the journal, open it read-only instead of refusing (a listing)."""
 
     def __init__(
         self,
@@ -96,8 +100,10 @@ class Root:
         approver: Approver | None = None,
         servers_on_demand: bool = False,
         elicitor: Elicitor | None = None,
+        beside_holder: bool = False,
     ) -> None:
         self.paths = paths
+        self._beside_holder = beside_holder
         self.settings_store = SettingsStore(paths.config_dir / "settings.json")
         self.secrets = secrets or SecretStore(file=SecretFile(paths.config_dir / SECRETS_FILE))
         transport = load_transport_catalog()
@@ -127,7 +133,10 @@ class Root:
         self._engine_clients: dict[str, httpx.AsyncClient] = {}
         self._engine_watchers: list[Callable[[EngineStatus], None]] = []
         memory = ServerMemory(paths.cache_dir / "mcp-servers.json", earlier=paths.cache_dir / "mcp-instructions.json")
-        self.mcp = McpHub(self.load_settings, self.secrets, self.redactor, memory, on_demand=servers_on_demand)
+        self.children = ChildRecord(paths.cache_dir / "children")
+        self.mcp = McpHub(
+            self.load_settings, self.secrets, self.redactor, memory, on_demand=servers_on_demand, children=self.children
+        )
         sources = [skill_tools, resource_source(self.mcp), builtin_source(self.http), mcp_source(self.mcp)]
         self.engine = ContextEngine(ToolRegistry(sources), guidance=self.mcp.guidance)
         self.gate: ToolGate = gate or CatalogGate()
@@ -139,6 +148,7 @@ class Root:
         self.summaries = SummaryRoutes(self.load_settings, self.routes, self.keys, self.client)
         self._journal: Journal | None = None
         self._components: list[Component] = [
+            Component("leftovers", self._end_leftovers, _nothing),
             Component("http", _nothing, self._close_http),
             Component("engine", _nothing, self.slots.close),
             Component("mcp", self.mcp.start, self.mcp.stop),
@@ -152,7 +162,7 @@ class Root:
     def open_journal(self) -> Journal:
         """Open the journal (once); raises a ``JournalOpenError`` saying what is wrong."""
         if self._journal is None:
-            self._journal = Journal.open(self.paths.journal)
+            self._journal = Journal.open(self.paths.journal, beside_holder=self._beside_holder)
         return self._journal
 
     @property
@@ -259,6 +269,11 @@ class Root:
             transport = EngineTransport(self.slots, model, self.redactor.add)
             client = self._engine_clients[model] = httpx.AsyncClient(transport=transport, timeout=DEFAULT_TIMEOUT)
         return client
+
+    async def _end_leftovers(self) -> None:
+        """End the children an earlier Cairn left running (each is logged); off the loop, as a
+        leftover that ignores SIGTERM has a grace to exit."""
+        await asyncio.to_thread(self.children.end_leftovers)
 
     async def _close_http(self) -> None:
         clients, self._engine_clients = list(self._engine_clients.values()), {}

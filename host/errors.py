@@ -28,7 +28,8 @@ The journal's own:
     JournalError
     ├── JournalOpenError          the journal cannot be opened; nothing was changed
     │   ├── NotAJournalError      the file is not a Cairn journal (or not SQLite at all)
-    │   └── JournalLockedError    another running Cairn holds it
+    │   ├── JournalLockedError    another running Cairn holds it
+    │   └── DiskFullError         its disk is full, and it cannot even be read (see host.read_only)
     └── JournalWriteError         a row or session could not be committed
         └── JournalReadOnlyError  the journal is open read-only (a newer Cairn wrote it)
 
@@ -39,7 +40,8 @@ caller knows whether one went out. A write before dispatch is a local preparatio
 means the reply could not be saved. Every message names the file and says what to do.
 
 A journal from a newer Cairn is not an open error: it opens read-write when its recorded
-minimum reader version allows, and read-only otherwise (see ``host.opening``).
+minimum reader version allows, and read-only otherwise (see ``host.opening``). Nor is a full
+disk, when what the journal holds can still be read: it opens read-only (``host.read_only``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from pathlib import Path
 
 __all__ = [
     "CairnError",
+    "DiskFullError",
     "JournalError",
     "JournalLockedError",
     "JournalOpenError",
@@ -83,6 +86,11 @@ class JournalLockedError(JournalOpenError):
     def __init__(self, message: str, path: Path, holder_pid: int | None) -> None:
         super().__init__(message, path)
         self.holder_pid = holder_pid
+
+
+class DiskFullError(JournalOpenError):
+    """The journal's disk is full, and the journal cannot be opened even read-only (it does not
+    exist yet, or it must be migrated first)."""
 
 
 class JournalWriteError(JournalError):

@@ -8,14 +8,17 @@ the lock, the logs, settings). Folders that already exist above Cairn's own are 
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["PRIVATE_DIR", "PRIVATE_FILE", "atomic_write_text", "private_dir", "private_file"]
+__all__ = ["DISK_FULL", "PRIVATE_DIR", "PRIVATE_FILE", "atomic_write_text", "private_dir", "private_file"]
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
+DISK_FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+"""The ``errno`` values of a write refused for want of room: the disk, or the person's quota, is full."""
 
 
 def private_dir(path: Path) -> Path:

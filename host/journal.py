@@ -4,7 +4,7 @@ WAL mode with ``synchronous=FULL``: a commit that has returned survives a crash 
 loss. Foreign keys are on. One running Cairn owns the journal at a time (see ``lock``).
 Opening never changes a file it cannot safely use: a foreign file or a journal another
 Cairn holds is reported and left exactly as it was, and a journal a newer Cairn wrote, which
-this one must not change, is opened read-only (see ``host.opening``).
+this one must not change, is opened read-only, as is one on a full disk (see ``host.opening``).
 """
 
 from __future__ import annotations
@@ -19,25 +19,12 @@ from pathlib import Path
 from types import TracebackType
 
 from host.chat_search import SearchResults, newest_match, search_chats
-from host.errors import (
-    JournalReadOnlyError,
-    JournalWriteError,
-)
-from host.files import private_file
+from host.errors import JournalReadOnlyError, JournalWriteError
 from host.ids import is_uuid7, new_id
 from host.lock import ProcessLock
-from host.opening import (
-    configure,
-    configure_read_only,
-    connect_read_only,
-    inspect_schema,
-    make_folder,
-    migrate,
-    newer_schema_detail,
-    own_side_files,
-    refuse_foreign_file,
-    take_lock,
-)
+from host.migrating import migrate
+from host.opening import full_disk_error, open_connection
+from host.read_only import ReadOnly, is_disk_full
 from host.schema import MIGRATIONS, Migration, latest_version
 from host.search_index import BATCH_ROWS, build_step, merge_step, pending, segments
 from host.search_text import NO_SNIPPET, Snippet
@@ -48,8 +35,6 @@ from host.session_record import session_of as _session_of
 __all__ = ["Journal", "SearchResults", "SessionRecord", "utc_now"]
 
 log = logging.getLogger(__name__)
-
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def utc_now() -> str:
@@ -63,65 +48,55 @@ class Journal:
     All access goes through one connection guarded by a lock, so the journal may be used
     from the core's worker thread while tests or tools use it from another.
 
-    A journal that a newer Cairn wrote and this one must not change is open read-only:
-    ``read_only`` is true, ``read_only_reason`` says why in one sentence (for a banner),
-    reads work and every write raises ``JournalReadOnlyError``.
+    A journal that a newer Cairn wrote and this one must not change, or one on a full disk,
+    is open read-only: ``read_only`` is true, ``read_only_reason`` says why in one sentence
+    (for a banner), reads work and every write raises ``JournalReadOnlyError``.
     """
 
     def __init__(
         self,
         path: Path,
         connection: sqlite3.Connection,
-        lock: ProcessLock,
+        lock: ProcessLock | None,
         *,
-        newer_schema: str | None = None,
+        read_only: ReadOnly | None = None,
     ) -> None:
         self.path = path
         self._conn = connection
         self._process_lock = lock
         self._guard = threading.RLock()
         self._closed = False
-        self._newer_schema = newer_schema
+        self._read_only = read_only
         self._depth = 0  # write transactions open on the connection, the outermost first
 
     # -- opening and closing -------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path, *, migrations: tuple[Migration, ...] = MIGRATIONS) -> Journal:
+    def open(
+        cls, path: Path, *, migrations: tuple[Migration, ...] = MIGRATIONS, beside_holder: bool = False
+    ) -> Journal:
         """Open (creating if needed) the journal at ``path`` and bring its schema up to date.
 
         A journal of a newer schema is not migrated: it opens read-write when its minimum
-        reader version is at most the latest of ``migrations``, and read-only otherwise.
-        Raises a ``JournalOpenError`` subclass, leaving the file untouched, when the file is
-        not a Cairn journal or is held by another Cairn.
+        reader version is at most the latest of ``migrations``, and read-only otherwise. On a
+        full disk it opens read-only. ``beside_holder``: when another running Cairn holds it,
+        open it read-only instead of refusing (a listing). Raises a ``JournalOpenError``
+        subclass, leaving the file untouched, when the file is not a Cairn journal, is held by
+        another Cairn, or is on a full disk and does not exist yet or must be migrated.
         """
         path = path.absolute()
-        make_folder(path)
-        refuse_foreign_file(path)
-        lock = take_lock(path)
-        own_side_files(path)
-        connection: sqlite3.Connection | None = None
-        try:
-            state = inspect_schema(path)
-            newer = newer_schema_detail(state, latest_version(migrations))
-            if newer is not None:
-                connection = connect_read_only(path)
-                configure_read_only(connection, path)
-                log.warning("journal %s opened read-only: %s", path, newer)
-                return cls(path, connection, lock, newer_schema=newer)
-            # Owner-only before SQLite first writes it; its -wal and -shm files take its mode.
-            private_file(path)
-            connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            configure(connection, path)
-            journal = cls(path, connection, lock)
-            migrate(journal, state.version, migrations)
+        opened = open_connection(path, latest_version(migrations), beside_holder=beside_holder)
+        journal = cls(path, opened.connection, opened.lock, read_only=opened.read_only)
+        if opened.read_only is None:
+            try:
+                migrate(journal, opened.version, migrations)
+            except BaseException as exc:
+                journal.close()
+                if isinstance(exc, Exception) and is_disk_full(exc):
+                    raise full_disk_error(path) from exc
+                raise
             journal._index_if_small()
-            return journal
-        except BaseException:
-            if connection is not None:
-                connection.close()
-            lock.release()
-            raise
+        return journal
 
     def close(self) -> None:
         with self._guard:
@@ -129,7 +104,8 @@ class Journal:
                 return
             self._closed = True
             self._conn.close()
-            self._process_lock.release()
+            if self._process_lock is not None:
+                self._process_lock.release()
 
     def __enter__(self) -> Journal:
         return self
@@ -149,18 +125,13 @@ class Journal:
 
     @property
     def read_only(self) -> bool:
-        return self._newer_schema is not None
+        return self._read_only is not None
 
     @property
     def read_only_reason(self) -> str | None:
         """Why the journal is open read-only and what to do, in one sentence; ``None`` when
         it is writable."""
-        if self._newer_schema is None:
-            return None
-        return (
-            f"The journal {self.path} was written by a newer Cairn ({self._newer_schema}), "
-            "so it is open read-only; update Cairn to keep chatting."
-        )
+        return None if self._read_only is None else self._read_only.reason
 
     # -- transactions --------------------------------------------------------------------
 
@@ -186,12 +157,8 @@ class Journal:
         """
         with self._guard:
             self._check_open()
-            if self._newer_schema is not None:
-                raise JournalReadOnlyError(
-                    f"Cairn cannot save {what}: the journal {self.path} is open read-only because a newer "
-                    f"Cairn wrote it ({self._newer_schema}); update Cairn to keep chatting.",
-                    self.path,
-                )
+            if self._read_only is not None:
+                raise JournalReadOnlyError(self._read_only.refusal(what, self.path), self.path)
             conn = self._conn
             nested = self._depth > 0
             if nested and not conn.in_transaction:

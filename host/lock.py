@@ -10,9 +10,8 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import IO
 
-from host.files import PRIVATE_FILE
+from host.files import DISK_FULL, PRIVATE_FILE
 
 __all__ = ["LockHeldError", "ProcessLock"]
 
@@ -26,44 +25,59 @@ class LockHeldError(Exception):
 
 
 class ProcessLock:
-    """An exclusive, non-blocking lock on ``path``, recording the holder's pid."""
+    """An exclusive, non-blocking lock on ``path``, recording the holder's pid when the disk
+    has room for it (on a full disk the lock is held all the same, unrecorded)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file: IO[str] | None = None
+        self._fd: int | None = None
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
-        handle = os.fdopen(fd, "a+", encoding="ascii")  # held until release()
+        """Take the lock; ``LockHeldError`` when another process has it, ``OSError`` when the
+        file cannot be opened (a full disk: ``errno`` in ``host.files.DISK_FULL``)."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
         try:
-            _lock(handle)
+            _lock(fd)
         except OSError:
-            text = _read_holder(handle)
-            handle.close()
+            text = _read_holder(fd)
+            os.close(fd)
             raise LockHeldError(int(text) if text.isdigit() else None) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        self._file = handle
+        try:
+            _record_pid(fd)
+        except OSError:
+            _unlock(fd)
+            os.close(fd)
+            raise
+        self._fd = fd
 
     def release(self) -> None:
-        if self._file is None:
+        if self._fd is None:
             return
-        handle, self._file = self._file, None
+        fd, self._fd = self._fd, None
         try:
-            handle.seek(0)
-            handle.truncate()
-            handle.flush()
-            _unlock(handle)
+            os.ftruncate(fd, 0)
+            _unlock(fd)
         finally:
-            handle.close()
+            os.close(fd)
 
 
-def _read_holder(handle: IO[str]) -> str:
+def _record_pid(fd: int) -> None:
+    """This process's pid, for a second Cairn's refusal to name. Raw writes, never buffered:
+    a write the disk had no room for must not be tried again when the file is closed."""
     try:
-        handle.seek(0)
-        return handle.read().strip()
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, str(os.getpid()).encode("ascii"))
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+        # A full disk: the lock holds without the pid; a second Cairn says "another process".
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        return os.read(fd, 32).decode("ascii", "replace").strip()
     except OSError:  # Windows refuses to read a byte another process has locked
         return ""
 
@@ -71,19 +85,19 @@ def _read_holder(handle: IO[str]) -> str:
 if sys.platform == "win32":
     import msvcrt
 
-    def _lock(handle: IO[str]) -> None:
-        handle.seek(0)
-        msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+    def _lock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
 
-    def _unlock(handle: IO[str]) -> None:
-        handle.seek(0)
-        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
 else:
     import fcntl
 
-    def _lock(handle: IO[str]) -> None:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    def _lock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
-    def _unlock(handle: IO[str]) -> None:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)

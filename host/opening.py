@@ -6,47 +6,42 @@ this Cairn knows is opened read-write only when its recorded minimum reader vers
 it (and then never migrated); otherwise it is opened read-only, through a read-only
 connection with ``query_only`` on, and the database file is not changed at all. A
 migration is preceded by a dated backup of the whole database.
+
+On a full disk the journal opens read-only too, when it needs no migration: a person can
+still read every chat. SQLite cannot even read a WAL journal the usual way then (a reader
+must grow the ``-shm`` index), so a journal with no log left to copy back, while nobody else
+can write to it, is read as SQLite's ``immutable``, which needs no side file at all.
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
 import sqlite3
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
 
-from host.errors import JournalLockedError, JournalOpenError, NotAJournalError
-from host.files import PRIVATE_FILE, private_dir, private_file
+from host.errors import DiskFullError, JournalLockedError, JournalOpenError, NotAJournalError
+from host.files import DISK_FULL, PRIVATE_FILE, private_dir, private_file
 from host.lock import LockHeldError, ProcessLock
-from host.schema import APPLICATION_ID, META_MIN_READER, SEARCH_TERMS, Migration
+from host.read_only import ReadOnly, disk_full, held_elsewhere, is_disk_full, newer_cairn, wal_is_empty
+from host.schema import APPLICATION_ID, META_MIN_READER, SEARCH_TERMS
 
 __all__ = [
+    "Opened",
     "SchemaState",
     "configure",
     "configure_read_only",
     "connect_read_only",
+    "full_disk_error",
     "inspect_schema",
     "make_folder",
-    "migrate",
     "newer_schema_detail",
+    "open_connection",
     "own_side_files",
+    "read_schema",
     "refuse_foreign_file",
     "take_lock",
 ]
-
-
-class Migrating(Protocol):
-    """The journal being migrated (``host.journal.Journal``), as migrating uses it."""
-
-    path: Path
-
-    def read(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-    def write(self, what: str) -> AbstractContextManager[sqlite3.Connection]: ...
 
 
 log = logging.getLogger(__name__)
@@ -78,50 +73,6 @@ def newer_schema_detail(state: SchemaState, supported: int) -> str | None:
     return f"schema {state.version}, {needs}; this Cairn knows up to {supported}"
 
 
-# -- migrations ----------------------------------------------------------------------
-
-
-def migrate(journal: Migrating, current: int, migrations: tuple[Migration, ...]) -> None:
-    """Apply the pending migrations, each in one transaction, after a dated backup."""
-    pending = [m for m in migrations if m.version > current]
-    if not pending:
-        return
-    if current > 0:
-        backup = _backup(journal, current)
-        log.info("journal %s backed up to %s before migrating", journal.path, backup)
-    for migration in pending:
-        with journal.write(f"the schema migration to version {migration.version}") as conn:
-            for statement in migration.statements:
-                conn.execute(statement)
-            if migration.min_reader is not None:
-                conn.execute(
-                    "INSERT INTO journal_meta (key, value) VALUES (?, ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (META_MIN_READER, str(migration.min_reader)),
-                )
-            conn.execute(f"PRAGMA user_version = {int(migration.version)}")
-        log.info("journal %s migrated to version %d (%s)", journal.path, migration.version, migration.description)
-
-
-def _backup(journal: Migrating, version: int) -> Path:
-    folder = private_dir(journal.path.parent / "backups")
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    target = folder / f"{journal.path.stem}-v{version}-{stamp}.sqlite3"
-    n = 1
-    while target.exists():
-        n += 1
-        target = folder / f"{journal.path.stem}-v{version}-{stamp}-{n}.sqlite3"
-    partial = private_file(target.with_name(target.name + ".partial"))
-    with journal.read() as conn:
-        copy = sqlite3.connect(partial)
-        try:
-            conn.backup(copy)
-        finally:
-            copy.close()
-    shutil.move(partial, target)
-    return target
-
-
 # -- looking before touching ---------------------------------------------------------
 
 
@@ -145,16 +96,17 @@ def refuse_foreign_file(path: Path) -> None:
         )
 
 
-def connect_read_only(path: Path) -> sqlite3.Connection:
+def connect_read_only(path: Path, *, immutable: bool = False) -> sqlite3.Connection:
     """A connection that cannot change the database file (SQLite's ``mode=ro``).
 
     A WAL journal's committed transactions are still seen, even those not yet copied back
     into the database file; SQLite may create its empty ``-wal`` and ``-shm`` side files.
+    ``immutable``: nothing else changes the file, nor is a log left to copy back, so SQLite
+    reads the file alone, creating and locking nothing.
     """
+    uri = path.absolute().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
     try:
-        return sqlite3.connect(
-            path.absolute().as_uri() + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-        )
+        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         raise JournalOpenError(
             f"Cairn cannot read its journal {path}: {exc}. Check free disk space and the "
@@ -170,32 +122,37 @@ def inspect_schema(path: Path) -> SchemaState:
         return SchemaState(version=0, min_reader=None)
     conn = connect_read_only(path)
     try:
-        try:
-            app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            tables = int(conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0])
-        except sqlite3.OperationalError as exc:  # it could not be opened, not what it holds
-            raise JournalOpenError(
-                f"Cairn cannot read its journal {path}: {exc}. Check free disk space and the "
-                "permissions of the file and its folder, or set CAIRN_HOME to another folder.",
-                path,
-            ) from exc
-        except sqlite3.DatabaseError as exc:
-            raise NotAJournalError(
-                f"{path} cannot be read as a SQLite database ({exc}), so Cairn will not use it "
-                "as its journal. It was left untouched: move it aside or set CAIRN_HOME to "
-                "another folder.",
-                path,
-            ) from exc
-        if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables > 0):
-            raise NotAJournalError(
-                f"{path} is a SQLite database but not a Cairn journal. It was left untouched: "
-                "move it aside or set CAIRN_HOME to another folder.",
-                path,
-            )
-        return SchemaState(version=version, min_reader=_min_reader(conn))
+        return read_schema(conn, path)
     finally:
         conn.close()
+
+
+def read_schema(conn: sqlite3.Connection, path: Path) -> SchemaState:
+    """``inspect_schema`` on a connection already open to the journal at ``path``."""
+    try:
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = int(conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0])
+    except sqlite3.OperationalError as exc:  # it could not be opened, not what it holds
+        raise JournalOpenError(
+            f"Cairn cannot read its journal {path}: {exc}. Check free disk space and the "
+            "permissions of the file and its folder, or set CAIRN_HOME to another folder.",
+            path,
+        ) from exc
+    except sqlite3.DatabaseError as exc:
+        raise NotAJournalError(
+            f"{path} cannot be read as a SQLite database ({exc}), so Cairn will not use it "
+            "as its journal. It was left untouched: move it aside or set CAIRN_HOME to "
+            "another folder.",
+            path,
+        ) from exc
+    if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables > 0):
+        raise NotAJournalError(
+            f"{path} is a SQLite database but not a Cairn journal. It was left untouched: "
+            "move it aside or set CAIRN_HOME to another folder.",
+            path,
+        )
+    return SchemaState(version=version, min_reader=_min_reader(conn))
 
 
 def _min_reader(conn: sqlite3.Connection) -> int | None:
@@ -276,12 +233,22 @@ def take_lock(path: Path) -> ProcessLock:
             exc.holder_pid,
         ) from None
     except OSError as exc:
+        if exc.errno in DISK_FULL:
+            raise full_disk_error(path) from exc
         raise JournalOpenError(
             f"Cairn cannot lock its journal {path}: {exc.strerror}. "
             "Check the folder's permissions or set CAIRN_HOME to a writable folder.",
             path,
         ) from exc
     return lock
+
+
+def full_disk_error(path: Path) -> DiskFullError:
+    return DiskFullError(
+        f"Cairn cannot open its journal {path}: the disk is full. Free some space, "
+        "or set CAIRN_HOME to a folder on another disk.",
+        path,
+    )
 
 
 def own_side_files(path: Path) -> None:
@@ -295,3 +262,84 @@ def own_side_files(path: Path) -> None:
                 side.chmod(PRIVATE_FILE)
         except OSError:
             log.warning("could not make %s owner-only", side)
+
+
+# -- opening ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A journal's connection as opening leaves it, short of migrating."""
+
+    connection: sqlite3.Connection
+    lock: ProcessLock | None  # None: read-only beside another Cairn, or the disk had no room for it
+    read_only: ReadOnly | None
+    version: int  # the schema version on disk, which migrating starts from
+
+
+def open_connection(path: Path, latest: int, *, beside_holder: bool = False) -> Opened:
+    """Open the journal at ``path`` (absolute) for this Cairn, which knows schemas up to
+    ``latest``: read-write, or read-only when a newer Cairn wrote it or its disk is full.
+    ``beside_holder``: read-only beside another running Cairn that holds it, instead of
+    refusing (for a listing). Raises a ``JournalOpenError``, leaving nothing held."""
+    make_folder(path)
+    refuse_foreign_file(path)
+    try:
+        lock = take_lock(path)
+    except JournalLockedError as exc:
+        if not beside_holder:
+            raise
+        return _unwritable(path, None, held_elsewhere(path, exc.holder_pid), exc, latest, alone=False)
+    except DiskFullError as exc:  # not even the lock file could be made, so no Cairn holds one
+        return _unwritable(path, None, disk_full(path), exc, latest, alone=True)
+    own_side_files(path)
+    connection: sqlite3.Connection | None = None
+    try:
+        state = inspect_schema(path)
+        newer = newer_schema_detail(state, latest)
+        if newer is not None:
+            connection = connect_read_only(path)
+            configure_read_only(connection, path)
+            log.warning("journal %s opened read-only: %s", path, newer)
+            return Opened(connection, lock, newer_cairn(path, newer), state.version)
+        # Owner-only before SQLite first writes it; its -wal and -shm files take its mode.
+        private_file(path)
+        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        configure(connection, path)
+        return Opened(connection, lock, None, state.version)
+    except BaseException as exc:
+        if connection is not None:
+            connection.close()
+        if isinstance(exc, Exception) and is_disk_full(exc):
+            return _unwritable(path, lock, disk_full(path), full_disk_error(path), latest, alone=True)
+        lock.release()
+        raise
+
+
+def _unwritable(
+    path: Path, lock: ProcessLock | None, why: ReadOnly, refusal: JournalOpenError, latest: int, *, alone: bool
+) -> Opened:
+    """The journal opened read-only for ``why``, writing nothing; ``alone``: nobody else can
+    write to it now. Raises ``refusal`` when it cannot be read so: it does not exist yet, or
+    only a migration (which writes) would let this Cairn read it."""
+    connection: sqlite3.Connection | None = None
+    try:
+        if not path.exists():
+            raise refusal
+        connection = connect_read_only(path, immutable=alone and wal_is_empty(path))
+        configure_read_only(connection, path)
+        state = read_schema(connection, path)
+        if state.version < latest:
+            raise refusal
+    except BaseException as exc:
+        if connection is not None:
+            connection.close()
+        if lock is not None:
+            lock.release()
+        if exc is refusal or isinstance(exc, NotAJournalError) or not isinstance(exc, JournalOpenError):
+            raise
+        raise refusal from exc
+    newer = newer_schema_detail(state, latest)
+    reason = why if newer is None else newer_cairn(path, newer)
+    log.warning("journal %s opened read-only: %s", path, reason.reason)
+    return Opened(connection, lock, reason, state.version)

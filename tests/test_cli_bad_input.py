@@ -1,19 +1,21 @@
 """Bad input to the headless commands: one clear message, a non-zero exit, no traceback, and
 nothing already saved is lost. Run as a person would, in a child process.
 
-CI runs as root, which can write into a read-only folder, so those children run as an
-unprivileged user (``setpriv``); a full disk is simulated with ``RLIMIT_FSIZE``.
+CI runs as root, which can write into a read-only folder, so those children run as root
+without its capabilities (``setpriv``): still the owner of the checkout, its interpreter and
+the test's folders, so they reach them wherever the checkout is (a private 0700 folder
+too), but held to their permission bits as any owner is, as a person running Cairn is. A full
+disk is simulated with ``RLIMIT_FSIZE`` (tests/test_full_disk.py has a real one).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,19 +27,24 @@ from host.paths import CairnPaths
 from host.transcript import TranscriptWriter
 
 REPO = Path(__file__).resolve().parents[1]
-NOBODY = 65534
+# Root's capabilities dropped for good: none inherited, none in the bounding set that an
+# exec of a root-owned program would grant again. The uid stays 0, the owner of everything.
+NO_OVERRIDE = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
 
 
-def _nobody_reaches(path: Path) -> bool:
-    """Whether an unprivileged user can enter every folder above ``path``: a checkout in a
-    ``mktemp -d`` folder (0700) cannot be run by one."""
-    folder = Path(path).resolve()
-    return all(f.stat().st_mode & stat.S_IXOTH for f in (folder, *folder.parents))
+@functools.cache
+def _can_drop_capabilities() -> bool:
+    try:
+        probe = subprocess.run([*NO_OVERRIDE, "true"], capture_output=True, timeout=30, check=False)
+    except OSError:  # no setpriv
+        return False
+    return probe.returncode == 0
 
 
 UNPRIVILEGED = pytest.mark.skipif(
-    os.geteuid() == 0 and (shutil.which("setpriv") is None or not _nobody_reaches(REPO)),
-    reason="needs setpriv to drop root, and a checkout that an unprivileged user can reach",
+    os.geteuid() == 0 and not _can_drop_capabilities(),
+    reason="runs as root, and setpriv cannot drop root's capabilities here (util-linux's setpriv is missing, "
+    "or this container may not change its bounding set), so a read-only folder would not stop it",
 )
 
 
@@ -45,15 +52,15 @@ def cairn(
     *args: str,
     stdin: bytes = b"",
     home: Path | None = None,
-    as_nobody: bool = False,
+    unprivileged: bool = False,
     file_limit: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if home is not None:
         env["CAIRN_HOME"] = str(home)
     command = [sys.executable, "-m", "desktop", *args]
-    if as_nobody and os.geteuid() == 0:
-        command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+    if unprivileged and os.geteuid() == 0:
+        command = [*NO_OVERRIDE, *command]
     limit: Callable[[], None] | None = None
     if file_limit is not None:
 
@@ -77,15 +84,6 @@ def clear_failure(done: subprocess.CompletedProcess[str], *expected: str) -> Non
 
 
 @pytest.fixture
-def shared_tmp() -> Iterator[Path]:
-    """A folder an unprivileged child can reach (pytest's own tmp folders are root-only)."""
-    folder = Path(tempfile.mkdtemp(prefix="cairn-shared-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
 def with_account(cairn_paths: CairnPaths) -> Iterator[LoopbackProvider]:
     with LoopbackProvider() as provider:
         added = cairn("accounts", "add", "Loop", "--base-url", provider.base_url, "--model", "loopback-chat")
@@ -94,34 +92,34 @@ def with_account(cairn_paths: CairnPaths) -> Iterator[LoopbackProvider]:
 
 
 @UNPRIVILEGED
-def test_a_read_only_cairn_home(shared_tmp: Path) -> None:
-    home = shared_tmp / "home"
+def test_a_read_only_cairn_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"  # in a private (0700) folder, as a checkout in a home folder is
     home.mkdir()
     home.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
-    done = cairn("sessions", home=home, as_nobody=True)
+    done = cairn("sessions", home=home, unprivileged=True)
     clear_failure(done, "cannot create the folder for its journal", "CAIRN_HOME")
-    done = cairn("chat", "hello", home=home, as_nobody=True)
+    done = cairn("chat", "hello", home=home, unprivileged=True)
     clear_failure(done)
     assert list(home.iterdir()) == []
 
 
 @UNPRIVILEGED
-def test_a_journal_in_a_read_only_folder_is_refused_clearly(shared_tmp: Path) -> None:
-    home = shared_tmp / "home"
+def test_a_journal_in_a_read_only_folder_is_refused_clearly(tmp_path: Path) -> None:
+    home = tmp_path / "home"
     paths = CairnPaths.under(home)
     with Journal.open(paths.journal) as journal:
         journal.create_session("Kept safe")
     for path in [home, *home.rglob("*")]:
         path.chmod(0o555 if path.is_dir() else 0o444)
     before = paths.journal.read_bytes()
-    done = cairn("sessions", home=home, as_nobody=True)
+    done = cairn("sessions", home=home, unprivileged=True)
     # Cairn cannot take its lock in a folder it cannot write: a clear refusal, the file untouched.
     clear_failure(done, "cannot lock its journal", "writable folder")
     assert paths.journal.read_bytes() == before
 
 
-def test_cairn_home_that_is_a_file(shared_tmp: Path) -> None:
-    home = shared_tmp / "not-a-folder"
+def test_cairn_home_that_is_a_file(tmp_path: Path) -> None:
+    home = tmp_path / "not-a-folder"
     home.write_text("I am a file")
     for command in (["sessions"], ["chat", "hi"], ["skills"], ["accounts", "list"]):
         done = cairn(*command, home=home)

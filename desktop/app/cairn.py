@@ -137,13 +137,22 @@ def open_cairn(
     titles: bool = True,
     open_journal: bool = True,
     servers_on_demand: bool = False,
+    beside_holder: bool = False,
 ) -> CairnApp:
     """Assemble Cairn (``desktop.root``) and the app on top of it; use it in a ``with`` block,
     which closes the journal. The journal opens now, or, without ``open_journal``, when first
     needed. Raises ``JournalOpenError``, ``CatalogError``, ``SettingsError`` or
     ``WorkspaceError`` saying what is wrong, with nothing left open. ``servers_on_demand``: an
-    MCP server whose tools Cairn knows starts only when a call needs it (``McpHub``)."""
-    root = Root(paths, secrets=secrets, approver=approver, elicitor=elicitor, servers_on_demand=servers_on_demand)
+    MCP server whose tools Cairn knows starts only when a call needs it (``McpHub``).
+    ``beside_holder``: a journal another running Cairn holds opens read-only (a listing)."""
+    root = Root(
+        paths,
+        secrets=secrets,
+        approver=approver,
+        elicitor=elicitor,
+        servers_on_demand=servers_on_demand,
+        beside_holder=beside_holder,
+    )
     try:
         if open_journal:
             root.open_journal()

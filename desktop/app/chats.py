@@ -73,6 +73,11 @@ class Chats:
 
     # -- the list --------------------------------------------------------------------------
 
+    def read_only_reason(self) -> str | None:
+        """Why the journal is open read-only (a newer Cairn wrote it, its disk is full, another
+        Cairn holds it), in one sentence; ``None`` when it is writable."""
+        return self._journal.read_only_reason
+
     def search(self, query: str = "") -> list[tuple[SessionRecord, Snippet]]:
         """Every chat newest first, or those matching ``query``, each with its snippet."""
         journal = self._journal

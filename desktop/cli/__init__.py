@@ -158,7 +158,8 @@ def _dispatch(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore 
         with opened(on_event=compact_progress) as app:
             return run_compact(args, app)
     workspace = args.workspace if args.command == "skills" else None
-    with opened(workspace=workspace) as app:
+    # A listing only reads: it goes on beside a window that holds the journal.
+    with opened(workspace=workspace, beside_holder=args.command == "sessions") as app:
         commands: dict[str, Callable[[], int]] = {
             "sessions": lambda: _sessions(app),
             "accounts": lambda: run_accounts(args, app),
@@ -176,7 +177,12 @@ def _dispatch(args: argparse.Namespace, paths: CairnPaths, secrets: SecretStore 
 
 
 def _sessions(app: CairnApp) -> int:
+    """The chats, newest first; on a journal open read-only (a full disk, another Cairn holding
+    it, a newer Cairn's journal), what exists, after one line on stderr saying why."""
     sessions = [record for record, _snippet in app.chats.search()]
+    note = app.chats.read_only_reason()
+    if note is not None:
+        print(f"cairn: {printable(note)}", file=sys.stderr)
     if not sessions:
         print("No sessions yet.")
     for record in sessions:

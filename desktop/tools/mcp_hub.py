@@ -35,6 +35,7 @@ from desktop.tools.remembered_tools import read_resource, remembered_call
 from desktop.tools.server_guidance import PREFIX, guidance_text
 from desktop.tools.server_memory import ServerMemory, ran_as
 from desktop.tools.server_views import ServerView, log_change
+from host.children import ChildRecord
 from host.mcp import McpServerConfig, ServerState, ServerStatus
 from host.mcp.offers import ListedResource, ResourceFile, ResourceListing
 from host.tools import Tool, ToolOutput, ToolSpec
@@ -58,13 +59,14 @@ class McpHub:
         memory: ServerMemory | None = None,
         *,
         on_demand: bool = False,
+        children: ChildRecord | None = None,
     ) -> None:
         """``memory``: what is kept of each server between runs (nothing, without one).
         ``on_demand``: a turn launches only the servers whose tools are not known; the others
         start when a call needs them (``cairn chat``, whose process ends with its turn, so a
         server launched for nothing would cost its start and its stop)."""
         self._settings, self._secrets, self._redactor = settings, secrets, redactor
-        self._on_demand = on_demand
+        self._on_demand, self._children = on_demand, children
         self._signing: SignIns | None = None
         self._memory = memory or ServerMemory(None)
         self._servers: McpServers | None = None  # made (the SDK imported) when a server is to run
@@ -127,8 +129,9 @@ class McpHub:
         if self._servers is None:
             from host.mcp.servers import McpServers  # the SDK: only when a server is to run
 
+            auth, redact = self._sign_ins().quiet, self._redactor.redact
             self._servers = McpServers(
-                self._configs, redact=self._redactor.redact, on_change=self._changed, auth=self._sign_ins().quiet
+                self._configs, redact=redact, on_change=self._changed, auth=auth, children=self._children
             )
         return self._servers
 
@@ -240,7 +243,7 @@ class McpHub:
         for value in secrets:
             self._redactor.add(value)
         auth = self._sign_ins().quiet(config) if config.oauth is not None else None
-        server = McpServer(config, redact=self._redactor.redact, auth=auth)
+        server = McpServer(config, redact=self._redactor.redact, auth=auth, children=self._children)
         try:
             status = await server.start()
             if status.state is ServerState.READY:  # the first chat with it need not wait for it

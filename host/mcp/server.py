@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import JsonValue
 
 import host.identity
+from host.children import ChildRecord
 from host.mcp.config import McpLimits, McpServerConfig
 from host.mcp.elicitation import Elicitations
 from host.mcp.failures import Refused, WatchedAuth, explain, leaf, needs_sign_in, request_failed, unavailable
@@ -72,8 +73,9 @@ class McpServer:
         on_change: Callable[[ServerStatus], None] | None = None,
         limits: McpLimits | None = None,
         auth: httpx2.Auth | None = None,
+        children: ChildRecord | None = None,  # where a stdio server's process is recorded while it runs
     ) -> None:
-        self.config = config
+        self.config, self._children = config, children
         # Sign-in for a remote server: the caller builds the SDK's OAuthClientProvider with its
         # own token storage and browser; host/ only hands it to the HTTP client.
         self._auth = WatchedAuth(auth, self._refused) if auth is not None else None
@@ -229,7 +231,7 @@ class McpServer:
 
     def _connect(self, watch: ProcessWatch) -> Client:
         transport = (
-            open_stdio(self.config, watch, self._limits)
+            open_stdio(self.config, watch, self._limits, self._children)
             if self.config.transport == "stdio"
             else open_http(self.config, self._auth, self._limits)
         )

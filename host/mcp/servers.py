@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 
 import httpx2
 
+from host.children import ChildRecord
 from host.mcp.config import McpLimits, McpServerConfig
 from host.mcp.roots import only_roots_changed
 from host.mcp.server import McpServer
@@ -33,9 +34,12 @@ class McpServers:
         on_change: Callable[[ServerStatus], None] | None = None,
         limits: McpLimits | None = None,
         auth: Callable[[McpServerConfig], httpx2.Auth | None] | None = None,
+        children: ChildRecord | None = None,
     ) -> None:
-        """``auth``: the sign-in for a server whose config has an ``oauth`` block."""
+        """``auth``: the sign-in for a server whose config has an ``oauth`` block; ``children``:
+        where stdio servers' processes are recorded while they run."""
         self._redact, self._on_change, self._limits, self._auth = redact, on_change, limits, auth
+        self._children = children
         self.servers: dict[str, McpServer] = {}
         for config in configs:
             if config.name in self.servers:
@@ -45,7 +49,14 @@ class McpServers:
     def _server(self, config: McpServerConfig, auth: httpx2.Auth | None = None) -> McpServer:
         if auth is None and config.oauth is not None and self._auth is not None:
             auth = self._auth(config)
-        return McpServer(config, redact=self._redact, on_change=self._on_change, limits=self._limits, auth=auth)
+        return McpServer(
+            config,
+            redact=self._redact,
+            on_change=self._on_change,
+            limits=self._limits,
+            auth=auth,
+            children=self._children,
+        )
 
     async def reconfigure(self, configs: Iterable[McpServerConfig]) -> list[McpServer]:
         """Make the servers these: one whose config is unchanged keeps running, and so does one

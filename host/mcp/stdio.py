@@ -17,7 +17,9 @@ Stopping follows the MCP lifecycle: close stdin, give the server ``stop_timeout`
 exit, then SIGTERM its process group, then SIGKILL. It runs shielded, so a cancelled owner
 never leaves a live process behind. And if Cairn dies without stopping it (SIGKILL, a crash),
 on Linux the server gets SIGTERM from the kernel (``PR_SET_PDEATHSIG``, set by util-linux's
-``setpriv`` just before it becomes the server: the process is the same, and so is its pid).
+``setpriv`` just before it becomes the server: the process is the same, and so is its pid);
+and, for one that outlives that, its pid is in the record of children (``host.children``), so
+the next Cairn ends it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from host.children import ChildRecord
 from host.mcp.config import McpLimits, McpServerConfig
 from host.mcp.lines import LineFramer, LongLine, in_words
 from host.mcp.oversize import InFlight, judge
@@ -132,9 +135,10 @@ class ProcessWatch:
 
 @asynccontextmanager
 async def open_stdio(
-    config: McpServerConfig, watch: ProcessWatch, limits: McpLimits
+    config: McpServerConfig, watch: ProcessWatch, limits: McpLimits, children: ChildRecord | None = None
 ) -> AsyncIterator[TransportStreams]:
-    """Start the server's process and yield the session's streams; stop it on exit.
+    """Start the server's process and yield the session's streams; stop it on exit. While it
+    runs, its pid is in ``children``.
 
     Raises ``OSError`` if the process cannot be started (no such program, not executable).
     """
@@ -152,6 +156,8 @@ async def open_stdio(
         start_new_session=sys.platform != "win32",  # its own group, so stopping reaches its children
     )
     watch.pid = process.pid
+    if children is not None:
+        children.started(process.pid, f"the MCP server {config.name}")
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
 
@@ -171,6 +177,8 @@ async def open_stdio(
                 write_stream.close()
                 await _stop(process, config.stop_timeout, limits.kill_grace)
                 watch.exit_code = process.returncode
+                if children is not None and process.returncode is not None:
+                    children.ended(process.pid)
                 # A crash's traceback is the last thing on stderr: read it before the pipe closes.
                 with anyio.move_on_after(limits.kill_grace):
                     await stderr_done.wait()
