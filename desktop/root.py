@@ -238,7 +238,7 @@ class Root:
             raise WorkspaceError(f"The workspace {workspace} {what}; give a folder.")
         if workspace is None and settings.workspace:
             workspace = Path(settings.workspace)
-        return SystemState.for_app(self.paths, settings.custom_instructions, workspace)
+        return SystemState.for_app(self.paths, settings.custom_instructions, workspace, settings.skills_listed)
 
     def route(self, account: Account, model: str | None = None) -> ResolvedRoute:
         route = self.routes.resolve(account, model)

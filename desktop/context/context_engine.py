@@ -34,7 +34,13 @@ from host.skills import SkillCatalog, SkillStore, Source
 from host.tools import ToolCatalog
 from host.transcript import TranscriptWriter
 
-__all__ = ["ContextEngine", "Prepared"]
+__all__ = ["ContextEngine", "Prepared", "listed_in"]
+
+
+def listed_in(current: Mapping[str, JsonValue]) -> frozenset[str]:
+    """The skills a chat lists now: its ``skill:<id>`` sections that are not tombstoned."""
+    return frozenset(name[len(SKILL_PREFIX) :] for name, content in current.items()
+                     if name.startswith(SKILL_PREFIX) and content is not None)  # fmt: skip
 
 
 def _managed(section: str) -> bool:
@@ -83,8 +89,11 @@ class ContextEngine:
         overrides: Mapping[str, JsonValue] | None = None,
         *,
         tools_allowed: bool = True,
+        current: Mapping[str, JsonValue] | None = None,
     ) -> dict[str, JsonValue]:
-        desired = state.sections(catalog, tools_allowed=tools_allowed)
+        """The sections as they should be; ``current``, the chat's effective sections, says
+        which skills it lists already (they stay listed whatever the budget)."""
+        desired = state.sections(catalog, tools_allowed=tools_allowed, listed=listed_in(current or {}))
         if tools_allowed and self._guidance is not None:
             desired.update(self._guidance())
         for name, content in (overrides or {}).items():
@@ -111,6 +120,7 @@ class ContextEngine:
         tool_sections: Mapping[str, JsonValue] | None = None,
         tools: ToolCatalog | None = None,
         current: Mapping[str, JsonValue] | None = None,
+        skills: SkillCatalog | None = None,
     ) -> Prepared:
         """Append (and commit) one system row per changed section; see the module docstring.
 
@@ -122,12 +132,13 @@ class ContextEngine:
         with deferred tools (a chat without them keeps its activation section as it is, and
         loses its schema sections). ``tools``: the request's catalog, when the caller has built it already.
         ``current``: the chat's effective sections, when the caller has them folded already.
+        ``skills``: this request's skill catalog, when the caller has scanned already.
         """
-        catalog = self.skills(state)
-        desired = self.desired(state, catalog, overrides, tools_allowed=tools_allowed)
-        desired.update(tool_sections or {})
+        catalog = self.skills(state) if skills is None else skills
         if current is None:
             current = writer.effective_state(session_id)
+        desired = self.desired(state, catalog, overrides, tools_allowed=tools_allowed, current=current)
+        desired.update(tool_sections or {})
         current = {k: v for k, v in current.items() if _managed(k) or k in desired}
         rows = tuple(
             writer.append_system(session_id, name, content, anchor=anchor)

@@ -226,6 +226,9 @@ class Settings(BaseModel):
         description="A short title from the chat's model after its first exchange: never, only on routes that cost "
         "nothing (local servers, free models), or always.",
     )
+    skills_listed: int = Field(
+        default=50, ge=0, le=10_000, description="Skills a chat lists one by one; it finds the others with tool_search."
+    )
 
     engine_idle_minutes: float = Field(
         default=3.0,

@@ -29,6 +29,7 @@ from host.canonical import canonical_json_bytes
 from host.content import Mode, PlanRecord
 from host.permissions import Permissions
 from host.rows import TranscriptRow
+from host.skills import SkillCatalog
 from host.tools import ToolCatalog, ToolSpec
 from host.transcript import TranscriptWriter
 
@@ -46,6 +47,7 @@ class StepTools:
     identity: str  # what the activation is valid for
     deferred: frozenset[str] = field(default_factory=frozenset)
     rekey: bool = False  # the current plan is stale only in its scope order: re-key it
+    skills: SkillCatalog | None = None  # the skill catalog scanned for this request
 
     def declared(self, activation: Activation) -> list[ToolSpec]:
         return declared_specs(self.policy.policy, self.catalog, activation.active)
@@ -111,9 +113,10 @@ class ToolPlanner:
         if tools_allowed:  # the core tools: tool_search always, use_tool under the proxy policy
             search = tool_search(deferred, activation, room=room, permissions=permissions, skills=skills)
             catalog = ToolCatalog([*base, search, *([use_tool()] if route.proxy_declarations else [])])
-        opening = len(canonical_json_bytes(self.engine.desired(state, skills, tools_allowed=tools_allowed)))
+        opening = self.engine.desired(state, skills, tools_allowed=tools_allowed, current=session.sections)
+        opening_bytes = len(canonical_json_bytes(opening))
         folds = session.fallbacks(route).fold_updates
-        policy = choose_policy(route, catalog, opening, budget, folds_updates=folds)
+        policy = choose_policy(route, catalog, opening_bytes, budget, folds_updates=folds)
         declared = [s.name for s in catalog.specs if policy.policy == "fixed" or not s.deferred]
         names = frozenset(t.name for t in deferred)
         recorded = self._checked(session)
@@ -125,7 +128,7 @@ class ToolPlanner:
         if verdict == "rotate":
             change = "plan_identity_changed"
         identity = activation_identity(route, policy.policy, declared, names)
-        step = StepTools(catalog, policy, declared, change, identity, names, rekey=verdict == "rekey")
+        step = StepTools(catalog, policy, declared, change, identity, names, rekey=verdict == "rekey", skills=skills)
         holder.append(step)
         return step
 

@@ -110,6 +110,7 @@ class RequestPreparer:
             tools_allowed=tools_allowed,
             tool_sections=step.sections(activation),
             tools=step.catalog,
+            skills=step.skills,
         )
         session.advance()
         plan, plan_row = self.planner.record(session, step, route=route, mode=permissions.mode)
