@@ -297,7 +297,9 @@ def test_a_call_reports_the_progress_its_server_sends_checked_and_spaced_out() -
     said: list[Progress] = []
 
     async def scenario() -> None:
-        server = McpServer(tools_server("work", "progress"))
+        # 2,000 progress notifications take seconds on a busy machine: this test is not about
+        # the call's time limit, so it gives the call a minute.
+        server = McpServer(tools_server("work", "progress", call_timeout=60.0))
         await server.start()
         with reporting(Reporter(said.append)):
             out = await server.call("steps", {"count": 3, "pause": 0.25})
