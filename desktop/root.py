@@ -120,6 +120,7 @@ class Root:
         self.library = ModelLibrary(
             paths.data_dir / "models", read_supported(self.build.manifest) if self.build else None
         )
+        self.children = ChildRecord(paths.cache_dir / "children")  # the engine and stdio MCP servers
         self.local_engine = Engine(
             self.build,
             self.library,
@@ -127,13 +128,13 @@ class Root:
             log_dir=paths.log_dir,
             http=self.http.probe,
             on_change=self._engine_changed,
+            children=self.children,
         )
         states = SavedStates(self.local_engine.slots, budget=0)
         self.slots = SlotKeeper(self.local_engine, states, self._slot_limits)
         self._engine_clients: dict[str, httpx.AsyncClient] = {}
         self._engine_watchers: list[Callable[[EngineStatus], None]] = []
         memory = ServerMemory(paths.cache_dir / "mcp-servers.json", earlier=paths.cache_dir / "mcp-instructions.json")
-        self.children = ChildRecord(paths.cache_dir / "children")
         self.mcp = McpHub(
             self.load_settings, self.secrets, self.redactor, memory, on_demand=servers_on_demand, children=self.children
         )

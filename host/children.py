@@ -1,9 +1,9 @@
-"""The processes Cairn starts (MCP servers over stdio), recorded while they run, so that those
-a killed Cairn left behind are ended at its next start.
+"""The processes Cairn starts (MCP servers over stdio, the built-in engine), recorded while
+they run, so that those a killed Cairn left behind are ended at its next start.
 
-On Linux a child is also told to die with Cairn (``PR_SET_PDEATHSIG``, ``host.mcp.stdio``),
-but the kernel only sends it a SIGTERM: a server that ignores it, or one whose own children
-(``npx`` starts ``node``) never hear of it, lives on. So each child has a small record, one
+On Linux a child is also told to die with Cairn (``PR_SET_PDEATHSIG``: ``host.mcp.stdio``,
+``desktop.engine.process``), but the kernel only sends it a SIGTERM: a server that ignores it,
+or one whose own children (``npx`` starts ``node``) never hear of it, lives on. So each child has a small record, one
 JSON file named by its pid in ``folder``: its pid and start time (``/proc/<pid>/stat`` field
 22, clock ticks since boot), what it is, and the same two of the Cairn that started it. A
 clean stop removes the record. ``end_leftovers``, run when Cairn starts, ends each recorded

@@ -20,7 +20,7 @@ import pytest
 from desktop.engine.build_spec import MANIFEST, EngineBuild, build_key
 from desktop.engine.engine import Engine, EngineError, EngineStatus
 from desktop.engine.library import ModelEntry, ModelLibrary
-from desktop.engine.process import _start_time
+from host.children import start_time as _start_time
 from tests.gguf_files import gemma_like
 
 STAND_IN = Path(__file__).with_name("engine_stand_in.py")
@@ -113,9 +113,11 @@ async def test_first_use_starts_a_private_server_and_unload_stops_it(rig: Rig) -
     assert "--swa-full" in argv
     assert "--jinja" in argv
     assert start["cwd"] == str(rig.engine.state_dir / "run")
-    record = json.loads(rig.engine.record.read_text())
+    [kept] = rig.engine.children.folder.iterdir()
+    record = json.loads(kept.read_text())
     assert record["pid"] == rig.engine.process.pid  # type: ignore[union-attr]
     assert record["start_time"] == _start_time(record["pid"])
+    assert record["owner_pid"] == os.getpid()
     assert os.getpgid(record["pid"]) != os.getpgid(0)  # a Ctrl-C in Cairn's terminal does not reach it
     assert rig.engine.status().state == "ready"
     assert rig.engine.status().memory
@@ -123,10 +125,19 @@ async def test_first_use_starts_a_private_server_and_unload_stops_it(rig: Rig) -
     assert await rig.engine.endpoint(rig.model.sha256) == live  # the same server for the same model
     await rig.engine.unload()
     assert not rig.engine.running
-    assert not rig.engine.record.exists()
+    assert not kept.exists()
     assert _start_time(record["pid"]) is None or _start_time(record["pid"]) != record["start_time"]
     again = await rig.engine.endpoint(rig.model.sha256)
     assert (again.url, again.key) != (live.url, live.key)  # a new port and key for each start
+
+
+def _recorded(rig: Rig, pid: int, start_time: str | None, owner_start_time: str | None) -> None:
+    """A record of ``pid`` as a Cairn (this process, if ``owner_start_time`` is its own) left it."""
+    rig.engine.children.folder.mkdir(parents=True, exist_ok=True)
+    record = {"pid": pid, "start_time": start_time, "what": "the built-in engine", "owner_pid": os.getpid()}
+    (rig.engine.children.folder / f"{pid}.json").write_text(
+        json.dumps({**record, "owner_start_time": owner_start_time})
+    )
 
 
 @pytest.mark.anyio
@@ -134,20 +145,38 @@ async def test_a_leftover_engine_of_ours_is_ended_and_a_stranger_is_not(rig: Rig
     leftover = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        rig.engine.state_dir.mkdir(parents=True)
-        record = {"pid": leftover.pid, "start_time": _start_time(leftover.pid), "server": "llama-server"}
-        rig.engine.record.write_text(json.dumps(record))
+        gone = "1"  # the start time of a Cairn no longer running (this pid's is another)
+        _recorded(rig, leftover.pid, _start_time(leftover.pid), owner_start_time=gone)
         await rig.engine.endpoint(rig.model.sha256)
         assert leftover.wait(timeout=10) == -signal.SIGTERM
         await rig.engine.unload()
         # A record whose pid is now someone else's (another start time) is left alone.
-        rig.engine.record.write_text(json.dumps({"pid": stranger.pid, "start_time": "1", "server": "x"}))
+        _recorded(rig, stranger.pid, "1", owner_start_time=gone)
         await rig.engine.endpoint(rig.model.sha256)
         assert stranger.poll() is None
     finally:
         for child in (leftover, stranger):
             child.kill()
             child.wait()
+
+
+@pytest.mark.anyio
+async def test_the_engine_of_a_cairn_that_still_runs_is_left_alone(rig: Rig, tmp_path: Path) -> None:
+    """Another Cairn of the same home (a command beside the window) starts its own engine:
+    the window's engine is that Cairn's, not a leftover."""
+    await rig.engine.endpoint(rig.model.sha256)
+    window = rig.engine.process
+    assert window is not None
+    async with httpx.AsyncClient() as http:
+        other = Engine(
+            rig.build, rig.library, state_dir=rig.engine.state_dir, log_dir=tmp_path / "other", http=lambda: http
+        )
+        try:
+            await other.endpoint(rig.model.sha256)
+            assert window.returncode is None
+            assert rig.engine.running
+        finally:
+            await other.stop()
 
 
 @pytest.mark.anyio

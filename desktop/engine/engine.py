@@ -30,8 +30,9 @@ import httpx
 from desktop.engine.build_spec import EngineBuild
 from desktop.engine.library import LibraryError, ModelEntry, ModelLibrary
 from desktop.engine.machine import LoadPlan, available_memory
-from desktop.engine.process import EngineProcess, EngineStartError, Launch, end_leftover
+from desktop.engine.process import EngineProcess, EngineStartError, Launch
 from desktop.engine.states import EngineFacts
+from host.children import ChildRecord
 from host.errors import CairnError
 
 __all__ = ["Endpoint", "Engine", "EngineError", "EngineStatus", "ReadFigures"]
@@ -90,7 +91,7 @@ class ReadFigures:
 
 
 class Engine:
-    """The engine for one Cairn home. ``state_dir`` holds its records; ``slots`` its saved states."""
+    """The engine for one Cairn home. ``state_dir`` holds its working folder; ``slots`` its saved states."""
 
     def __init__(
         self,
@@ -102,8 +103,12 @@ class Engine:
         http: Callable[[], httpx.AsyncClient],
         on_change: Callable[[EngineStatus], None] | None = None,
         available: Callable[[], int | None] = available_memory,
+        children: ChildRecord | None = None,
     ) -> None:
+        """``children``: where the server's process is recorded while it runs (the root's
+        record; one of its own in ``state_dir`` without one)."""
         self.build, self.library = build, library
+        self.children = children or ChildRecord(state_dir / "children")
         self.state_dir, self.log_dir = state_dir, log_dir
         self.slots = state_dir / "slots"
         self._http = http
@@ -123,10 +128,6 @@ class Engine:
         self.starts = 0
 
     # -- facts ---------------------------------------------------------------------------------
-
-    @property
-    def record(self) -> Path:
-        return self.state_dir / "engine.json"
 
     @property
     def model(self) -> ModelEntry | None:
@@ -179,11 +180,10 @@ class Engine:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def end_leftover(self) -> None:
-        """End a server an earlier Cairn of this home left running (it was killed, say)."""
-        ended = end_leftover(self.record)
-        if ended is not None:
-            log.info("ended a leftover engine (pid %s)", ended)
+    def end_leftovers(self) -> None:
+        """End what an earlier Cairn of this home left running (it was killed, say), its engine
+        above all, before a start needs the memory; each is logged (``host.children``)."""
+        self.children.end_leftovers()
 
     async def endpoint(self, sha256: str) -> Endpoint:
         """The running server for the model ``sha256``, started or swapped in first."""
@@ -213,7 +213,7 @@ class Engine:
         plan = self.plan(entry)
         if not plan.fits:
             raise EngineError(plan.refusal(entry.title))
-        self.end_leftover()
+        self.end_leftovers()
         self._loading = entry.title
         self._changed()
         try:
@@ -272,7 +272,7 @@ class Engine:
             server=self._server(),
             arguments=tuple(arguments),
             log=self.log_dir / "engine.log",
-            record=self.record,
+            children=self.children,
             workdir=self.state_dir / "run",
         )
 

@@ -2,9 +2,10 @@
 
 Each start gets a free loopback port and a fresh random key, so no other program on the
 computer can use it. On Linux the server is told to die with the thread that started it
-(``PR_SET_PDEATHSIG``); its pid and start time are recorded, so a server of ours left behind
-by a Cairn that was killed is ended at the next start, and never a stranger's process that
-happens to reuse the pid.
+(``PR_SET_PDEATHSIG``); and it is in the record of Cairn's children (``host.children``) while
+it runs, so a server left behind by a Cairn that was killed is ended at the next start, and
+never a stranger's process that happens to reuse the pid, nor the server of a Cairn that
+still runs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import json
 import os
 import re
 import secrets
@@ -25,9 +25,10 @@ from pathlib import Path
 
 import httpx
 
+from host.children import ChildRecord
 from host.errors import CairnError
 
-__all__ = ["EngineProcess", "EngineStartError", "Launch", "end_leftover", "free_port"]
+__all__ = ["EngineProcess", "EngineStartError", "Launch", "free_port"]
 
 READY_TIMEOUT = 180.0  # a large model read from a slow disk takes a while
 STOP_GRACE = 5.0
@@ -45,7 +46,7 @@ class Launch:
     server: Path
     arguments: tuple[str, ...]
     log: Path
-    record: Path
+    children: ChildRecord  # where the server's process is recorded while it runs
     workdir: Path
 
 
@@ -58,35 +59,6 @@ def free_port() -> int:
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
-    return text.rpartition(")")[2].split()[19]
-
-
-def end_leftover(record: Path) -> int | None:
-    """End the server a record names, if that very process (pid and start time) still runs."""
-    try:
-        saved = json.loads(record.read_text(encoding="utf-8"))
-        pid, started = int(saved["pid"]), str(saved["start_time"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    record.unlink(missing_ok=True)
-    if _start_time(pid) != started:
-        return None
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE
-        while _start_time(pid) == started and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if _start_time(pid) == started:
-            os.kill(pid, signal.SIGKILL)
-    return pid
 
 
 class EngineProcess:
@@ -135,11 +107,7 @@ class EngineProcess:
 
     def _record(self) -> None:
         assert self._child is not None
-        started = _start_time(self._child.pid)
-        record = {"pid": self._child.pid, "start_time": started, "server": str(self.launch.server)}
-        with contextlib.suppress(OSError):
-            self.launch.record.parent.mkdir(parents=True, exist_ok=True)
-            self.launch.record.write_text(json.dumps(record), encoding="utf-8")
+        self.launch.children.started(self._child.pid, f"the built-in engine ({self.launch.server})")
 
     async def _wait_ready(self, http: httpx.AsyncClient) -> None:
         assert self._child is not None
@@ -147,6 +115,7 @@ class EngineProcess:
         while time.monotonic() < deadline:
             self._see_variant()
             if self._child.returncode is not None:
+                self.launch.children.ended(self._child.pid)
                 raise EngineStartError(self.exit_reason())
             with contextlib.suppress(httpx.HTTPError):
                 answer = await http.get(f"{self.url}/health", timeout=2.0)
@@ -201,11 +170,14 @@ class EngineProcess:
         return None
 
     async def wait(self) -> int:
+        """The server's exit status, once it has exited (its record then goes)."""
         assert self._child is not None
-        return await self._child.wait()
+        code = await self._child.wait()
+        self.launch.children.ended(self._child.pid)
+        return code
 
     async def stop(self) -> None:
-        """SIGTERM, then SIGKILL after a grace period; the record goes with it."""
+        """SIGTERM, then SIGKILL after a grace period; its record goes with it."""
         child = self._child
         if child is not None and child.returncode is None:
             with contextlib.suppress(ProcessLookupError):
@@ -216,4 +188,5 @@ class EngineProcess:
                 with contextlib.suppress(ProcessLookupError):
                     child.kill()
                 await child.wait()
-        self.launch.record.unlink(missing_ok=True)
+        if child is not None:
+            self.launch.children.ended(child.pid)
