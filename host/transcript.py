@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import AbstractContextManager
 from typing import Any
 
 from pydantic import BaseModel, JsonValue
@@ -159,6 +160,11 @@ class TranscriptWriter:
             )
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
         return _row((row_id, session_id, seq, role, hidden, content_text, system_text, anchor, now))
+
+    def together(self, what: str) -> AbstractContextManager[object]:
+        """One write transaction around several appends: each joins it, and all of them have
+        committed (or none has) when the ``with`` block returns. ``what`` names them for an error."""
+        return self._journal.write(what)
 
     def append_supersede(self, session_id: str, row_ids: list[str], restores: list[str] | None = None) -> TranscriptRow:
         """Record that ``row_ids`` are replaced (an edited message, a regenerated answer), and

@@ -74,6 +74,23 @@ def test_failed_writes_raise_the_one_typed_error_and_save_nothing(journal: Journ
         writer.append_user(session.id, "after close")
 
 
+def test_appends_made_together_are_saved_together_or_not_at_all(journal: Journal, writer: TranscriptWriter) -> None:
+    session = journal.create_session()
+    with writer.together("two sections"):
+        writer.append_system(session.id, "instructions", "one")
+        writer.append_system(session.id, "guidance:x", "two")
+    assert writer.effective_state(session.id) == {"instructions": "one", "guidance:x": "two"}
+
+    def two_more() -> None:
+        with writer.together("two more"):
+            writer.append_system(session.id, "instructions", "three")
+            writer.append_system(session.id, "", "a section with no name")
+
+    with pytest.raises(JournalWriteError, match="non-empty"):
+        two_more()
+    assert writer.effective_state(session.id) == {"instructions": "one", "guidance:x": "two"}
+
+
 def test_anchored_rows_sit_just_before_their_user_row(journal: Journal, writer: TranscriptWriter) -> None:
     session = journal.create_session()
     s0 = writer.append_system(session.id, "instructions", "v1")

@@ -140,10 +140,12 @@ class ContextEngine:
         desired = self.desired(state, catalog, overrides, tools_allowed=tools_allowed, current=current)
         desired.update(tool_sections or {})
         current = {k: v for k, v in current.items() if _managed(k) or k in desired}
-        rows = tuple(
-            writer.append_system(session_id, name, content, anchor=anchor)
-            for name, content in diff_sections(current, desired)
-        )
+        rows: tuple[TranscriptRow, ...] = ()
+        if updates := diff_sections(current, desired):
+            with writer.together("this request's system content"):  # one commit, not one a section
+                rows = tuple(
+                    writer.append_system(session_id, name, content, anchor=anchor) for name, content in updates
+                )
         if tools is None:
             tools = self.tools(state, catalog) if tools_allowed else ToolCatalog()
         return Prepared(rows, catalog, tools, tuple(sorted(desired, key=section_order)))
