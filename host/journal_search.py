@@ -132,11 +132,11 @@ def search(
     walker = _Walker(conn, expression)
     chosen: list[tuple[int, tuple[str, str, str, str]]] = []
     looked = after
-    chats = _chats(conn, words, after, None)
+    chats, narrowed = _chats(conn, words, after, None), False
     while True:
-        if walker.done and not walker.narrowed:  # only the chats it found, and titles, are left to look at
+        if walker.done and not narrowed:  # only the chats it found, and titles, are left to look at
             chats.close()
-            chats, walker.narrowed = _chats(conn, words, looked, sorted(walker.chats)), True
+            chats, narrowed = _chats(conn, words, looked, sorted(walker.chats)), True
         for _ in range(SLICE):
             following = next(chats, None)
             if following is None:
@@ -164,20 +164,21 @@ class _Walker:
         self.chats: set[int] = set()
         self.frontier = 0  # every chat below it is known: in ``chats`` or without a match
         self.done = expression is None
-        self.narrowed = False
 
     def walk(self, statements: int) -> None:
-        budget = [SLICE_ROWS]
+        rows = SLICE_ROWS
         for _ in range(statements):
-            if self.done or budget[0] <= 0:
+            if self.done or rows <= 0:
                 return
-            self._statement(budget)
+            rows -= self._statement(rows)
 
-    def _statement(self, budget: list[int]) -> None:
+    def _statement(self, rows: int) -> int:
+        """Read on from the frontier, at most ``rows`` matches; how many were read."""
         start = self.frontier << CHAT_SHIFT
         cursor = self._conn.execute(
             "SELECT rowid FROM message_index WHERE message_index MATCH ? AND rowid >= ?", (self._expression, start)
         )
+        read = 0
         try:
             current, seen = -1, 0
             for (rowid,) in cursor:
@@ -187,10 +188,11 @@ class _Walker:
                     current, seen = chat, 0
                     self.frontier = chat + 1
                 seen += 1
-                budget[0] -= 1
-                if seen >= PER_CHAT or budget[0] <= 0:
-                    return  # on from the next chat (this one is known), in a new statement
+                read += 1
+                if seen >= PER_CHAT or read >= rows:
+                    return read  # on from the next chat (this one is known), in a new statement
             self.done = True
+            return read
         finally:
             cursor.close()
 
