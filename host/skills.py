@@ -6,11 +6,10 @@ characters of a-z, 0-9 and '-', equal to the folder's name) and ``description`` 
 ``.agents/skills``. An invalid skill is reported with its reason and left out; nothing is
 ever read from outside a skills folder.
 
-Skill folders come from cloned repositories, so every file is hostile until read: only a
-regular file is opened (never a FIFO or a device, and never by waiting on it), reads are
-capped, the front matter is capped before YAML sees it, and anything at all that goes wrong
-while reading one skill (a YAML bomb's RecursionError included) makes that skill invalid
-with a reason. A scan never stops because of one skill.
+Skill folders come from cloned repositories, so every file is hostile until read
+(``host.skill_file`` reads one), and nothing is ever read from outside a skills folder.
+Anything at all that goes wrong with one skill makes that skill invalid with a reason; a scan
+never stops because of one skill.
 """
 
 from __future__ import annotations
@@ -18,17 +17,18 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-import yaml
-
+from host import dir_watch
 from host.errors import CairnError
+from host.skill_file import SKILL_FILE, Parsed, Stamp, parse_file, stamp_of
 from host.text import printable
 
 __all__ = [
+    "SKILL_FILE",
     "InvalidSkill",
     "ScanWork",
     "Skill",
@@ -40,12 +40,8 @@ __all__ = [
     "stamp_of",
 ]
 
-MAX_SKILL_BYTES = 1_000_000
-MAX_FRONT_MATTER = 16_384
 MAX_DESCRIPTION = 1024
 NAMED_IN_ERRORS = 20  # the most skills an error names; past that, it points to tool_search
-SKILL_FILE = "SKILL.md"
-_SIZE = 4  # a stamp's size
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 Source = Literal["user", "workspace"]
@@ -84,39 +80,14 @@ class SkillCatalog:
         return {s.name: s for s in self.skills}
 
 
-@dataclass(frozen=True)
-class _Parsed:
-    stamp: Stamp
-    front: dict[str, object] | None
-    body: str
-    problem: str | None
-
-
-# What says a path is unchanged: its kind, inode, device, size, mtime and ctime, following
-# links (a link that leads nowhere is stamped as the link itself). A file rewritten in place
-# changes its mtime and ctime; one replaced by another file changes its inode.
-Stamp = tuple[int, ...]
-
-
-def stamp_of(path: str | Path) -> Stamp | None:
-    """``path``'s stamp, or ``None`` when nothing is there."""
-    try:
-        info, followed = os.stat(path), 1
-    except (OSError, ValueError):
-        try:
-            info, followed = os.lstat(path), 0
-        except (OSError, ValueError):
-            return None
-    return (followed, stat.S_IFMT(info.st_mode), info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns,
-            info.st_ctime_ns)  # fmt: skip
-
-
 @dataclass
 class ScanWork:
-    """What the store's scans have cost so far: skills folders listed, skill folders checked
-    in full (resolved and vetted), and ``SKILL.md`` files read and parsed."""
+    """What the store's scans have cost so far: skills folders listed, entries looked at by
+    their stamps (two ``stat`` calls each), skill folders checked in full (resolved and
+    vetted), and ``SKILL.md`` files read and parsed."""
 
     listed: int = 0
+    looked: int = 0
     checked: int = 0
     read: int = 0
 
@@ -134,6 +105,7 @@ class _Entry:
 class _Listing:
     stamp: Stamp
     entries: tuple[_Entry, ...]
+    watched: bool  # the folder watch names its entries when they change
 
 
 @dataclass(frozen=True)
@@ -143,49 +115,68 @@ class _Checked:
     stamps: tuple[Stamp, Stamp | None]  # the folder's, its SKILL.md's
     skill: Skill | None
     problem: str | None
+    watched: bool  # the folder watch names it whenever what makes it a skill changes
+
+
+_DEVICE = 3  # a stamp's device
 
 
 class SkillStore:
     """Scans skill folders on demand, again only where something changed.
 
-    A skills folder whose stamp is unchanged is not listed again (a folder's mtime changes
-    when entries come or go); a skill folder whose stamp and whose ``SKILL.md``'s stamp are
-    unchanged keeps its last check. So a scan before every request costs two ``stat`` calls
-    a skill when nothing changed, and never a re-resolve. ``work`` counts what scans cost.
+    Each skills folder is looked at by its stamp at every scan, and listed again only when
+    that changed (a folder's mtime changes when entries come or go). Its entries are looked at
+    again only where the folder watch (``host.dir_watch``) names them; so on Linux, with
+    nothing changed, a scan costs one ``stat`` a skills folder and one read of the watch. An
+    entry the watch cannot answer for (a link, a ``SKILL.md`` with other hard links, a folder
+    on another or a network file system; every entry where there is no watch) is looked at by
+    its stamps at every scan: unchanged, it keeps its last check, so it is never resolved or
+    read again. ``work`` counts what scans cost.
     """
 
-    def __init__(self, roots: list[tuple[Source, Path]]) -> None:
+    def __init__(self, roots: list[tuple[Source, Path]], *, watch: bool = True) -> None:
         self.roots = roots
         self.work = ScanWork()
-        self._parsed: dict[Path, _Parsed] = {}
+        self._parsed: dict[Path, Parsed] = {}
         self._listings: dict[Path, _Listing] = {}
         self._checked: dict[tuple[Source, str], _Checked] = {}
         self._catalog: SkillCatalog | None = None
+        self._feed = dir_watch.feed() if watch else None
+        self._unwatched = 0  # entries the last scan had to look at by their stamps
 
     @staticmethod
     def workspace_root(workspace: Path) -> Path:
         return workspace / ".agents" / "skills"
 
     def scan(self) -> SkillCatalog:
-        changed = self._catalog is None
+        changes = self._feed.changes() if self._feed is not None else None  # None: anything may have
+        listings = [(source, root, *self._listing(root, changes)) for source, root in self.roots]
+        relisted = any(fresh for *_, fresh, _ in listings)
+        if self._catalog is not None and changes == set() and not self._unwatched and not relisted:
+            return self._catalog
+        changed = self._catalog is None or relisted
         results: list[tuple[Path, Skill | None, str | None]] = []
         visited: set[tuple[Source, str]] = set()
-        for source, root in self.roots:
-            listing, relisted = self._listing(root)
-            changed |= relisted
+        unwatched = 0
+        for source, root, listing, _, trusted in listings:
             if isinstance(listing, str):
                 results.append((root, None, listing))
                 continue
-            for entry in listing:
+            for entry in listing.entries:
                 key = (source, entry.folder_path)
                 visited.add(key)
-                found = self._folder(source, root, entry)
-                changed |= found is not self._checked.get(key)
+                known = self._checked.get(key)
+                found = known
+                if known is None or not known.watched or not trusted or _named(entry, changes):
+                    found = self._folder(source, root, entry, known, listing.stamp[_DEVICE])
+                changed |= found is not known
                 if found is None:
                     continue
                 self._checked[key] = found
+                unwatched += not (found.watched and listing.watched)
                 if found.skill is not None or found.problem is not None:  # else a loose file
                     results.append((entry.folder, found.skill, found.problem))
+        self._unwatched = unwatched
         if not changed and self._catalog is not None:
             return self._catalog
         for key in self._checked.keys() - visited:
@@ -193,39 +184,69 @@ class SkillStore:
         self._catalog = _catalog(results)
         return self._catalog
 
-    def _listing(self, root: Path) -> tuple[tuple[_Entry, ...] | str, bool]:
-        """The entries of ``root`` (none if it is not a folder) or why it cannot be read, and
-        whether it was listed afresh."""
-        stamp = stamp_of(root)  # taken first: an entry added while listing makes the next scan list again
+    def _listing(self, root: Path, changes: set[str] | None) -> tuple[_Listing | str, bool, bool]:
+        """The listing of ``root`` (no entries if it is not a folder) or why it cannot be read;
+        whether it was listed afresh; and whether its entries that the watch has not named
+        are known to be unchanged (its watch held since they were last looked at)."""
+        path = os.fspath(root)
         known = self._listings.get(root)
-        if known is not None and known.stamp == stamp:
-            return known.entries, False
+        stamp = stamp_of(root)
+        if known is not None and known.stamp == stamp and not (known.watched and changes and path in changes):
+            return known, False, known.watched and changes is not None
         self._listings.pop(root, None)
+        watched = self._feed is not None and self._feed.watch(path, follow=True)
+        stamp = stamp_of(root)  # after the watch, before listing: nothing changing after it goes unnoticed
         try:
             if stamp is None or not root.is_dir():
-                return (), known is not None
+                return _Listing(stamp or (), (), False), known is not None, False
             self.work.listed += 1
             folders = sorted(root.iterdir())
         except OSError as exc:
-            return f"the skills folder cannot be read ({exc.strerror})", True
+            return f"the skills folder cannot be read ({exc.strerror})", True, False
         entries = tuple(_Entry(f, os.fspath(f), os.fspath(f / SKILL_FILE)) for f in folders)
-        self._listings[root] = _Listing(stamp, entries)
-        return entries, True
+        listing = self._listings[root] = _Listing(stamp, entries, watched)
+        # Entries are trusted only if this is the same folder, watched since they were looked at.
+        same = known is not None and known.watched and known.stamp[1 : _DEVICE + 1] == stamp[1 : _DEVICE + 1]
+        return listing, True, same and watched and changes is not None
 
-    def _folder(self, source: Source, root: Path, entry: _Entry) -> _Checked | None:
+    def _folder(
+        self, source: Source, root: Path, entry: _Entry, known: _Checked | None, device: int
+    ) -> _Checked | None:
         """``entry`` as its last check found it if neither it nor its ``SKILL.md`` changed since,
         else checked afresh (neither skill nor problem: not a skill folder at all); ``None`` if
         it is gone."""
+        watched = self._watch(entry, device)  # first: a change after the look below is named
+        self.work.looked += 1
         stamps = stamp_of(entry.folder_path), stamp_of(entry.file_path)
         folder_stamp = stamps[0]
         if folder_stamp is None:
             return None  # gone since the listing; the folder's stamp changed, so the next scan lists again
-        known = self._checked.get((source, entry.folder_path))
         if known is not None and known.stamps == stamps:
-            return known
+            return known if known.watched == watched else replace(known, watched=watched)
         self.work.checked += 1
         skill, problem = self._safe_check(source, root, entry.folder)
-        return _Checked((folder_stamp, stamps[1]), skill, problem)
+        return _Checked((folder_stamp, stamps[1]), skill, problem, watched)
+
+    def _watch(self, entry: _Entry, device: int) -> bool:
+        """Watch ``entry``; whether the watch will name it whenever what makes it a skill (or
+        not one) changes."""
+        if self._feed is None:
+            return False
+        try:
+            folder = os.lstat(entry.folder_path)
+        except OSError:
+            return False
+        if stat.S_ISREG(folder.st_mode):
+            return True  # a loose file: only its coming and going matter, and the root's watch names both
+        if not stat.S_ISDIR(folder.st_mode) or folder.st_dev != device or not self._feed.watch(entry.folder_path):
+            return False  # a link (its target can change unnamed), a mount, or no watch to be had
+        try:
+            skill_file = os.lstat(entry.file_path)
+        except FileNotFoundError:
+            return True  # its coming is named
+        except OSError:
+            return False
+        return stat.S_ISREG(skill_file.st_mode) and skill_file.st_nlink == 1  # a link or a hard link: unnamed writes
 
     def load_body(self, name: str, catalog: SkillCatalog) -> str:
         """The bridge: the body of skill ``name``, if it is in ``catalog`` and safely readable."""
@@ -283,17 +304,22 @@ class SkillStore:
         # Escaped, not dropped: the description reaches the model and the screen as plain text.
         return Skill(name, printable(" ".join(description.split())), folder, source), None
 
-    def _parse(self, path: Path) -> _Parsed:
+    def _parse(self, path: Path) -> Parsed:
         stamp = stamp_of(path)
         if stamp is None:
-            return _Parsed((), None, "", f"{SKILL_FILE} cannot be read (it is gone)")
+            return Parsed((), None, "", f"{SKILL_FILE} cannot be read (it is gone)")
         cached = self._parsed.get(path)
         if cached is not None and cached.stamp == stamp:
             return cached
         self.work.read += 1
-        parsed = _parse_file(path, stamp)
+        parsed = parse_file(path, stamp)
         self._parsed[path] = parsed
         return parsed
+
+
+def _named(entry: _Entry, changes: set[str] | None) -> bool:
+    """Whether the watch named ``entry`` or its ``SKILL.md`` (with no watch, anything may have changed)."""
+    return changes is None or entry.folder_path in changes or entry.file_path in changes
 
 
 def _catalog(results: list[tuple[Path, Skill | None, str | None]]) -> SkillCatalog:
@@ -309,87 +335,3 @@ def _catalog(results: list[tuple[Path, Skill | None, str | None]]) -> SkillCatal
         elif skill is not None:
             skills[skill.name] = skill
     return SkillCatalog(tuple(sorted(skills.values(), key=lambda s: s.name)), tuple(invalid))
-
-
-def _too_big(size: int) -> str:
-    return f"{SKILL_FILE} is {size / 1e6:.1f} MB; the limit is {MAX_SKILL_BYTES // 1_000_000} MB"
-
-
-def _read_regular_file(path: Path) -> bytes:
-    """The file's bytes, at most ``MAX_SKILL_BYTES + 1`` of them. Opened without following a
-    link and without blocking, and refused unless it is a regular file, so a FIFO or a
-    device named SKILL.md can never make Cairn wait. Raises ``OSError`` or ``ValueError``."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{SKILL_FILE} is not a regular file (a pipe, a device or a folder?), so it is refused")
-        chunks: list[bytes] = []
-        left = MAX_SKILL_BYTES + 1
-        while left > 0 and (chunk := os.read(fd, min(left, 65536))):
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _parse_file(path: Path, stamp: Stamp) -> _Parsed:
-    try:
-        return _parse_checked(path, stamp)
-    except Exception as exc:  # noqa: BLE001 - hostile input: one file only ever invalidates its own skill
-        return _Parsed(stamp, None, "", f"{SKILL_FILE} could not be read ({type(exc).__name__})")
-
-
-def _parse_checked(path: Path, stamp: Stamp) -> _Parsed:
-    text = _read_text(path, stamp[_SIZE])
-    if isinstance(text, _Problem):
-        return _Parsed(stamp, None, "", text.reason)
-    return _front_matter(text, stamp)
-
-
-@dataclass(frozen=True)
-class _Problem:
-    reason: str
-
-
-def _read_text(path: Path, size: int) -> str | _Problem:
-    if size > MAX_SKILL_BYTES:
-        return _Problem(_too_big(size))
-    try:
-        data = _read_regular_file(path)
-    except OSError as exc:
-        return _Problem(f"{SKILL_FILE} cannot be read ({exc.strerror})")
-    except ValueError as exc:
-        return _Problem(str(exc))
-    if len(data) > MAX_SKILL_BYTES:
-        return _Problem(_too_big(len(data)))
-    try:
-        return data.decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n")
-    except UnicodeDecodeError:
-        return _Problem(f"{SKILL_FILE} is not UTF-8 text")
-
-
-def _front_matter(text: str, stamp: Stamp) -> _Parsed:
-    if not text.startswith("---\n"):
-        return _Parsed(stamp, None, "", f"{SKILL_FILE} does not start with YAML front matter between '---' lines")
-    end = text.find("\n---", 3)
-    if end < 0:
-        return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is never closed with '---'")
-    if end - 4 > MAX_FRONT_MATTER:
-        return _Parsed(
-            stamp, None, "", f"{SKILL_FILE}'s front matter is {end - 4:,} characters; at most {MAX_FRONT_MATTER:,}"
-        )
-    try:
-        front = yaml.safe_load(text[4:end])
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" at line {where.line + 2}" if where is not None else ""
-        return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is not valid YAML{line}")
-    except RecursionError:
-        return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is nested too deeply to read")
-    if not isinstance(front, dict):
-        return _Parsed(stamp, None, "", f"{SKILL_FILE}'s front matter is not a mapping of fields")
-    after = text[end + 4 :]
-    body = after.split("\n", 1)[1] if "\n" in after else ""
-    return _Parsed(stamp, {str(k): v for k, v in front.items()}, body, None)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from host.skills import MAX_SKILL_BYTES, SkillError, SkillStore
+from host.skill_file import MAX_SKILL_BYTES
+from host.skills import SkillError, SkillStore
 from tests.cache_scenario import write_skill
 
 

@@ -14,6 +14,12 @@ from tests.cache_scenario import write_skill
 SKILLS = 1000
 
 
+@pytest.fixture(params=[True, False], ids=["watched", "stamps-only"])
+def watch(request: pytest.FixtureRequest) -> bool:
+    """Each test runs with the folder watch and without it (where Cairn has none)."""
+    return bool(request.param)
+
+
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     root = tmp_path / "skills"
@@ -41,8 +47,8 @@ class Counted:
         monkeypatch.setattr(pathlib.Path, "resolve", counting_resolve)
 
 
-def test_a_scan_with_nothing_changed_opens_resolves_and_parses_nothing(root, monkeypatch) -> None:
-    store = SkillStore([("user", root)])
+def test_a_scan_with_nothing_changed_opens_resolves_and_parses_nothing(root, watch, monkeypatch) -> None:
+    store = SkillStore([("user", root)], watch=watch)
     first = store.scan()
     assert len(first.skills) == SKILLS
     assert (store.work.listed, store.work.checked, store.work.read) == (1, SKILLS, SKILLS)
@@ -53,8 +59,8 @@ def test_a_scan_with_nothing_changed_opens_resolves_and_parses_nothing(root, mon
     assert (store.work.listed, store.work.checked, store.work.read) == (1, SKILLS, SKILLS)
 
 
-def test_a_skill_rewritten_at_the_same_size_is_read_again(root, monkeypatch) -> None:
-    store = SkillStore([("user", root)])
+def test_a_skill_rewritten_at_the_same_size_is_read_again(root, watch, monkeypatch) -> None:
+    store = SkillStore([("user", root)], watch=watch)
     store.scan()
     skill_file = root / "skill-0500" / "SKILL.md"
     before = skill_file.stat()
@@ -69,8 +75,8 @@ def test_a_skill_rewritten_at_the_same_size_is_read_again(root, monkeypatch) -> 
     assert (store.work.listed, store.work.checked, store.work.read) == (1, SKILLS + 1, SKILLS + 1)
 
 
-def test_a_skill_replaced_by_another_file_with_the_same_size_and_mtime_is_read_again(root) -> None:
-    store = SkillStore([("user", root)])
+def test_a_skill_replaced_by_another_file_with_the_same_size_and_mtime_is_read_again(root, watch) -> None:
+    store = SkillStore([("user", root)], watch=watch)
     store.scan()
     skill_file = root / "skill-0007" / "SKILL.md"
     before, folder = skill_file.stat(), skill_file.parent.stat()
@@ -87,8 +93,8 @@ def test_a_skill_replaced_by_another_file_with_the_same_size_and_mtime_is_read_a
     assert store.work.read == SKILLS + 1
 
 
-def test_a_skill_added_lists_the_folder_again_and_reads_only_the_new_one(root) -> None:
-    store = SkillStore([("user", root)])
+def test_a_skill_added_lists_the_folder_again_and_reads_only_the_new_one(root, watch) -> None:
+    store = SkillStore([("user", root)], watch=watch)
     store.scan()
     write_skill(root, "aardvark", "Knows about aardvarks.")
     catalog = store.scan()
@@ -100,8 +106,8 @@ def test_a_skill_added_lists_the_folder_again_and_reads_only_the_new_one(root) -
     assert store.work.read == SKILLS + 1
 
 
-def test_a_cached_skill_turned_into_a_link_out_of_the_folder_is_refused(root, tmp_path: Path) -> None:
-    store = SkillStore([("user", root)])
+def test_a_cached_skill_turned_into_a_link_out_of_the_folder_is_refused(root, watch, tmp_path: Path) -> None:
+    store = SkillStore([("user", root)], watch=watch)
     store.scan()
     write_skill(tmp_path / "elsewhere", "skill-0001", "Gotcha.", body="private data")
     (root / "skill-0001" / "SKILL.md").unlink()
