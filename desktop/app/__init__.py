@@ -45,7 +45,15 @@ from desktop.settings.problems import problem_text
 from desktop.settings.routes import ResolvedRoute, RouteError, resolve_route
 from desktop.settings.secret_file import SECRETS_FILE, SecretFile, SecretFileError
 from desktop.settings.secrets import KEY_ENV, KeychainUnavailable, SecretPlace, SecretStore, SecretsView
-from desktop.settings.store import TEXT_SIZE_MAX, TEXT_SIZE_MIN, Account, Assistant, Settings, SettingsError
+from desktop.settings.store import (
+    SKILLS_LISTED_MAX,
+    TEXT_SIZE_MAX,
+    TEXT_SIZE_MIN,
+    Account,
+    Assistant,
+    Settings,
+    SettingsError,
+)
 from desktop.tools.mcp_prompts import FilledPrompt, PromptChoices, PromptImage, PromptUnavailable
 from desktop.tools.server_views import ServerView
 from desktop.turn.approvals import Approval, Approver, Choice
@@ -84,6 +92,7 @@ __all__ = [
     "NO_WORKSPACE",
     "PAGE",
     "SECRETS_FILE",
+    "SKILLS_LISTED_MAX",
     "SKILL_FILE",
     "STOPPED",
     "TEXT_SIZE_MAX",

@@ -1,6 +1,7 @@
 """What the person prefers for every chat: custom instructions, the default permission mode,
 Always and Never answers, the context budget and where summaries go, chat titles, the theme
-and text size, the workspace and its skills, and the assistants to start chats from.
+and text size, the workspace and its skills (and how many a chat lists), and the assistants to
+start chats from.
 
 Each change reads the settings file afresh and changes only its own fields (a change made
 meanwhile by the command line is kept), then publishes a new snapshot. A value that cannot
@@ -21,6 +22,7 @@ from desktop.settings.problems import problem_text
 from desktop.settings.store import (
     MAX_TOKENS,
     MIN_TOKENS,
+    SKILLS_LISTED_MAX,
     TEXT_SIZE_MAX,
     TEXT_SIZE_MIN,
     Assistant,
@@ -93,6 +95,15 @@ class Preferences:
         """Use ``folder`` as the workspace (its .agents/skills too); return the new catalog."""
         self._shared.save_settings(workspace=str(folder) if folder else None)
         return self.skills()
+
+    def save_skills_listed(self, count: int) -> None:
+        """How many skills a chat lists one by one in its prompt; it finds the others with
+        ``tool_search`` and loads them with ``load_skill``. Out of range is refused in words."""
+        if not 0 <= count <= SKILLS_LISTED_MAX:
+            raise SettingsError(
+                f"The number of skills listed in the prompt must be between 0 and {SKILLS_LISTED_MAX:,}."
+            )
+        self._shared.save_settings(skills_listed=count)
 
     def skills(self) -> SkillCatalog:
         return self._root.engine.skills(self._shared.system)

@@ -142,6 +142,7 @@ class AppState:
             summary_route=settings.summary_route,
             assistants=tuple(settings.assistants),
             auto_titles=settings.auto_titles,
+            skills_listed=settings.skills_listed,
         )
 
     def served_models(self) -> dict[str, tuple[str, ...]]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from desktop.catalog.modelsdev import ModelsDevCatalog
 from desktop.catalog.transport import TransportCatalog
+from desktop.context.system_state import SKILL_LISTING_BUDGET
 from desktop.settings.routes import ResolvedRoute
 from desktop.settings.secrets import SecretsView
 from desktop.settings.store import Account, Assistant, AutoTitles, SummaryRoute, ToolGrant
@@ -54,6 +55,7 @@ class AppSnapshot:
     text_size: int | None = None  # points; None: Cairn's default
     assistants: tuple[Assistant, ...] = ()  # presets to start a chat from
     auto_titles: AutoTitles = "free_routes"  # where chat titles come from
+    skills_listed: int = SKILL_LISTING_BUDGET  # skills a chat lists one by one; tool_search finds the others
     # A model id's readable name, where the id is not one: the built-in engine's are SHA-256s.
     model_titles: Mapping[str, str] = field(default_factory=dict)
 

@@ -51,7 +51,7 @@ FIELDS = {
     "stop_timeout": "The time the server has to stop",
     "reply_reserve": "The room kept for the reply",
     "retained_tail": "The recent conversation kept",
-    "skills_listed": "The number of skills listed",
+    "skills_listed": "The number of skills listed in the prompt",
     "summary_route": "Where summaries go",
     "theme": "The theme",
     "workspace": "The workspace folder",

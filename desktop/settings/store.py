@@ -186,6 +186,7 @@ class Assistant(BaseModel):
 
 
 TEXT_SIZE_MIN, TEXT_SIZE_MAX = 9, 22  # points
+SKILLS_LISTED_MAX = 10_000  # skills a chat may list one by one in its prompt
 
 
 class Settings(BaseModel):
@@ -227,7 +228,7 @@ class Settings(BaseModel):
         "nothing (local servers, free models), or always.",
     )
     skills_listed: int = Field(
-        default=50, ge=0, le=10_000, description="Skills a chat lists one by one; it finds the others with tool_search."
+        default=50, ge=0, le=SKILLS_LISTED_MAX, description="Skills a chat lists one by one; tool_search finds others."
     )
 
     engine_idle_minutes: float = Field(

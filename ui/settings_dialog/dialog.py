@@ -185,7 +185,7 @@ class SettingsDialog(QDialog):
                 tab.guard.leave(lambda: self._let_go(result), then="close Settings")
                 return
         self._letting_go = False
-        for applier in (self.instructions_saving, self.context.saving, self.models.saving):
+        for applier in (self.instructions_saving, self.skills_tab.saving, self.context.saving, self.models.saving):
             applier.flush()  # what was typed a moment ago is saved, not lost with the dialog
         self.accounts.saving.close_questions()
         self.keys.close_questions()

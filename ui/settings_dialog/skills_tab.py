@@ -1,5 +1,6 @@
 """The Skills tab of Settings: the skills Cairn found, the ones left out and why, the folders
-they come from, and a button that opens your skills folder.
+they come from, a button that opens your skills folder, and how many skills a chat lists one
+by one in its prompt (saved as it is changed; the others are found with the tool search).
 
 The list follows the disk while the tab is open: a QFileSystemWatcher watches the skills
 folders, each skill's folder and its SKILL.md, and a change (a skill added, edited, broken or
@@ -22,13 +23,16 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.app import SkillCatalog, SkillStore, printable
+from desktop.app import SKILLS_LISTED_MAX, SkillCatalog, SkillStore, printable, problem_text
 from ui.bridge.core_client import CoreClient
-from ui.settings_dialog.notes import quiet_note
+from ui.settings_dialog.apply_as_made import ApplyAsMade
+from ui.settings_dialog.notes import quiet_note, with_note
+from ui.settings_dialog.result_line import said_in_settings
 
 __all__ = ["SkillsTab"]
 
@@ -38,15 +42,21 @@ EXPLAINED = (
     "skill's name and description, and reads the rest when a task needs it. Add, edit or delete a skill "
     "on disk and this list follows; a chat picks up the change with its next message."
 )
+LISTED = "Skills listed in the prompt"
+LISTED_TIP = "Skills past this number are still available: the model finds them with the tool search."
+LISTED_NOTE = (
+    "How many skills a chat names one by one in its prompt. Skills past this number are still available: the "
+    "model finds them with the tool search and reads one when a task needs it."
+)
 
 
 class SkillsTab(QWidget):
     def __init__(self, core: CoreClient) -> None:
         super().__init__()
         self.core = core
-        self._build(core.snapshot.skills_dir, core.snapshot.workspace)
+        self._build(core.snapshot.skills_dir, core.snapshot.workspace, core.snapshot.skills_listed)
 
-    def _build(self, skills_dir: Path, workspace: str | None) -> None:
+    def _build(self, skills_dir: Path, workspace: str | None, listed: int) -> None:
         self.folder = QLineEdit(str(skills_dir))
         self.folder.setReadOnly(True)
         self.folder.setAccessibleName("Your skills folder")
@@ -81,6 +91,7 @@ class SkillsTab(QWidget):
         row.addWidget(browse)
         form.addRow("Workspace", row)
         form.addRow("", quiet_note("A workspace's own skills are in its .agents/skills folder."))
+        self._add_listed(form, listed)
         layout = QVBoxLayout(self)
         layout.addWidget(explained)
         layout.addLayout(form)
@@ -101,6 +112,32 @@ class SkillsTab(QWidget):
         self.pause.timeout.connect(self.rescan)
         self._stopped = False
         self.rescan()
+
+    # -- how many a chat lists ---------------------------------------------------------------
+
+    def _add_listed(self, form: QFormLayout, count: int) -> None:
+        """The number of skills listed, under the folders; saved a moment after it changes."""
+        self.listed = QSpinBox()
+        self.listed.setAccessibleName(LISTED)
+        self.listed.setRange(0, SKILLS_LISTED_MAX)  # the settings' own bounds: nothing else can be typed
+        self.listed.setGroupSeparatorShown(True)
+        self.listed.setValue(count)
+        self.listed.setToolTip(LISTED_TIP)
+        label = QLabel(LISTED)
+        label.setBuddy(self.listed)  # a click on the label goes to the box, not to its note
+        form.addRow(label, with_note(self.listed, quiet_note(LISTED_NOTE), below=6))
+        self.saving = ApplyAsMade(self._save_listed, [self.listed.valueChanged], self)
+
+    def _save_listed(self) -> None:
+        count = self.listed.value()
+
+        def saved(_result: object) -> None:
+            self.status.setText("Saved. The next message uses it.")
+
+        def failed(error: BaseException) -> None:
+            self.status.setText(said_in_settings(problem_text(error)))
+
+        self.core.run_on_core(lambda app: app.preferences.save_skills_listed(count), saved, failed)
 
     # -- the list ----------------------------------------------------------------------------
 
