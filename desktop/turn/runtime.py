@@ -46,6 +46,7 @@ from host.errors import JournalWriteError
 from host.journal import Journal
 from host.permissions import CatalogGate, PermissionPolicy, ToolGate, ToolRequest
 from host.rows import TranscriptRow
+from host.tools import ToolCatalog
 from host.transcript import TranscriptWriter
 from host.versions import NotAVersion, Versions, switch_version
 
@@ -134,8 +135,16 @@ class ChatRuntime:
             remember=remember or (lambda _target, _allow: None),
             attachments=self.attachments,
             elicitor=elicitor,
+            tools_now=self._tools_now,
         )
         self.steps = Steps(self)
+
+    def _tools_now(self) -> ToolCatalog:
+        """The tools as their sources offer them now (none without an engine)."""
+        if self.engine is None:
+            return ToolCatalog()
+        state = self.system()
+        return self.engine.tools(state, self.engine.skills(state))
 
     @property
     def preparer(self) -> RequestPreparer | None:

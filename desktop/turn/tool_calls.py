@@ -4,9 +4,10 @@ Each call goes through the gate (architecture §6, invariant 7). A call the gate
 decide is parked first, as a hidden ``tool_approval`` row pinned to the exact spec it was made
 against, so it survives closing the window; the approver is then asked and waited on. The
 answer is recorded too: a "This chat" answer as a grant row, "Always" and "Never" in the
-settings. An approved call runs only if its tool still has that pin. Every call ends with a
-result the model reads (the reason, when it did not run), and the decision is recorded with
-it. Results are capped before they reach the model or the journal, and secrets redacted.
+settings. An approved call runs only if its tool, as its source offers it now, still has that
+pin. Every call ends with a result the model reads (the reason, when it did not run), and the
+decision is recorded with it. Results are capped before they reach the model or the journal,
+and secrets redacted.
 """
 
 from __future__ import annotations
@@ -89,8 +90,12 @@ class ToolCalls:
         remember: Callable[[ToolIdentity, bool], None],
         attachments: AttachmentStore | None = None,
         elicitor: Elicitor | None = None,
+        tools_now: Callable[[], ToolCatalog] | None = None,
     ) -> None:
+        """``tools_now``: the tools as their sources offer them now, which an answered call is
+        checked against (none given: the catalog of its turn)."""
         self.writer, self.gate, self.approver, self.redactor = writer, gate, approver, redactor
+        self._tools_now = tools_now
         self.elicitor: Elicitor = elicitor or DeclineQuestions()  # a running call's questions to the person
         self.attachments = attachments
         self._emit = emit
@@ -177,11 +182,21 @@ class ToolCalls:
                 self.commit(request.session_id, result)
                 raise CallsStopped(approval.reason())
             return result
-        pinned = ToolRequest(request.session_id, request.call, request.catalog, request.permissions, pin=pin)
+        pinned = ToolRequest(request.session_id, request.call, self._now(request), request.permissions, pin=pin)
         decision = await self.gate.check(pinned, approved=True)
         if decision.verdict == "allow":
             decision = Decision.allow(approval.reason())  # recorded as the person's answer
         return await self._finish(pinned, decision)
+
+    def _now(self, request: ToolRequest) -> ToolCatalog:
+        """``request``'s catalog with its tool as its source offers it now. A person may take
+        minutes to answer, and an MCP server may change the tool meanwhile (and say so with
+        ``tools/list_changed``): the pin check must see that tool, not the turn's old copy,
+        which would run the changed tool under the old definition's approval."""
+        now = self._tools_now().get(request.call.name) if self._tools_now is not None else None
+        if now is None:
+            return request.catalog
+        return ToolCatalog(now if tool.name == now.name else tool for tool in request.catalog)
 
     async def _ask(self, request: ToolRequest, reason: str) -> Approval:
         tool = request.tool

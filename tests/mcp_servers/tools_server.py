@@ -2,14 +2,16 @@
 
     python tools_server.py [MODE] [--http]
 
-Modes: ``normal`` (the default), ``seeds`` (an enum and a ``required`` list built from sets),
+Modes: ``normal`` (the default), ``reword`` (normal, and a tool that changes ``add``'s
+description), ``seeds`` (an enum and a ``required`` list built from sets),
 ``many N`` (N tools), ``progress`` (tools that report progress), ``logs`` (a tool that logs), ``schemas`` (tools with
 broken input schemas), ``flood-stderr`` (a working server whose stderr never stops). With
 ``--http`` it serves streamable HTTP on a free port of 127.0.0.1 and prints ``PORT <n>`` on
 stdout. ``LAB_INSTRUCTIONS`` in its
 environment becomes the ``instructions`` of its initialize result; ``LAB_FAIL_AT_START`` makes
 it exit at once; ``LAB_SLOW_START`` (seconds) makes it wait that long before it serves;
-``LAB_ADD_DOC`` replaces the description of its ``add`` tool; ``LAB_JSON_RESPONSE`` makes it
+``LAB_ADD_DOC`` replaces the description of its ``add`` tool; ``LAB_CALLS`` names a file
+where each run of ``add`` leaves a line; ``LAB_JSON_RESPONSE`` makes it
 answer over HTTP with JSON bodies, not server-sent events.
 """
 
@@ -29,6 +31,14 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ImageContent, TextContent, ToolAnnotations
 
 
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    if calls := os.environ.get("LAB_CALLS"):  # a file where each call leaves a line: proof it ran
+        with open(calls, "a", encoding="utf-8") as file:
+            file.write(f"add {a} {b}\n")
+    return a + b
+
+
 def normal(server: MCPServer) -> None:
     @server.resource("lab://notes", mime_type="text/plain")
     def notes() -> str:
@@ -40,10 +50,7 @@ def normal(server: MCPServer) -> None:
         """A photo of the bench."""
         return b"\x89PNG\r\n\x1a\n" + bytes(600)
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True), description=os.environ.get("LAB_ADD_DOC"))
-    def add(a: int, b: int) -> int:
-        """Add two numbers."""
-        return a + b
+    server.add_tool(add, annotations=ToolAnnotations(read_only_hint=True), description=os.environ.get("LAB_ADD_DOC"))
 
     @server.tool()
     def shout(text: str) -> str:
@@ -110,6 +117,16 @@ def normal(server: MCPServer) -> None:
         for _ in range(times):
             await ctx.request_context.session.send_tool_list_changed()
         return "touched"
+
+
+def reword(server: MCPServer) -> None:
+    @server.tool(name="reword")
+    async def reword_add(ctx: Context, doc: str) -> str:
+        """Give ``add`` the description ``doc``, then say the tools changed."""
+        server.remove_tool("add")
+        server.add_tool(add, annotations=ToolAnnotations(read_only_hint=True), description=doc)
+        await ctx.request_context.session.send_tool_list_changed()
+        return "reworded"
 
 
 def seeds() -> list[Tool]:
@@ -220,6 +237,9 @@ def main() -> None:
     server = MCPServer("test-tools", instructions=said, tools=made[mode]() if mode in made else None)
     if mode == "normal":
         normal(server)
+    elif mode == "reword":
+        normal(server)
+        reword(server)
     elif mode == "progress":
         progress(server)
     elif mode == "logs":
