@@ -23,7 +23,9 @@ from desktop.loopback import LoopbackProvider
 from desktop.settings.secrets import SecretStore
 from desktop.settings.store import Account, SettingsStore
 from host.paths import CairnPaths
+from tests.cli_fixtures import cairn
 from tests.fake_keyring import BrokenKeyring
+from tests.gguf_files import gemma_like
 from tests.pydantic_words import RAW
 from tests.ui_fixtures import SECRET, WAIT, fill, open_settings, running_cairn
 from ui.settings_dialog.accounts_tab import AccountsTab
@@ -425,4 +427,24 @@ def test_the_form_fits_its_dialog_with_room_for_a_wider_font(qtbot: QtBot, cairn
         assert inner.minimumSizeHint().width() <= 0.75 * tab.form_scroll.viewport().width()
         right = tab.load_models.mapTo(dialog, tab.load_models.rect().topRight()).x()
         assert right <= tab.form_scroll.mapTo(dialog, tab.form_scroll.rect().topRight()).x()
+        dialog.reject()
+
+
+def test_a_long_model_id_does_not_push_the_form_off_its_edge(
+    qtbot: QtBot, cairn_paths: CairnPaths, tmp_path: Path
+) -> None:
+    """The built-in engine's model ids are SHA-256s, 64 characters: the model box keeps its
+    width and scrolls its text, rather than widen the form past the dialog (which cut off the
+    right side of every field and the notes under them, with a model added to the library)."""
+    added = cairn("models", "add", str(gemma_like(tmp_path / "tiny.gguf")), "--copy")
+    assert added.returncode == 0, added.stderr
+    assert cairn("models", "use", "tiny").returncode == 0
+    with running_cairn(cairn_paths) as run:
+        dialog = open_settings(qtbot, run.window)
+        tab = dialog.accounts
+        assert len(tab.model.currentText()) == 64  # the built-in account, its model's SHA-256
+        qtbot.wait(50)
+        inner = tab.form_scroll.widget()
+        assert inner.minimumSizeHint().width() <= 0.75 * tab.form_scroll.viewport().width()
+        assert inner.width() <= tab.form_scroll.viewport().width()
         dialog.reject()

@@ -116,6 +116,10 @@ class AccountsTab(QWidget):
         )
         self.model = QComboBox()
         self.model.setEditable(True)
+        # A model id can be 64 characters (the built-in engine's are SHA-256s): the box keeps its
+        # column's width and scrolls its text, rather than push the form past the dialog's edge.
+        self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model.setMinimumContentsLength(16)
         if (model_field := self.model.lineEdit()) is not None:
             model_field.setAccessibleName("Model")  # what a screen reader meets when typing in it
             model_field.setPlaceholderText("A model id; Load models asks the endpoint")

@@ -92,6 +92,8 @@ class AssistantsTab(QWidget):
         self.model = QComboBox()  # as the chat's Model box: the account's models, or any typed
         self.model.setEditable(True)
         self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model.setMinimumContentsLength(16)  # a long model id scrolls in the box, not past the form's edge
         self.model.setAccessibleName("Assistant model")
         if (typed := self.model.lineEdit()) is not None:
             typed.setPlaceholderText("the account's default model")
