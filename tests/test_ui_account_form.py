@@ -443,6 +443,7 @@ def test_a_long_model_id_does_not_push_the_form_off_its_edge(
         dialog = open_settings(qtbot, run.window)
         tab = dialog.accounts
         assert len(tab.model.currentText()) == 64  # the built-in account, its model's SHA-256
+        assert tab.model_note.text().startswith("The built-in engine sets how much")  # not "Cairn does not know"
         qtbot.wait(50)
         inner = tab.form_scroll.widget()
         assert inner.minimumSizeHint().width() <= 0.75 * tab.form_scroll.viewport().width()

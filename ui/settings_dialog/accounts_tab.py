@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import (
+    BUILTIN_PROVIDER,
     Account,
     AppSnapshot,
     RouteError,
@@ -357,6 +358,8 @@ class AccountsTab(QWidget):
         if route.context_limit:
             where = "as set under Options" if route.context_source == "account" else "says Cairn's model catalog"
             self.model_note.setText(f"This model reads up to {route.context_limit:,} tokens of a chat ({where}).")
+        elif account.provider == BUILTIN_PROVIDER:  # the engine sizes it by the model and the machine
+            self.model_note.setText("The built-in engine sets how much of a chat this model reads (Settings → Models).")
         else:
             self.model_note.setText(
                 "Cairn does not know how much of a chat this model can read; set its context size under Options."
