@@ -167,3 +167,26 @@ def test_every_store_shares_one_watch(tmp_path: Path) -> None:
     assert open_inotify_instances() == 1
     rewrite(tmp_path / "root-150" / "only" / "SKILL.md", "Store 150.", "Store 15.0")
     assert [s.scan().get("only").description for s in stores[149:152]] == ["Store 149.", "Store 15.0", "Store 151."]
+
+
+def test_past_the_kernel_s_limit_of_watches_skills_are_looked_at_by_their_stamps(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As when fs.inotify.max_user_watches is reached: the kernel refuses (ENOSPC) every watch past it.
+    store = SkillStore([("user", root)])
+    feed = store._feed
+    assert feed is not None
+    allowed = {os.fspath(root), *(os.fspath(root / f"skill-{i:03d}") for i in range(0, SKILLS, 2))}
+    real_watch = feed.watch
+
+    def watch_within_the_limit(path: str, *, follow: bool = False) -> bool:
+        return path in allowed and real_watch(path, follow=follow)
+
+    monkeypatch.setattr(feed, "watch", watch_within_the_limit)
+    assert len(store.scan().skills) == SKILLS
+    assert looks(store) == SKILLS // 2  # the unwatched half, every time
+    rewrite(root / "skill-101" / "SKILL.md", "Does task number 101.", "Does work number 101.")  # unwatched
+    rewrite(root / "skill-100" / "SKILL.md", "Does task number 100.", "Does work number 100.")  # watched
+    catalog = store.scan()
+    assert catalog.get("skill-101").description == "Does work number 101."
+    assert catalog.get("skill-100").description == "Does work number 100."
