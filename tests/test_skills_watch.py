@@ -159,12 +159,13 @@ def test_a_change_lost_when_the_queue_overflowed_is_still_seen(root: Path) -> No
 
 
 def test_every_store_shares_one_watch(tmp_path: Path) -> None:
+    before = open_inotify_instances()  # Qt's own file watchers may hold some in this process
     stores = []
     for n in range(200):  # more than the 128 inotify instances a user has by default
         write_skill(tmp_path / f"root-{n}", "only", f"Store {n}.")
         stores.append(SkillStore([("user", tmp_path / f"root-{n}")]))
         stores[-1].scan()
-    assert open_inotify_instances() == 1
+    assert open_inotify_instances() - before <= 1  # the shared one, if no store had opened it yet
     rewrite(tmp_path / "root-150" / "only" / "SKILL.md", "Store 150.", "Store 15.0")
     assert [s.scan().get("only").description for s in stores[149:152]] == ["Store 149.", "Store 15.0", "Store 151."]
 
