@@ -151,7 +151,7 @@ def test_a_change_lost_when_the_queue_overflowed_is_still_seen(root: Path) -> No
         pytest.skip(f"the kernel queues {limit:,} events; overflowing it would take too long")
     store = scanned(root)
     noise = [root / "skill-000" / "a.txt", root / "skill-000" / "b.txt"]
-    for n in range(limit // 2 + 100):
+    for n in range(limit + 100):  # at least one event each, two at most
         noise[n % 2].write_text(str(n))  # alternating files: the kernel cannot merge the events
     rewrite(root / "skill-150" / "SKILL.md", "Does task number 150.", "Does work number 150.")  # its event is lost
     assert store.scan().get("skill-150").description == "Does work number 150."
