@@ -63,6 +63,11 @@ class Feed:
         changes after looking is missed."""
         return self._watch.add(path, follow)
 
+    def watch_file(self, path: str) -> bool:
+        """Watch the file at ``path`` itself (not a link): a write through any of its names,
+        or a new name made for it, is reported as ``path``."""
+        return self._watch.add(path, False, folder=False)
+
     def changes(self) -> set[str] | None:
         """What changed since the last call, or ``None``: anything may have."""
         self._watch.drain()
@@ -85,10 +90,10 @@ class _Inotify:
             self._feeds.add(made)
         return made
 
-    def add(self, path: str, follow: bool) -> bool:
+    def add(self, path: str, follow: bool, folder: bool = True) -> bool:
         if _remote(self._libc, path):
             return False
-        mask = _EVENTS | _ONLYDIR | (0 if follow else _DONT_FOLLOW)
+        mask = _EVENTS | (_ONLYDIR if folder else 0) | (0 if follow else _DONT_FOLLOW)
         with self.lock:
             wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), mask)
             if wd < 0:

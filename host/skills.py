@@ -116,6 +116,7 @@ class _Checked:
     skill: Skill | None
     problem: str | None
     watched: bool  # the folder watch names it whenever what makes it a skill changes
+    real: tuple[str, ...] = ()  # for a link: where the root, it and its SKILL.md really are
 
 
 _DEVICE = 3  # a stamp's device
@@ -205,9 +206,11 @@ class SkillStore:
             return f"the skills folder cannot be read ({exc.strerror})", True, False
         entries = tuple(_Entry(f, os.fspath(f), os.fspath(f / SKILL_FILE)) for f in folders)
         listing = self._listings[root] = _Listing(stamp, entries, watched)
-        # Entries are trusted only if this is the same folder, watched since they were looked at.
+        # Entries are trusted only if this is the same folder, watched since they were looked at:
+        # an event on the folder itself may be its watch's end (moved, or its watch dropped when
+        # another store read its move), after which its entries came and went unnamed.
         same = known is not None and known.watched and known.stamp[1 : _DEVICE + 1] == stamp[1 : _DEVICE + 1]
-        return listing, True, same and watched and changes is not None
+        return listing, True, same and watched and changes is not None and path not in changes
 
     def _folder(
         self, source: Source, root: Path, entry: _Entry, known: _Checked | None, device: int
@@ -221,11 +224,12 @@ class SkillStore:
         folder_stamp = stamps[0]
         if folder_stamp is None:
             return None  # gone since the listing; the folder's stamp changed, so the next scan lists again
-        if known is not None and known.stamps == stamps:
+        real = _real(root, entry)
+        if known is not None and known.stamps == stamps and known.real == real:
             return known if known.watched == watched else replace(known, watched=watched)
         self.work.checked += 1
         skill, problem = self._safe_check(source, root, entry.folder)
-        return _Checked((folder_stamp, stamps[1]), skill, problem, watched)
+        return _Checked((folder_stamp, stamps[1]), skill, problem, watched, real)
 
     def _watch(self, entry: _Entry, device: int) -> bool:
         """Watch ``entry``; whether the watch will name it whenever what makes it a skill (or
@@ -246,7 +250,11 @@ class SkillStore:
             return True  # its coming is named
         except OSError:
             return False
-        return stat.S_ISREG(skill_file.st_mode) and skill_file.st_nlink == 1  # a link or a hard link: unnamed writes
+        if not stat.S_ISREG(skill_file.st_mode) or skill_file.st_nlink != 1:
+            return False  # a link or a hard link: writes through its other names go unnamed
+        # The file itself too: a hard link made later (its ATTRIB reaches no folder's watch),
+        # and every write through it, are named.
+        return self._feed.watch_file(entry.file_path)
 
     def load_body(self, name: str, catalog: SkillCatalog) -> str:
         """The bridge: the body of skill ``name``, if it is in ``catalog`` and safely readable."""
@@ -315,6 +323,15 @@ class SkillStore:
         parsed = parse_file(path, stamp)
         self._parsed[path] = parsed
         return parsed
+
+
+def _real(root: Path, entry: _Entry) -> tuple[str, ...]:
+    """Where the root, ``entry`` and its ``SKILL.md`` really are, if the entry is or holds a link
+    (then whether it links outside the skills folder can change while every stamp stays the
+    same: a link on its way moved, or the root's path leading elsewhere); else nothing."""
+    if not os.path.islink(entry.folder_path) and not os.path.islink(entry.file_path):
+        return ()
+    return tuple(os.path.realpath(path) for path in (root, entry.folder_path, entry.file_path))
 
 
 def _named(entry: _Entry, changes: set[str] | None) -> bool:
