@@ -37,10 +37,10 @@ class Parsed:
 Stamp = tuple[int, ...]
 
 
-def stamp_of(path: str | Path) -> Stamp | None:
-    """``path``'s stamp, or ``None`` when nothing is there."""
+def stamp_of(path: str | Path, *, follow: bool = True) -> Stamp | None:
+    """``path``'s stamp, or ``None`` when nothing is there; a link's own, unless ``follow``."""
     try:
-        info, followed = os.stat(path), 1
+        info, followed = (os.stat(path), 1) if follow else (os.lstat(path), 0)
     except (OSError, ValueError):
         try:
             info, followed = os.lstat(path), 0

@@ -220,11 +220,14 @@ class SkillStore:
         it is gone."""
         watched = self._watch(entry, device)  # first: a change after the look below is named
         self.work.looked += 1
-        stamps = stamp_of(entry.folder_path), stamp_of(entry.file_path)
+        # The folder's own stamp, not its target's: a folder swapped for a link always changes it.
+        stamps = stamp_of(entry.folder_path, follow=False), stamp_of(entry.file_path)
         folder_stamp = stamps[0]
         if folder_stamp is None:
             return None  # gone since the listing; the folder's stamp changed, so the next scan lists again
-        real = _real(root, entry)
+        # Where a link leads can change with every stamp the same; an entry that is not a link
+        # cannot become one without changing its folder's stamp (or its SKILL.md's).
+        real = _real(root, entry) if known is None or known.real or known.stamps != stamps else ()
         if known is not None and known.stamps == stamps and known.real == real:
             return known if known.watched == watched else replace(known, watched=watched)
         self.work.checked += 1
