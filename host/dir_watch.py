@@ -1,4 +1,5 @@
-"""Folder watches: which watched folders something happened in since a reader last asked.
+"""Folder and file watches: what happened in watched folders, and to watched files, since a
+reader last asked.
 
 On Linux this is inotify, read without blocking and without a thread: a reader drains the
 kernel's queue when it asks, so asking costs one ``read`` that finds nothing when nothing
@@ -7,8 +8,8 @@ made before a reader asks is always in what it is told.
 
 A watch only answers for what the kernel reports, so it is refused (and the caller keeps
 checking by ``stat``) where reports can be missing: a folder on a network or FUSE file system
-(a change made on another machine is never reported here), a path that is not a folder,
-a link when links are not followed, or when the kernel's limit of watches is reached.
+(a change made on another machine is never reported here), a path that is not a folder
+(or, for a file watch, is a link), or when the kernel's limit of watches is reached.
 If the kernel's queue overflows, every reader is told that anything may have changed.
 
 There is one inotify instance for the whole process (``feed()`` shares it), because
