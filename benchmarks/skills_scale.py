@@ -24,6 +24,7 @@ import asyncio
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +75,16 @@ def milliseconds_of(started: float) -> float:
     return (time.thread_time() - started) * 1000
 
 
+def timed_scans(scan: Callable[[], object], repeat: int) -> list[float]:
+    """CPU milliseconds of each of ``repeat`` calls of ``scan``."""
+    times = []
+    for _ in range(repeat):
+        started = time.thread_time()
+        scan()
+        times.append(milliseconds_of(started))
+    return times
+
+
 async def measure(count: int, home: Path, provider: LoopbackProvider, repeat: int, chats: int) -> Figures:
     paths = CairnPaths.under(home)
     write_skills(paths.skills_dir, count)
@@ -97,18 +108,10 @@ async def measure(count: int, home: Path, provider: LoopbackProvider, repeat: in
                 sizes.append(len(provider.requests[seen].body_bytes))
                 sections = TranscriptWriter(journal).effective_state(session)
                 listed = sum(1 for name in sections if name.startswith("skill:"))
-    scans = []
-    for _ in range(repeat):
-        started = time.thread_time()
-        engine.skills(state)
-        scans.append(milliseconds_of(started))
+    scans = timed_scans(lambda: engine.skills(state), repeat)
     unwatched = SkillStore(list(state.skill_roots), watch=False)
     unwatched.scan()
-    stamps_only = []
-    for _ in range(repeat):
-        started = time.thread_time()
-        unwatched.scan()
-        stamps_only.append(milliseconds_of(started))
+    stamps_only = timed_scans(unwatched.scan, repeat)
     return Figures(count, sizes[0], listed, scans, stamps_only, turns[0], turns[1:])
 
 

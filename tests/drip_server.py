@@ -5,12 +5,19 @@ whether the client hung up before the body was complete."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+
+from desktop.provider.limits import Timeouts
+from desktop.provider.openai_compat import OpenAICompatClient
+from desktop.provider.stream import StreamEvent, TextDelta
 
 
 class DripServer(ThreadingHTTPServer):
@@ -92,3 +99,21 @@ def dripping(chunks: Sequence[bytes], interval: float, content_type: str = "appl
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+CHAT_BODY = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": true}'
+
+
+def stream_text(base_url: str, timeouts: Timeouts, seen: list[str]) -> None:
+    """Stream a chat from ``base_url`` through Cairn's client, each piece of text into ``seen``
+    as it comes (what came before an error stays there)."""
+
+    async def go() -> None:
+        async with httpx.AsyncClient() as http:
+            client = OpenAICompatClient(http, base_url, api_key="k", timeouts=timeouts)
+            event: StreamEvent
+            async for event in client.stream(CHAT_BODY):
+                if isinstance(event, TextDelta):
+                    seen.append(event.text)
+
+    asyncio.run(go())

@@ -5,19 +5,14 @@ server on 127.0.0.1 sends one SSE event every ``interval`` seconds; the limits a
 
 from __future__ import annotations
 
-import asyncio
 import json
 
-import httpx
 import pytest
 
 from desktop.provider.errors import ProviderTimeout
 from desktop.provider.limits import Timeouts
-from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.provider.stream import StreamEvent, TextDelta
-from tests.drip_server import dripping, sse_words
+from tests.drip_server import dripping, sse_words, stream_text
 
-BODY = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": true}'
 LIMITS = Timeouts(first_token=0.6, idle=30.0, total=60.0)
 
 
@@ -28,16 +23,7 @@ def progress(processed: int, total: int = 4000) -> bytes:
 
 def read(base_url: str) -> list[str]:
     seen: list[str] = []
-
-    async def go() -> None:
-        async with httpx.AsyncClient() as http:
-            client = OpenAICompatClient(http, base_url, api_key="k", timeouts=LIMITS)
-            event: StreamEvent
-            async for event in client.stream(BODY):
-                if isinstance(event, TextDelta):
-                    seen.append(event.text)
-
-    asyncio.run(go())
+    stream_text(base_url, LIMITS, seen)
     return seen
 
 

@@ -4,30 +4,11 @@ real server on 127.0.0.1 sends one SSE event every ``interval`` seconds; the lim
 
 from __future__ import annotations
 
-import asyncio
-
-import httpx
 import pytest
 
 from desktop.provider.errors import ProviderTimeout
 from desktop.provider.limits import Timeouts
-from desktop.provider.openai_compat import OpenAICompatClient
-from desktop.provider.stream import StreamEvent, TextDelta
-from tests.drip_server import dripping, sse_words
-
-BODY = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": true}'
-
-
-def read(base_url: str, timeouts: Timeouts, seen: list[str]) -> None:
-    async def go() -> None:
-        async with httpx.AsyncClient() as http:
-            client = OpenAICompatClient(http, base_url, api_key="k", timeouts=timeouts)
-            event: StreamEvent
-            async for event in client.stream(BODY):
-                if isinstance(event, TextDelta):
-                    seen.append(event.text)
-
-    asyncio.run(go())
+from tests.drip_server import dripping, sse_words, stream_text
 
 
 def test_a_reply_below_the_floor_ends_naming_the_limit() -> None:
@@ -38,7 +19,7 @@ def test_a_reply_below_the_floor_ends_naming_the_limit() -> None:
         dripping(sse_words(["w "] * 200), 0.15, "text/event-stream") as server,
         pytest.raises(ProviderTimeout) as caught,
     ):
-        read(server.base_url, limits, seen)
+        stream_text(server.base_url, limits, seen)
     assert caught.value.limit == "rate"
     assert "speed floor" in str(caught.value)
     assert "20 pieces a second" in str(caught.value)
@@ -51,5 +32,5 @@ def test_a_slow_but_steady_reply_above_the_floor_is_never_cut() -> None:
     limits = Timeouts(first_token=30.0, idle=30.0, total=60.0, rate_floor=1.0, rate_window=1.0)
     seen: list[str] = []
     with dripping(sse_words(["w "] * 150), 0.02, "text/event-stream") as server:
-        read(server.base_url, limits, seen)
+        stream_text(server.base_url, limits, seen)
     assert len(seen) == 150
